@@ -1,0 +1,160 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"gateway/store"
+)
+
+const sessionCookie = "session"
+
+// sessionTag names a session to the hub without handing it the secret.
+func sessionTag(cookie string) string {
+	h := sha256.Sum256([]byte(cookie))
+	return hex.EncodeToString(h[:8])
+}
+
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, value string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: value, Path: "/", MaxAge: int(store.SessionTTL.Seconds()),
+		HttpOnly: true, Secure: s.ips.isSecure(r), SameSite: http.SameSiteLaxMode,
+	})
+}
+
+func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: s.ips.isSecure(r), SameSite: http.SameSiteLaxMode})
+}
+
+// startSession ends any session the request came with and starts a new one
+// for u, so a session id is never carried across a login.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		_ = s.store.DeleteSession(c.Value)
+	}
+	id, _, err := s.store.CreateSession(u.ID)
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(w, r, id)
+	return nil
+}
+
+type registerRequest struct {
+	Username         string `json:"username"`
+	Password         string `json:"password"`
+	Password2        string `json:"password2"`
+	Email            string `json:"email"`
+	VerificationCode string `json:"verification_code"`
+	AffCode          string `json:"aff_code"`
+}
+
+func (s *Server) register_(w http.ResponseWriter, r *http.Request) {
+	set := s.store.Settings()
+	if !set.Bool("RegisterEnabled") {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "管理员关闭了新用户注册"))
+		return
+	}
+	if !set.Bool("PasswordRegisterEnabled") {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "管理员关闭了通过密码进行注册，请使用第三方账户验证的形式进行注册"))
+		return
+	}
+	if err := s.checkTurnstile(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req registerRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	req.Username = strings.TrimSpace(req.Username)
+	if req.Username == "" || req.Password == "" {
+		writeError(w, r, store.Errorf(store.EINVALID, "请输入用户名和密码！"))
+		return
+	}
+	if req.Password2 != "" && req.Password2 != req.Password {
+		writeError(w, r, store.Errorf(store.EINVALID, "两次输入的密码不一致"))
+		return
+	}
+	in := store.NewUser{Username: req.Username, Password: req.Password, InviterCode: strings.TrimSpace(req.AffCode)}
+	if set.Bool("EmailVerificationEnabled") {
+		req.Email = strings.TrimSpace(req.Email)
+		if req.Email == "" || req.VerificationCode == "" {
+			writeError(w, r, store.Errorf(store.EINVALID, "管理员开启了邮箱验证，请输入邮箱地址和验证码"))
+			return
+		}
+		if err := s.store.ConsumeCode(store.CodeEmailVerify, req.Email, strings.TrimSpace(req.VerificationCode)); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		in.Email = req.Email
+	}
+	if _, err := s.store.CreateUser(in); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeMessage(w, "注册成功！", nil)
+}
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// defaultPasswordWarning is sent with a login that used the first-start password.
+const defaultPasswordWarning = "您正在使用默认密码，请立即修改密码！"
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if !s.store.Settings().Bool("PasswordLoginEnabled") {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "管理员关闭了密码登录"))
+		return
+	}
+	if err := s.checkTurnstile(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req loginRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.Username) == "" || req.Password == "" {
+		writeError(w, r, store.Errorf(store.EINVALID, "请输入用户名和密码！"))
+		return
+	}
+	u, err := s.store.UserByLogin(req.Username)
+	if err != nil {
+		u = nil
+	}
+	// CheckPassword does the same bcrypt work for an unknown user, and every
+	// failure gets the same message, so a login reveals nothing.
+	if !store.CheckPassword(u, req.Password) || u.Deleted() || u.Status != store.UserStatusEnabled {
+		writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "用户名或密码错误，或用户已被封禁"))
+		return
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	msg := ""
+	if u.PasswordIsDefault {
+		msg = defaultPasswordWarning
+	}
+	writeMessage(w, msg, viewUser(u))
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		defer s.hub.DisconnectSession(sessionTag(c.Value))
+		if err := s.store.DeleteSession(c.Value); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	s.clearSessionCookie(w, r)
+	writeMessage(w, "", nil)
+}

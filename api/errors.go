@@ -1,0 +1,119 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// statusOf maps each store error code to one HTTP status.
+var statusOf = map[string]int{
+	store.EINVALID:      http.StatusBadRequest,
+	store.EUNAUTHORIZED: http.StatusUnauthorized,
+	store.EFORBIDDEN:    http.StatusForbidden,
+	store.ENOTFOUND:     http.StatusNotFound,
+	store.ECONFLICT:     http.StatusConflict,
+	store.EQUOTA:        http.StatusForbidden,
+	store.ERATELIMIT:    http.StatusTooManyRequests,
+	store.EUPSTREAM:     http.StatusBadGateway,
+	store.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	store.EUNSUPPORTED:  http.StatusNotImplemented,
+	store.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// envelope is the shape of every /api answer.
+type envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// writeJSON writes a successful envelope around data.
+func writeJSON(w http.ResponseWriter, data any) {
+	writeEnvelope(w, http.StatusOK, envelope{Success: true, Data: data})
+}
+
+// writeMessage writes a successful envelope with a message for the console.
+func writeMessage(w http.ResponseWriter, message string, data any) {
+	writeEnvelope(w, http.StatusOK, envelope{Success: true, Message: message, Data: data})
+}
+
+func writeEnvelope(w http.ResponseWriter, status int, v any) {
+	writeRaw(w, status, v)
+}
+
+func writeRaw(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		slog.Error("encode response", "err", err)
+		status = http.StatusInternalServerError
+		data = []byte(`{"success":false,"message":"Internal error.","data":null}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// writeError writes the failure envelope for err with its status. Only
+// internal errors are logged with their cause; the cause never reaches the
+// client.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := store.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if code == store.EINTERNAL {
+		slog.Error("internal error", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
+	} else {
+		slog.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
+	}
+	writeEnvelope(w, status, envelope{Success: false, Message: store.ErrorMessage(err)})
+}
+
+// maxBody limits every request body the console API reads.
+const maxBody = 1 << 20
+
+// decodeJSON reads a JSON body into v, with a size limit and clear messages.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return store.Errorf(store.EINVALID, "请求体过大")
+		}
+		return store.Errorf(store.EINVALID, "无法读取请求体")
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return store.Errorf(store.EINVALID, "请求体为空")
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return store.Errorf(store.EINVALID, "无效的参数：请求体不是合法的 JSON")
+	}
+	return nil
+}
+
+// openAIError is the error object of the OpenAI-compatible routes.
+type openAIError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   string `json:"param"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// writeNotFoundURL answers an unknown /api or /v1 path.
+func writeNotFoundURL(w http.ResponseWriter, r *http.Request) {
+	var e openAIError
+	e.Error.Message = "Invalid URL (" + r.Method + " " + r.URL.Path + ")"
+	e.Error.Type = "invalid_request_error"
+	writeRaw(w, http.StatusNotFound, e)
+}

@@ -1,0 +1,219 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"gateway/policy"
+	"gateway/store"
+)
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxIdentity
+)
+
+// Identity is who made a console request.
+type Identity struct {
+	User      *store.User // nil for guests
+	SessionID string      // cookie value when authenticated by session
+	ViaToken  bool        // authenticated by a system access token
+}
+
+// identity returns the caller of r; User is nil for guests.
+func identity(r *http.Request) *Identity {
+	if id, ok := r.Context().Value(ctxIdentity).(*Identity); ok {
+		return id
+	}
+	return &Identity{}
+}
+
+// currentUser returns the authenticated user; guarded routes always have one.
+func currentUser(r *http.Request) *store.User { return identity(r).User }
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(ctxRequestID).(string)
+	return id
+}
+
+// RequestIDHeader carries the id of every request.
+const RequestIDHeader = "X-Oneapi-Request-Id"
+
+// NewRequestID returns a time-ordered request id: timestamp + 8 random characters.
+func NewRequestID() string {
+	return time.Now().Format("20060102150405") + store.RandomString(8)
+}
+
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := NewRequestID()
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush lets streaming handlers flush through the recorder.
+func (w *statusRecorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		slog.Debug("request", append(logAttrs(r), "status", rec.status, "duration", time.Since(start))...)
+	})
+}
+
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				slog.Error("panic", append(logAttrs(r), "panic", v, "stack", string(debug.Stack()))...)
+				var e openAIError
+				e.Error.Message = "服务器内部错误 (request id: " + requestID(r) + ")"
+				e.Error.Type = "new_api_panic"
+				writeRaw(w, http.StatusInternalServerError, e)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// roleSubject maps a user role to its policy subject.
+func roleSubject(u *store.User) string {
+	switch {
+	case u == nil:
+		return policy.Guest
+	case u.Role >= store.RoleRoot:
+		return policy.Root
+	case u.Role >= store.RoleAdmin:
+		return policy.Admin
+	case u.Role >= store.RoleCommon:
+		return policy.User
+	}
+	return policy.Guest
+}
+
+// guard applies, in order: the rate limits, authentication and the policy
+// line for (path, method). Routes a guest may call still learn who the caller
+// is when a valid session or token comes with the request.
+func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) http.Handler {
+	guestAllowed := s.policy.Allowed(policy.Guest, path, method)
+	// A browser cannot add headers to a WebSocket handshake; the socket is
+	// protected by the session cookie and the Origin check instead.
+	needHeader := path != "/api/ws"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := s.ips.of(r)
+		if !s.apiLimit.allow(ip) || (critical && !s.critical.allow(ip)) {
+			writeError(w, r, store.Errorf(store.ERATELIMIT, "请求过于频繁，请稍后再试"))
+			return
+		}
+		id, err := s.authenticate(r, needHeader)
+		if err != nil && !guestAllowed {
+			writeError(w, r, err)
+			return
+		}
+		if id == nil {
+			id = &Identity{}
+		}
+		if !s.policy.Allowed(roleSubject(id.User), path, method) {
+			if id.User == nil {
+				writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！"))
+			} else {
+				writeError(w, r, store.Errorf(store.EFORBIDDEN, "无权进行此操作，权限不足"))
+			}
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), ctxIdentity, id)))
+	})
+}
+
+// authenticate resolves the caller from a session cookie (with the
+// New-Api-User header) or a system access token. It returns nil, nil for a
+// request that carries neither.
+func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, error) {
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		tok := strings.TrimSpace(strings.TrimPrefix(auth, "Bearer "))
+		u, err := s.store.UserByAccessToken(tok)
+		if err != nil {
+			return nil, store.Errorf(store.EUNAUTHORIZED, "无效的访问令牌")
+		}
+		if err := checkUsable(u); err != nil {
+			return nil, err
+		}
+		return &Identity{User: u, ViaToken: true}, nil
+	}
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	}
+	sess, err := s.store.Session(c.Value)
+	if err != nil || sess.UserID == 0 {
+		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	}
+	if needHeader {
+		hv := r.Header.Get("New-Api-User")
+		uid, perr := strconv.ParseUint(hv, 10, 64)
+		if hv == "" || perr != nil || uid != sess.UserID {
+			return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+		}
+	}
+	u, err := s.store.User(sess.UserID)
+	if err != nil {
+		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	}
+	if err := checkUsable(u); err != nil {
+		return nil, err
+	}
+	return &Identity{User: u, SessionID: c.Value}, nil
+}
+
+// checkUsable refuses deleted and banned accounts.
+func checkUsable(u *store.User) error {
+	if u.Deleted() {
+		return store.Errorf(store.EUNAUTHORIZED, "用户已注销")
+	}
+	if u.Status != store.UserStatusEnabled {
+		return store.Errorf(store.EFORBIDDEN, "用户已被封禁")
+	}
+	return nil
+}

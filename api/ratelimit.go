@@ -1,0 +1,153 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RateLimit allows N requests per Window for each client IP; N <= 0 turns
+// the limit off.
+type RateLimit struct {
+	N      int
+	Window time.Duration
+}
+
+// limiter is a sliding-window limiter per client IP: it remembers the time of
+// each of the last N requests in a ring.
+type limiter struct {
+	cfg  RateLimit
+	mu   sync.Mutex
+	ips  map[string]*window
+	done chan struct{}
+	once sync.Once
+}
+
+type window struct {
+	times []int64 // unix nanoseconds, a ring of at most N entries
+	next  int
+	last  int64
+}
+
+func newLimiter(cfg RateLimit) *limiter {
+	l := &limiter{cfg: cfg, ips: make(map[string]*window), done: make(chan struct{})}
+	if cfg.N > 0 {
+		go l.sweep()
+	}
+	return l
+}
+
+// allow records a request from ip and reports whether it is within the limit.
+func (l *limiter) allow(ip string) bool {
+	if l.cfg.N <= 0 {
+		return true
+	}
+	now := time.Now().UnixNano()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.ips[ip]
+	if w == nil {
+		w = &window{}
+		l.ips[ip] = w
+	}
+	w.last = now
+	if len(w.times) < l.cfg.N {
+		w.times = append(w.times, now)
+		return true
+	}
+	// The ring is full: the oldest entry is at next.
+	if now-w.times[w.next] < int64(l.cfg.Window) {
+		return false
+	}
+	w.times[w.next] = now
+	w.next = (w.next + 1) % len(w.times)
+	return true
+}
+
+// sweep forgets IPs idle for longer than the window.
+func (l *limiter) sweep() {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+			cutoff := time.Now().Add(-l.cfg.Window).UnixNano()
+			l.mu.Lock()
+			for ip, w := range l.ips {
+				if w.last < cutoff {
+					delete(l.ips, ip)
+				}
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+func (l *limiter) stop() { l.once.Do(func() { close(l.done) }) }
+
+// clientIPs finds the client address of a request. X-Forwarded-For is read
+// only when the direct peer is a trusted proxy, and then from the right: the
+// first address that is not itself a trusted proxy is the client.
+type clientIPs struct {
+	trusted []netip.Prefix
+}
+
+func (c *clientIPs) isTrusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range c.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *clientIPs) of(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	peer = peer.Unmap()
+	if len(c.trusted) == 0 || !c.isTrusted(peer) {
+		return peer.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		a = a.Unmap()
+		if !c.isTrusted(a) {
+			return a.String()
+		}
+	}
+	return peer.String()
+}
+
+// ClientIP returns the client address of r under the trusted-proxy rule.
+func ClientIP(trusted []netip.Prefix, r *http.Request) string {
+	return (&clientIPs{trusted: trusted}).of(r)
+}
+
+// isSecure reports whether the client reached us over TLS, directly or
+// through a trusted proxy that says so.
+func (c *clientIPs) isSecure(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if a, err := netip.ParseAddr(host); err == nil && len(c.trusted) > 0 && c.isTrusted(a) {
+		return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	}
+	return false
+}

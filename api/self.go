@@ -1,0 +1,153 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+
+	"gateway/store"
+)
+
+func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, viewUser(currentUser(r)))
+}
+
+type updateSelfRequest struct {
+	Username         *string `json:"username"`
+	DisplayName      *string `json:"display_name"`
+	Password         *string `json:"password"`
+	OriginalPassword string  `json:"original_password"`
+}
+
+func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
+	var req updateSelfRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	u := currentUser(r)
+	upd := store.UserUpdate{}
+	if req.Username != nil && *req.Username != "" && *req.Username != u.Username {
+		upd.Username = req.Username
+	}
+	if req.DisplayName != nil && *req.DisplayName != "" {
+		upd.DisplayName = req.DisplayName
+	}
+	if req.Password != nil && *req.Password != "" {
+		if !store.CheckPassword(u, req.OriginalPassword) {
+			writeError(w, r, store.Errorf(store.EINVALID, "原密码错误"))
+			return
+		}
+		upd.Password = req.Password
+	}
+	updated, err := s.store.UpdateUser(u.ID, upd)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// A password change ends every session of the account; the one that made
+	// the change continues under a new session id.
+	if upd.Password != nil {
+		s.hub.Disconnect(u.ID)
+		if id := identity(r); id.SessionID != "" {
+			if err := s.startSession(w, r, updated); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+	}
+	msg := "用户信息更新成功！"
+	if upd.Password != nil {
+		msg = "密码修改成功！"
+	}
+	writeMessage(w, msg, viewUser(updated))
+}
+
+func (s *Server) deleteSelf(w http.ResponseWriter, r *http.Request) {
+	u := currentUser(r)
+	if u.Role >= store.RoleRoot {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "不能删除超级管理员账户"))
+		return
+	}
+	if err := s.store.DeleteUser(u.ID); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.hub.Disconnect(u.ID)
+	s.clearSessionCookie(w, r)
+	writeMessage(w, "账户已删除！", nil)
+}
+
+func (s *Server) resetAccessToken(w http.ResponseWriter, r *http.Request) {
+	token, err := s.store.ResetAccessToken(currentUser(r).ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, token)
+}
+
+func (s *Server) getAffCode(w http.ResponseWriter, r *http.Request) {
+	code, err := s.store.EnsureAffCode(currentUser(r).ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, code)
+}
+
+type affTransferRequest struct {
+	Quota int64 `json:"quota"`
+}
+
+func (s *Server) transferAffQuota(w http.ResponseWriter, r *http.Request) {
+	var req affTransferRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	u, err := s.store.TransferAffQuota(currentUser(r).ID, req.Quota)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeMessage(w, "划转成功", viewUser(u))
+}
+
+// usableGroups returns group -> label for the groups a user of userGroup may
+// pick: the UserUsableGroups plus their own group, limited to groups that
+// have a ratio.
+func usableGroups(set *store.Settings, userGroup string) map[string]string {
+	out := map[string]string{}
+	for g, label := range set.UserUsable {
+		if _, ok := set.GroupRatio[g]; ok {
+			out[g] = label
+		}
+	}
+	if userGroup != "" {
+		if _, ok := out[userGroup]; !ok {
+			if _, ok := set.GroupRatio[userGroup]; ok {
+				out[userGroup] = "用户分组"
+			}
+		}
+	}
+	return out
+}
+
+// UsableGroupNames returns the sorted keys of usableGroups.
+func UsableGroupNames(set *store.Settings, userGroup string) []string {
+	m := usableGroups(set, userGroup)
+	out := make([]string, 0, len(m))
+	for g := range m {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Server) getSelfGroups(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, usableGroups(s.store.Settings(), currentUser(r).Group))
+}
+
+func (s *Server) getUsableGroups(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, usableGroups(s.store.Settings(), ""))
+}

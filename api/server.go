@@ -1,0 +1,170 @@
+// Package api serves the console REST API under /api, the live WebSocket and
+// the embedded console, and mounts the relay's OpenAI-compatible routes.
+package api
+
+import (
+	"crypto/x509"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"gateway/policy"
+	"gateway/store"
+	"gateway/ws"
+)
+
+// Config wires a Server to its dependencies.
+type Config struct {
+	Store  *store.Store
+	Policy *policy.Policy
+	Hub    *ws.Hub
+	// HTTPClient is the guarded egress client for URLs that users or
+	// administrators supply (Turnstile, OAuth providers, upstreams).
+	HTTPClient *http.Client
+	// UI is the built console; nil or empty serves a short notice.
+	UI fs.FS
+	// Relay serves /v1, /dashboard and /pg; nil leaves them unrouted.
+	Relay RelayRoutes
+
+	TrustedProxies    []netip.Prefix
+	APIRateLimit      RateLimit
+	CriticalRateLimit RateLimit
+
+	// TurnstileVerifyURL is Cloudflare's siteverify endpoint; tests point it
+	// at a local double.
+	TurnstileVerifyURL string
+	// MailRootCAs, when set, replaces the system roots for SMTP (tests).
+	MailRootCAs *x509.CertPool
+
+	Version   string
+	StartTime time.Time
+}
+
+// RelayRoutes registers the relay's routes on the mux; guard wraps a
+// handler with the policy check for pattern.
+type RelayRoutes interface {
+	Register(mux *http.ServeMux)
+}
+
+// Server is the HTTP front of the gateway.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	policy   *policy.Policy
+	hub      *ws.Hub
+	mux      *http.ServeMux
+	handler  http.Handler
+	routes   []route
+	apiLimit *limiter
+	critical *limiter
+	ips      *clientIPs
+	turnstile *turnstileGuard
+}
+
+type route struct {
+	Method, Path string
+	Critical     bool
+}
+
+// New builds the server and its routes.
+func New(cfg Config) *Server {
+	if cfg.StartTime.IsZero() {
+		cfg.StartTime = time.Now()
+	}
+	if cfg.TurnstileVerifyURL == "" {
+		cfg.TurnstileVerifyURL = "https://challenges.cloudflare.com/turnstile/v0/siteverify"
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	s := &Server{
+		cfg:       cfg,
+		store:     cfg.Store,
+		policy:    cfg.Policy,
+		hub:       cfg.Hub,
+		mux:       http.NewServeMux(),
+		apiLimit:  newLimiter(cfg.APIRateLimit),
+		critical:  newLimiter(cfg.CriticalRateLimit),
+		ips:       &clientIPs{trusted: cfg.TrustedProxies},
+		turnstile: newTurnstileGuard(),
+	}
+	s.registerRoutes()
+	if cfg.Relay != nil {
+		cfg.Relay.Register(s.mux)
+	}
+	s.mux.HandleFunc("/api/", writeNotFoundURL)
+	s.mux.HandleFunc("/v1/", writeNotFoundURL)
+	s.mux.Handle("/", s.uiHandler())
+	s.handler = s.recoverer(s.withRequestID(s.logRequests(s.mux)))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Routes returns every /api route registered, for the policy completeness test.
+func (s *Server) Routes() []route { return s.routes }
+
+// Close stops background work.
+func (s *Server) Close() {
+	s.apiLimit.stop()
+	s.critical.stop()
+}
+
+// handle registers an /api route behind the rate limits, authentication and
+// the policy check for exactly this pattern.
+func (s *Server) handle(pattern string, h http.HandlerFunc) { s.register(pattern, false, h) }
+
+// handleCritical is handle with the critical rate limit added.
+func (s *Server) handleCritical(pattern string, h http.HandlerFunc) { s.register(pattern, true, h) }
+
+func (s *Server) register(pattern string, critical bool, h http.HandlerFunc) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("route without method: " + pattern)
+	}
+	s.routes = append(s.routes, route{Method: method, Path: path, Critical: critical})
+	s.mux.Handle(pattern, s.guard(method, path, critical, h))
+}
+
+func (s *Server) registerRoutes() {
+	// Public.
+	s.handle("GET /api/status", s.getStatus)
+	s.handle("GET /api/notice", s.getOptionText("Notice"))
+	s.handle("GET /api/about", s.getOptionText("About"))
+	s.handle("GET /api/home_page_content", s.getOptionText("HomePageContent"))
+	s.handle("GET /api/user/groups", s.getUsableGroups)
+	s.handleCritical("POST /api/user/register", s.register_)
+	s.handleCritical("POST /api/user/login", s.login)
+	s.handle("GET /api/user/logout", s.logout)
+	s.handle("POST /api/user/logout", s.logout)
+	s.handleCritical("GET /api/verification", s.sendVerification)
+	s.handleCritical("GET /api/reset_password", s.sendPasswordReset)
+	s.handleCritical("POST /api/user/reset", s.resetPassword)
+
+	// Own account.
+	s.handle("GET /api/user/self", s.getSelf)
+	s.handle("PUT /api/user/self", s.updateSelf)
+	s.handle("DELETE /api/user/self", s.deleteSelf)
+	s.handle("GET /api/user/token", s.resetAccessToken)
+	s.handle("GET /api/user/aff", s.getAffCode)
+	s.handle("POST /api/user/aff_transfer", s.transferAffQuota)
+	s.handle("GET /api/user/self/groups", s.getSelfGroups)
+	s.handleCritical("GET /api/oauth/email/bind", s.bindEmail)
+	s.handle("GET /api/ws", s.serveWS)
+
+	// Root.
+	s.handle("GET /api/option/", s.listOptions)
+	s.handle("PUT /api/option/", s.updateOption)
+	s.handle("POST /api/option/rest_model_ratio", s.resetModelRatio)
+	s.handle("GET /api/backup", s.backup)
+}
+
+func logAttrs(r *http.Request) []any {
+	return []any{"method", r.Method, "path", r.URL.Path, "request_id", requestID(r)}
+}
+
+var _ = slog.Info

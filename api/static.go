@@ -1,0 +1,81 @@
+package api
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// hashedAsset matches Parcel's content-hashed file names (name.1a2b3c4d.js).
+var hashedAsset = regexp.MustCompile(`\.[0-9a-f]{8,}\.[a-z0-9]+$`)
+
+// contentSecurityPolicy is sent with every console page.
+func (s *Server) contentSecurityPolicy() string {
+	script := "'self'"
+	if s.store.Settings().Bool("TurnstileCheckEnabled") {
+		script += " https://challenges.cloudflare.com"
+	}
+	return "default-src 'self'; script-src " + script + "; style-src 'self' 'unsafe-inline'; " +
+		"img-src 'self' data: https: http:; font-src 'self' data:; connect-src 'self'; " +
+		"frame-src https: http:; object-src 'none'; base-uri 'self'; form-action 'self' https: http:"
+}
+
+// uiHandler serves the embedded console: files as they are, with long
+// caching for content-hashed assets, and index.html (no-cache) for every
+// other path so client-side routes work on reload.
+func (s *Server) uiHandler() http.Handler {
+	fsys := s.cfg.UI
+	var index []byte
+	if fsys != nil {
+		index, _ = fs.ReadFile(fsys, "index.html")
+	}
+	start := time.Now()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+		if name != "" && name != "index.html" && fsys != nil {
+			if f, err := fsys.Open(name); err == nil {
+				st, serr := f.Stat()
+				if serr == nil && !st.IsDir() {
+					defer f.Close()
+					if hashedAsset.MatchString(name) {
+						h.Set("Cache-Control", "public, max-age=31536000, immutable")
+					} else {
+						h.Set("Cache-Control", "public, max-age=604800")
+					}
+					if rs, ok := f.(io.ReadSeeker); ok {
+						http.ServeContent(w, r, name, st.ModTime(), rs)
+						return
+					}
+					data, _ := io.ReadAll(f)
+					http.ServeContent(w, r, name, start, bytes.NewReader(data))
+					return
+				}
+				f.Close()
+			}
+		}
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Security-Policy", s.contentSecurityPolicy())
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		if index == nil {
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "The console is not built into this binary. Run `make build` (needs Node) and start it again; the API under /api and /v1 works without it.\n")
+			return
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		http.ServeContent(w, r, "index.html", start, bytes.NewReader(index))
+	})
+}

@@ -1,0 +1,67 @@
+package api
+
+import (
+	"time"
+
+	"gateway/store"
+)
+
+// userView is the user record as the console sees it. It is built field by
+// field so that password and access-token hashes can never slip out.
+type userView struct {
+	ID              uint64  `json:"id"`
+	Username        string  `json:"username"`
+	DisplayName     string  `json:"display_name"`
+	Email           string  `json:"email"`
+	GitHubID        string  `json:"github_id"`
+	WeChatID        string  `json:"wechat_id"`
+	TelegramID      string  `json:"telegram_id"`
+	LinuxDOID       string  `json:"linux_do_id"`
+	Quota           int64   `json:"quota"`
+	UsedQuota       int64   `json:"used_quota"`
+	RequestCount    int64   `json:"request_count"`
+	Group           string  `json:"group"`
+	Role            int     `json:"role"`
+	Status          int     `json:"status"`
+	AffCode         string  `json:"aff_code"`
+	AffCount        int64   `json:"aff_count"`
+	AffQuota        int64   `json:"aff_quota"`
+	AffHistoryQuota int64   `json:"aff_history_quota"`
+	InviterID       uint64  `json:"inviter_id"`
+	HasAccessToken  bool    `json:"has_access_token"`
+	CreatedAt       int64   `json:"created_at"`
+	DeletedAt       *string `json:"DeletedAt"`
+}
+
+func viewUser(u *store.User) userView {
+	v := userView{
+		ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Email: u.Email,
+		GitHubID: u.GitHubID, WeChatID: u.WeChatID, TelegramID: u.TelegramID, LinuxDOID: u.LinuxDOID,
+		Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount, Group: u.Group,
+		Role: u.Role, Status: u.Status, AffCode: u.AffCode, AffCount: u.AffCount, AffQuota: u.AffQuota,
+		AffHistoryQuota: u.AffHistoryQuota, InviterID: u.InviterID, HasAccessToken: len(u.AccessTokenHash) > 0,
+		CreatedAt: u.CreatedAt,
+	}
+	if u.Deleted() {
+		t := time.Unix(u.DeletedAt, 0).UTC().Format(time.RFC3339)
+		v.DeletedAt = &t
+	}
+	return v
+}
+
+// liveUser is the payload of the user.self topic.
+type liveUser struct {
+	ID           uint64 `json:"id"`
+	Quota        int64  `json:"quota"`
+	UsedQuota    int64  `json:"used_quota"`
+	RequestCount int64  `json:"request_count"`
+	Status       int    `json:"status"`
+	Role         int    `json:"role"`
+	Group        string `json:"group"`
+}
+
+// LiveUser returns the user.self payload for u.
+func LiveUser(u *store.User) any {
+	return liveUser{ID: u.ID, Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount,
+		Status: u.Status, Role: u.Role, Group: u.Group}
+}

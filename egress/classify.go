@@ -1,0 +1,219 @@
+package egress
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// class is the verdict on one destination address or name.
+type class int
+
+const (
+	classPublic   class = iota // reachable by anyone
+	classPrivate               // internal network; allowed by AllowPrivate
+	classMetadata              // cloud metadata; allowed only by AllowedHosts
+)
+
+// privatePrefixes are the address ranges refused by default. Ranges beyond
+// the usual private blocks (0/8, 192.0.0/24, 198.18/15, 240/4) are reserved
+// and never host a public API, so refusing them costs nothing.
+var privatePrefixes = mustPrefixes(
+	// IPv4
+	"0.0.0.0/8",      // "this network", includes the unspecified 0.0.0.0
+	"10.0.0.0/8",     // private
+	"100.64.0.0/10",  // carrier-grade NAT
+	"127.0.0.0/8",    // loopback
+	"169.254.0.0/16", // link-local, cloud metadata
+	"172.16.0.0/12",  // private
+	"192.0.0.0/24",   // IETF protocol assignments
+	"192.168.0.0/16", // private
+	"198.18.0.0/15",  // benchmarking
+	"224.0.0.0/4",    // multicast
+	"240.0.0.0/4",    // reserved, includes broadcast 255.255.255.255
+	// IPv6
+	"::/96",          // unspecified, loopback and IPv4-compatible forms
+	"64:ff9b:1::/48", // local-use NAT64
+	"fc00::/7",       // unique local
+	"fe80::/10",      // link-local
+	"fec0::/10",      // deprecated site-local
+	"ff00::/8",       // multicast
+)
+
+// nat64Prefix embeds an IPv4 address in its last 32 bits; the embedded
+// address decides.
+var nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+
+// metadataAddrs are the cloud instance metadata endpoints: AWS, GCP and
+// Azure (IPv4 and AWS IPv6), AWS ECS task metadata, Alibaba Cloud and
+// Oracle Cloud.
+var metadataAddrs = map[netip.Addr]bool{
+	netip.MustParseAddr("169.254.169.254"): true,
+	netip.MustParseAddr("fd00:ec2::254"):   true,
+	netip.MustParseAddr("169.254.170.2"):   true,
+	netip.MustParseAddr("100.100.100.200"): true,
+	netip.MustParseAddr("192.0.0.192"):     true,
+}
+
+// metadataNames are the documented host names of metadata endpoints.
+var metadataNames = map[string]bool{
+	"metadata.google.internal": true,
+	"metadata.goog":            true,
+}
+
+func mustPrefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+// classifyAddr returns the class of addr. IPv4-mapped and NAT64 forms are
+// judged by the IPv4 address they carry, and a zone is ignored.
+func classifyAddr(addr netip.Addr) class {
+	if !addr.IsValid() {
+		return classPrivate
+	}
+	addr = addr.WithZone("")
+	if addr.Is4In6() {
+		addr = addr.Unmap()
+	}
+	if nat64Prefix.Contains(addr) {
+		b := addr.As16()
+		addr = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	if metadataAddrs[addr] {
+		return classMetadata
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(addr) {
+			return classPrivate
+		}
+	}
+	return classPublic
+}
+
+// classifyName returns the class a host name has before resolution:
+// localhost names (RFC 6761) are private, metadata names are metadata.
+func classifyName(name string) class {
+	name = normalizeName(name)
+	switch {
+	case metadataNames[name]:
+		return classMetadata
+	case name == "localhost" || strings.HasSuffix(name, ".localhost"):
+		return classPrivate
+	}
+	return classPublic
+}
+
+// normalizeName lower-cases a host name and strips a trailing dot and IPv6
+// brackets.
+func normalizeName(name string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.TrimSuffix(name, ".")
+	name = strings.TrimPrefix(name, "[")
+	return strings.TrimSuffix(name, "]")
+}
+
+// IsBlockedAddr reports whether addr is refused under the default rules
+// (no AllowPrivate, no AllowedHosts): loopback, unspecified, link-local,
+// private, CGNAT, multicast, broadcast, reserved, cloud metadata, or an
+// IPv4-mapped or NAT64 form of one of these. An invalid address is blocked.
+func IsBlockedAddr(addr netip.Addr) bool {
+	return classifyAddr(addr) != classPublic
+}
+
+// IsBlockedName reports whether the host name itself is refused under the
+// default rules, before any resolution: localhost, *.localhost and the
+// documented metadata names such as metadata.google.internal. A name that
+// is not blocked here may still resolve to a blocked address.
+func IsBlockedName(host string) bool {
+	return classifyName(host) != classPublic
+}
+
+// allowList is one parsed snapshot of Config.AllowedHosts.
+type allowList struct {
+	names    map[string]bool
+	suffixes []string // from "*.example.com" entries, stored as ".example.com"
+	prefixes []netip.Prefix
+}
+
+// parseAllowList parses host names, "*.suffix" wildcards, IP addresses and
+// CIDR prefixes. Entries written as URLs or host:port are reduced to the
+// host; entries that parse as nothing are ignored.
+func parseAllowList(entries []string) allowList {
+	var l allowList
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if i := strings.Index(e, "://"); i >= 0 {
+			e = e[i+3:]
+			if j := strings.IndexAny(e, "/?#"); j >= 0 {
+				e = e[:j]
+			}
+		}
+		if e == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(e); err == nil {
+			l.prefixes = append(l.prefixes, p.Masked())
+			continue
+		}
+		if a, ok := parseAddr(e); ok {
+			l.prefixes = append(l.prefixes, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(e); err == nil {
+			a := ap.Addr().Unmap()
+			l.prefixes = append(l.prefixes, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		if i := strings.LastIndexByte(e, ':'); i >= 0 && !strings.Contains(e[:i], ":") {
+			e = e[:i] // name:port
+		}
+		name := normalizeName(e)
+		if rest, ok := strings.CutPrefix(name, "*."); ok {
+			l.suffixes = append(l.suffixes, "."+rest)
+			continue
+		}
+		if name != "" {
+			if l.names == nil {
+				l.names = make(map[string]bool)
+			}
+			l.names[name] = true
+		}
+	}
+	return l
+}
+
+// parseAddr parses an IP literal, with or without brackets or zone, and
+// unmaps IPv4-mapped addresses.
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.WithZone("").Unmap(), true
+}
+
+func (l allowList) allowsName(name string) bool {
+	name = normalizeName(name)
+	if l.names[name] {
+		return true
+	}
+	for _, s := range l.suffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l allowList) allowsAddr(addr netip.Addr) bool {
+	addr = addr.WithZone("").Unmap()
+	for _, p := range l.prefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}

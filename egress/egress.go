@@ -1,0 +1,333 @@
+package egress
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// MaxRedirects is the number of redirects a Client follows before it stops
+// with an error.
+const MaxRedirects = 5
+
+// Config configures a Client. The zero value is the strict default: public
+// addresses only, no response cap, default dial and TLS timeouts.
+type Config struct {
+	// AllowPrivate lifts the address rules, so private, loopback and other
+	// internal addresses may be reached. Cloud metadata endpoints stay
+	// blocked unless AllowedHosts names them.
+	AllowPrivate bool
+
+	// AllowedHosts returns host names ("ollama.lan", "*.corp.example"), IP
+	// addresses and CIDR prefixes an administrator allows even though they
+	// resolve to blocked addresses. It is called on every dial so option
+	// changes apply to the next new connection; nil allows nothing extra.
+	AllowedHosts func() []string
+
+	// Timeout bounds dialling, the TLS handshake and the wait for response
+	// headers, each on its own. Zero means 30 s for dialling, 10 s for the
+	// handshake and no limit on response headers. It never limits reading
+	// the body: use the request context for that.
+	Timeout time.Duration
+
+	// MaxResponseBytes, when > 0, caps every response body read through the
+	// Client; reading past it fails with an error wrapping
+	// ErrResponseTooLarge.
+	MaxResponseBytes int64
+}
+
+// BlockedError is returned (wrapped in a *url.Error by http.Client) when a
+// destination is refused. Its message names the host only; the resolved
+// addresses and the reason stay out of it so that it cannot be used to map
+// the internal network.
+type BlockedError struct {
+	// Host is the host name or IP literal as it appeared in the URL.
+	Host string
+}
+
+// Error implements the error interface.
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("egress: destination %q is not allowed", e.Host)
+}
+
+// ErrScheme is wrapped by the error returned for a URL, or a redirect
+// target, whose scheme is not http or https.
+var ErrScheme = errors.New("egress: only http and https URLs are allowed")
+
+// Client is a guarded HTTP client. It is safe for concurrent use and should
+// be shared: its transport pools connections.
+type Client struct {
+	transport *guardedTransport
+	client    *http.Client
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	return newClient(&guard{cfg: cfg, lookup: net.DefaultResolver.LookupNetIP})
+}
+
+func newClient(g *guard) *Client {
+	t := &guardedTransport{base: newTransport(g), guard: g, limit: g.cfg.MaxResponseBytes}
+	return &Client{
+		transport: t,
+		client: &http.Client{
+			Transport:     t,
+			CheckRedirect: checkRedirect,
+		},
+	}
+}
+
+// HTTP returns an *http.Client that shares the Client's guarded transport
+// and redirect policy. Each call returns a new value, so a caller may set
+// its Timeout (never do that for streaming requests) without affecting
+// other callers.
+func (c *Client) HTTP() *http.Client {
+	cp := *c.client
+	return &cp
+}
+
+// Do sends req through the guarded transport, following at most
+// MaxRedirects redirects. A refused destination yields an error for which
+// errors.As finds a *BlockedError; a non-http(s) scheme yields one wrapping
+// ErrScheme.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	return c.client.Do(req)
+}
+
+// CloseIdleConnections closes pooled connections, so that a change to
+// AllowedHosts or AllowPrivate also applies to hosts already connected.
+func (c *Client) CloseIdleConnections() {
+	c.transport.base.CloseIdleConnections()
+}
+
+// Check validates rawURL without sending a request: the scheme must be
+// http or https and the host must pass the rules after resolution. Use it
+// to reject a bad URL when an administrator saves it; requests are checked
+// again when they dial.
+func (c *Client) Check(ctx context.Context, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("egress: invalid URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w: %q", ErrScheme, u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("egress: URL has no host")
+	}
+	_, err = c.transport.guard.resolve(ctx, "tcp", host)
+	return err
+}
+
+// NewTransport returns the guarded *http.Transport behind New, for callers
+// that build their own http.Client. Set a per-request limit through the
+// request context. The transport alone does not refuse non-http(s) schemes
+// on redirect nor cap response bodies: the Client adds both.
+//
+// Pooling suits a high-throughput relay: up to 256 idle connections per
+// host, kept 90 s, HTTP/2 when the server offers it, TLS 1.2 or later with
+// certificates verified. Environment proxies are ignored.
+func NewTransport(cfg Config) *http.Transport {
+	g := &guard{cfg: cfg, lookup: net.DefaultResolver.LookupNetIP}
+	return newTransport(g)
+}
+
+func newTransport(g *guard) *http.Transport {
+	tlsTimeout := g.cfg.Timeout
+	if tlsTimeout <= 0 {
+		tlsTimeout = 10 * time.Second
+	}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.dialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          0, // no global cap; the per-host cap applies
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   tlsTimeout,
+		ResponseHeaderTimeout: g.cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+}
+
+// checkRedirect stops after MaxRedirects and refuses redirects to a scheme
+// other than http(s). The destination address is checked when it is dialled.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > MaxRedirects {
+		return fmt.Errorf("egress: stopped after %d redirects", MaxRedirects)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("%w: redirect to %q", ErrScheme, req.URL.Scheme)
+	}
+	return nil
+}
+
+// guardedTransport adds the scheme check and the response cap to the
+// guarded *http.Transport.
+type guardedTransport struct {
+	base  *http.Transport
+	guard *guard
+	limit int64
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		scheme := ""
+		if req.URL != nil {
+			scheme = req.URL.Scheme
+		}
+		return nil, fmt.Errorf("%w: %q", ErrScheme, scheme)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || t.limit <= 0 {
+		return resp, err
+	}
+	resp.Body = LimitedBody(resp.Body, t.limit)
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
+func (t *guardedTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+
+// guard resolves, checks and dials destinations.
+type guard struct {
+	cfg Config
+	// lookup resolves a host name; tests replace it to simulate DNS answers.
+	lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// dialContext is the transport's DialContext: it resolves the host, refuses
+// the dial if any address is blocked, and then dials the checked addresses
+// themselves (never the name) so the answer cannot change in between.
+func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("egress: invalid port %q", portStr)
+	}
+	v, err := g.resolve(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	d := &net.Dialer{
+		Timeout:   g.cfg.Timeout,
+		KeepAlive: 30 * time.Second,
+		// Control re-checks the address the socket actually connects to,
+		// a second line of defence should a future change dial a name.
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !v.permits(ap.Addr()) {
+				return &BlockedError{Host: host}
+			}
+			return nil
+		},
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = 30 * time.Second
+	}
+	var firstErr error
+	for _, ip := range v.addrs {
+		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(ip, uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+// verdict is the outcome of checking one host: the addresses to dial and
+// what the check allowed.
+type verdict struct {
+	addrs       []netip.Addr
+	nameAllowed bool // the host name itself is in AllowedHosts
+	allow       allowList
+	private     bool // AllowPrivate
+}
+
+// permits reports whether dialling addr is allowed under this verdict.
+func (v verdict) permits(addr netip.Addr) bool {
+	switch classifyAddr(addr) {
+	case classPublic:
+		return true
+	case classPrivate:
+		if v.private {
+			return true
+		}
+	}
+	return v.nameAllowed || v.allow.allowsAddr(addr)
+}
+
+// resolve resolves host for network ("tcp", "tcp4" or "tcp6") and checks
+// the name and every address. It returns the addresses to dial, or a
+// *BlockedError if the name or any address is refused.
+func (g *guard) resolve(ctx context.Context, network, host string) (verdict, error) {
+	var allow allowList
+	if g.cfg.AllowedHosts != nil {
+		allow = parseAllowList(g.cfg.AllowedHosts())
+	}
+	v := verdict{allow: allow, private: g.cfg.AllowPrivate}
+	blocked := &BlockedError{Host: host}
+
+	if ip, err := netip.ParseAddr(host); err == nil {
+		// Keep the zone: a link-local address needs it to be dialled.
+		v.addrs = []netip.Addr{ip.Unmap()}
+	} else {
+		v.nameAllowed = allow.allowsName(host)
+		switch classifyName(host) {
+		case classMetadata:
+			if !v.nameAllowed {
+				return verdict{}, blocked
+			}
+		case classPrivate:
+			if !v.nameAllowed && !v.private {
+				return verdict{}, blocked
+			}
+		}
+		ipNet := "ip"
+		switch network {
+		case "tcp4":
+			ipNet = "ip4"
+		case "tcp6":
+			ipNet = "ip6"
+		}
+		addrs, err := g.lookup(ctx, ipNet, host)
+		if err != nil {
+			return verdict{}, fmt.Errorf("egress: resolve %q: %w", host, err)
+		}
+		if len(addrs) == 0 {
+			return verdict{}, fmt.Errorf("egress: resolve %q: no addresses", host)
+		}
+		for _, a := range addrs {
+			v.addrs = append(v.addrs, a.Unmap())
+		}
+	}
+	for _, a := range v.addrs {
+		if !v.permits(a) {
+			return verdict{}, blocked
+		}
+	}
+	return v, nil
+}

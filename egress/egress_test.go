@@ -1,0 +1,525 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// MustStartServer starts an httptest server on 127.0.0.1 that counts its
+// hits and answers with handler (or "ok" when handler is nil).
+func MustStartServer(tb testing.TB, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	tb.Helper()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if handler != nil {
+			handler(w, r)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	tb.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// get fetches rawURL with c and returns the body.
+func get(tb testing.TB, c *Client, rawURL string) (string, error) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, rawURL, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	b, err := ReadAll(resp, 0)
+	return string(b), err
+}
+
+// requireBlocked fails unless err carries a *BlockedError naming host.
+func requireBlocked(tb testing.TB, err error, host string) {
+	tb.Helper()
+	var be *BlockedError
+	if !errors.As(err, &be) {
+		tb.Fatalf("err = %v, want *BlockedError", err)
+	}
+	if be.Host != host {
+		tb.Fatalf("BlockedError.Host = %q, want %q", be.Host, host)
+	}
+	if want := fmt.Sprintf("egress: destination %q is not allowed", host); be.Error() != want {
+		tb.Fatalf("message = %q, want %q", be.Error(), want)
+	}
+}
+
+// fakeLookup answers name lookups from a fixed table.
+func fakeLookup(table map[string][]string) func(context.Context, string, string) ([]netip.Addr, error) {
+	return func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		ss, ok := table[host]
+		if !ok {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		var out []netip.Addr
+		for _, s := range ss {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		return out, nil
+	}
+}
+
+func TestIsBlockedAddr(t *testing.T) {
+	t.Parallel()
+	scenarios := []struct {
+		addr string
+		want bool
+	}{
+		// IPv4 public
+		{"8.8.8.8", false},
+		{"1.1.1.1", false},
+		{"100.63.255.255", false},
+		{"100.128.0.0", false},
+		{"172.15.255.255", false},
+		{"172.32.0.1", false},
+		{"192.169.0.1", false},
+		{"203.0.113.10", false},
+		// IPv4 blocked
+		{"127.0.0.1", true},
+		{"127.1.2.3", true},
+		{"0.0.0.0", true},
+		{"0.1.2.3", true},
+		{"10.0.0.1", true},
+		{"172.16.0.1", true},
+		{"172.31.255.255", true},
+		{"192.168.1.1", true},
+		{"100.64.0.1", true},
+		{"100.127.255.255", true},
+		{"169.254.0.1", true},
+		{"224.0.0.1", true},
+		{"239.255.255.250", true},
+		{"255.255.255.255", true},
+		// metadata
+		{"169.254.169.254", true},
+		{"169.254.170.2", true},
+		{"100.100.100.200", true},
+		{"192.0.0.192", true},
+		{"fd00:ec2::254", true},
+		// IPv6 public
+		{"2001:4860:4860::8888", false},
+		{"2606:4700:4700::1111", false},
+		// IPv6 blocked
+		{"::1", true},
+		{"::", true},
+		{"fe80::1", true},
+		{"fe80::1%eth0", true},
+		{"febf:ffff::1", true},
+		{"fc00::1", true},
+		{"fd12:3456::1", true},
+		{"ff02::1", true},
+		{"fec0::1", true},
+		// IPv4-mapped, IPv4-compatible and NAT64 forms
+		{"::ffff:127.0.0.1", true},
+		{"::ffff:10.1.2.3", true},
+		{"::ffff:169.254.169.254", true},
+		{"::ffff:8.8.8.8", false},
+		{"::127.0.0.1", true},
+		{"64:ff9b::7f00:1", true},
+		{"64:ff9b::a9fe:a9fe", true},
+		{"64:ff9b::808:808", false},
+		{"64:ff9b:1::1", true},
+	}
+	for _, s := range scenarios {
+		if got := IsBlockedAddr(netip.MustParseAddr(s.addr)); got != s.want {
+			t.Errorf("IsBlockedAddr(%s) = %v, want %v", s.addr, got, s.want)
+		}
+	}
+	if !IsBlockedAddr(netip.Addr{}) {
+		t.Error("IsBlockedAddr(invalid) = false, want true")
+	}
+}
+
+func TestIsBlockedName(t *testing.T) {
+	t.Parallel()
+	scenarios := []struct {
+		name string
+		want bool
+	}{
+		{"localhost", true},
+		{"LOCALHOST.", true},
+		{"api.localhost", true},
+		{"metadata.google.internal", true},
+		{"Metadata.Google.Internal.", true},
+		{"metadata.goog", true},
+		{"api.openai.com", false},
+		{"localhost.example.com", false},
+		{"notlocalhost", false},
+	}
+	for _, s := range scenarios {
+		if got := IsBlockedName(s.name); got != s.want {
+			t.Errorf("IsBlockedName(%q) = %v, want %v", s.name, got, s.want)
+		}
+	}
+}
+
+func TestClient_Loopback(t *testing.T) {
+	t.Parallel()
+	srv, hits := MustStartServer(t, nil)
+
+	t.Run("RefusedByDefault", func(t *testing.T) {
+		_, err := get(t, New(Config{}), srv.URL)
+		requireBlocked(t, err, "127.0.0.1")
+		if hits.Load() != 0 {
+			t.Fatal("blocked request reached the server")
+		}
+	})
+	t.Run("LocalhostNameRefused", func(t *testing.T) {
+		u := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+		_, err := get(t, New(Config{}), u)
+		requireBlocked(t, err, "localhost")
+	})
+	t.Run("HTTPClientRefused", func(t *testing.T) {
+		_, err := New(Config{}).HTTP().Get(srv.URL)
+		requireBlocked(t, err, "127.0.0.1")
+	})
+	t.Run("AllowPrivate", func(t *testing.T) {
+		body, err := get(t, New(Config{AllowPrivate: true}), srv.URL)
+		if err != nil || body != "ok" {
+			t.Fatalf("got %q, %v; want ok", body, err)
+		}
+	})
+	t.Run("AllowPrivateLocalhostName", func(t *testing.T) {
+		u := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+		body, err := get(t, New(Config{AllowPrivate: true}), u)
+		if err != nil || body != "ok" {
+			t.Fatalf("got %q, %v; want ok", body, err)
+		}
+	})
+}
+
+func TestClient_AllowedHosts(t *testing.T) {
+	t.Parallel()
+	srv, _ := MustStartServer(t, nil)
+	scenarios := []struct {
+		name    string
+		allowed []string
+		wantOK  bool
+	}{
+		{"IP", []string{"127.0.0.1"}, true},
+		{"CIDR", []string{"127.0.0.0/8"}, true},
+		{"IPWithPort", []string{"127.0.0.1:1234"}, true},
+		{"URL", []string{" http://127.0.0.1:8080/v1 "}, true},
+		{"OtherIP", []string{"127.0.0.2"}, false},
+		{"OtherCIDR", []string{"10.0.0.0/8", "192.168.0.0/16"}, false},
+		{"Garbage", []string{"", "not a host/", "::::"}, false},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			c := New(Config{AllowedHosts: func() []string { return s.allowed }})
+			body, err := get(t, c, srv.URL)
+			if !s.wantOK {
+				requireBlocked(t, err, "127.0.0.1")
+				return
+			}
+			if err != nil || body != "ok" {
+				t.Fatalf("got %q, %v; want ok", body, err)
+			}
+		})
+	}
+
+	t.Run("ChangesApply", func(t *testing.T) {
+		var list atomic.Value
+		list.Store([]string{"127.0.0.1"})
+		c := New(Config{AllowedHosts: func() []string { return list.Load().([]string) }})
+		if _, err := get(t, c, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+		list.Store([]string{})
+		c.CloseIdleConnections()
+		_, err := get(t, c, srv.URL)
+		requireBlocked(t, err, "127.0.0.1")
+	})
+}
+
+func TestClient_Redirect(t *testing.T) {
+	t.Parallel()
+	var self string
+	srv, hits := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		case "/private":
+			http.Redirect(w, r, "http://10.0.0.1/admin", http.StatusFound)
+		case "/localhost":
+			http.Redirect(w, r, strings.Replace(self, "127.0.0.1", "localhost", 1)+"/final", http.StatusFound)
+		case "/file":
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusFound)
+		case "/hop":
+			http.Redirect(w, r, "/final", http.StatusFound)
+		default:
+			io.WriteString(w, "final")
+		}
+	})
+	self = srv.URL
+	c := New(Config{AllowedHosts: func() []string { return []string{"127.0.0.1"} }})
+
+	t.Run("ToMetadataRefused", func(t *testing.T) {
+		_, err := get(t, c, srv.URL+"/metadata")
+		requireBlocked(t, err, "169.254.169.254")
+	})
+	t.Run("ToPrivateRefused", func(t *testing.T) {
+		_, err := get(t, c, srv.URL+"/private")
+		requireBlocked(t, err, "10.0.0.1")
+	})
+	t.Run("ToLocalhostNameRefused", func(t *testing.T) {
+		before := hits.Load()
+		_, err := get(t, c, srv.URL+"/localhost")
+		requireBlocked(t, err, "localhost")
+		if hits.Load() != before+1 {
+			t.Fatal("redirect target was reached")
+		}
+	})
+	t.Run("ToFileSchemeRefused", func(t *testing.T) {
+		_, err := get(t, c, srv.URL+"/file")
+		if !errors.Is(err, ErrScheme) {
+			t.Fatalf("err = %v, want ErrScheme", err)
+		}
+	})
+	t.Run("TooMany", func(t *testing.T) {
+		before := hits.Load()
+		_, err := get(t, c, srv.URL+"/loop")
+		if err == nil || !strings.Contains(err.Error(), "stopped after 5 redirects") {
+			t.Fatalf("err = %v, want redirect limit", err)
+		}
+		if n := hits.Load() - before; n != MaxRedirects+1 {
+			t.Fatalf("server hit %d times, want %d", n, MaxRedirects+1)
+		}
+	})
+	t.Run("AllowedFollowed", func(t *testing.T) {
+		body, err := get(t, c, srv.URL+"/hop")
+		if err != nil || body != "final" {
+			t.Fatalf("got %q, %v; want final", body, err)
+		}
+	})
+}
+
+func TestClient_Scheme(t *testing.T) {
+	t.Parallel()
+	c := New(Config{AllowPrivate: true})
+	for _, u := range []string{"file:///etc/passwd", "ftp://example.com/x", "gopher://127.0.0.1:70/", "unix:///var/run/docker.sock"} {
+		if _, err := get(t, c, u); !errors.Is(err, ErrScheme) {
+			t.Errorf("get(%q) err = %v, want ErrScheme", u, err)
+		}
+		if err := c.Check(context.Background(), u); !errors.Is(err, ErrScheme) {
+			t.Errorf("Check(%q) err = %v, want ErrScheme", u, err)
+		}
+	}
+}
+
+func TestClient_Metadata(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("BlockedUnderAllowPrivate", func(t *testing.T) {
+		c := New(Config{AllowPrivate: true})
+		for _, u := range []string{
+			"http://169.254.169.254/latest/meta-data/",
+			"http://[fd00:ec2::254]/",
+			"http://[::ffff:169.254.169.254]/",
+			"http://metadata.google.internal/computeMetadata/v1/",
+		} {
+			err := c.Check(ctx, u)
+			var be *BlockedError
+			if !errors.As(err, &be) {
+				t.Errorf("Check(%q) err = %v, want *BlockedError", u, err)
+			}
+		}
+	})
+	t.Run("AllowedExplicitly", func(t *testing.T) {
+		c := New(Config{AllowedHosts: func() []string { return []string{"169.254.169.254"} }})
+		if err := c.Check(ctx, "http://169.254.169.254/"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestClient_DNS(t *testing.T) {
+	t.Parallel()
+	srv, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Host)
+	})
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	lookup := fakeLookup(map[string][]string{
+		"public.test":  {"203.0.113.10"},
+		"private.test": {"10.0.0.1"},
+		"mixed.test":   {"203.0.113.10", "127.0.0.1"},
+		"mapped.test":  {"::ffff:127.0.0.1"},
+		"ollama.lan":   {"127.0.0.1"},
+		"api.corp.lan": {"127.0.0.1"},
+	})
+	newTestClient := func(cfg Config) *Client {
+		return newClient(&guard{cfg: cfg, lookup: lookup})
+	}
+	ctx := context.Background()
+
+	t.Run("AnyBlockedAddressRefuses", func(t *testing.T) {
+		c := newTestClient(Config{})
+		if err := c.Check(ctx, "https://public.test/"); err != nil {
+			t.Fatalf("public.test: %v", err)
+		}
+		for _, host := range []string{"private.test", "mixed.test", "mapped.test"} {
+			_, err := get(t, c, "http://"+host+":"+port+"/")
+			requireBlocked(t, err, host)
+			if strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "10.0.0.1") {
+				t.Fatalf("error leaks the resolved address: %v", err)
+			}
+		}
+	})
+	t.Run("UnknownHost", func(t *testing.T) {
+		err := newTestClient(Config{}).Check(ctx, "http://nowhere.test/")
+		var be *BlockedError
+		if err == nil || errors.As(err, &be) {
+			t.Fatalf("err = %v, want a resolve error", err)
+		}
+	})
+	t.Run("AllowedNameDialsCheckedAddress", func(t *testing.T) {
+		c := newTestClient(Config{AllowedHosts: func() []string { return []string{"ollama.lan", "*.corp.lan"} }})
+		for _, host := range []string{"ollama.lan", "api.corp.lan"} {
+			body, err := get(t, c, "http://"+host+":"+port+"/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The server at 127.0.0.1 saw the original name as Host.
+			if want := host + ":" + port; body != want {
+				t.Fatalf("Host = %q, want %q", body, want)
+			}
+		}
+	})
+}
+
+func TestClient_Timeout(t *testing.T) {
+	t.Parallel()
+	srv, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	c := New(Config{AllowPrivate: true, Timeout: 100 * time.Millisecond})
+	start := time.Now()
+	_, err := get(t, c, srv.URL)
+	if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") {
+		t.Fatalf("err = %v, want response header timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestResponseLimit(t *testing.T) {
+	t.Parallel()
+	payload := strings.Repeat("x", 100)
+	srv, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("chunked") != "" {
+			w.(http.Flusher).Flush() // no Content-Length
+		}
+		io.WriteString(w, payload)
+	})
+	fetch := func(t *testing.T, c *Client, path string) *http.Response {
+		t.Helper()
+		resp, err := c.HTTP().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	open := New(Config{AllowPrivate: true})
+
+	scenarios := []struct {
+		name    string
+		path    string
+		limit   int64
+		wantErr bool
+	}{
+		{"UnderLimit", "/", 200, false},
+		{"AtLimit", "/", 100, false},
+		{"OverLimitDeclared", "/", 50, true},
+		{"OverLimitChunked", "/?chunked=1", 50, true},
+		{"AtLimitChunked", "/?chunked=1", 100, false},
+		{"NoLimit", "/", 0, false},
+	}
+	for _, s := range scenarios {
+		t.Run("ReadAll/"+s.name, func(t *testing.T) {
+			b, err := ReadAll(fetch(t, open, s.path), s.limit)
+			if s.wantErr {
+				if !errors.Is(err, ErrResponseTooLarge) {
+					t.Fatalf("err = %v, want ErrResponseTooLarge", err)
+				}
+				if !strings.Contains(err.Error(), fmt.Sprintf("limit %d bytes", s.limit)) {
+					t.Fatalf("message %q does not state the limit", err)
+				}
+				return
+			}
+			if err != nil || string(b) != payload {
+				t.Fatalf("got %d bytes, %v", len(b), err)
+			}
+		})
+	}
+
+	t.Run("ConfigMaxResponseBytes", func(t *testing.T) {
+		c := New(Config{AllowPrivate: true, MaxResponseBytes: 64})
+		_, err := io.ReadAll(fetch(t, c, "/?chunked=1").Body)
+		if !errors.Is(err, ErrResponseTooLarge) {
+			t.Fatalf("err = %v, want ErrResponseTooLarge", err)
+		}
+		c = New(Config{AllowPrivate: true, MaxResponseBytes: 100})
+		b, err := io.ReadAll(fetch(t, c, "/?chunked=1").Body)
+		if err != nil || len(b) != 100 {
+			t.Fatalf("got %d bytes, %v", len(b), err)
+		}
+	})
+
+	t.Run("LimitedBodyReturnsPrefix", func(t *testing.T) {
+		rc := LimitedBody(io.NopCloser(strings.NewReader(payload)), 10)
+		b, err := io.ReadAll(rc)
+		if !errors.Is(err, ErrResponseTooLarge) || len(b) != 10 {
+			t.Fatalf("got %d bytes, %v", len(b), err)
+		}
+		if _, err := rc.Read(make([]byte, 1)); !errors.Is(err, ErrResponseTooLarge) {
+			t.Fatalf("read after limit: %v", err)
+		}
+	})
+}
+
+func TestTransport(t *testing.T) {
+	t.Parallel()
+	tr := NewTransport(Config{Timeout: 3 * time.Second})
+	if tr.Proxy != nil {
+		t.Error("Proxy is set")
+	}
+	if tr.MaxIdleConnsPerHost != 256 || tr.IdleConnTimeout != 90*time.Second || !tr.ForceAttemptHTTP2 {
+		t.Errorf("pooling = %d / %v / h2 %v", tr.MaxIdleConnsPerHost, tr.IdleConnTimeout, tr.ForceAttemptHTTP2)
+	}
+	if tr.TLSClientConfig.InsecureSkipVerify {
+		t.Error("TLS verification disabled")
+	}
+	if tr.ResponseHeaderTimeout != 3*time.Second || tr.TLSHandshakeTimeout != 3*time.Second {
+		t.Errorf("timeouts = %v / %v", tr.ResponseHeaderTimeout, tr.TLSHandshakeTimeout)
+	}
+	srv, _ := MustStartServer(t, nil)
+	_, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	requireBlocked(t, err, "127.0.0.1")
+	if New(Config{}).HTTP().Timeout != 0 {
+		t.Error("HTTP() has a global Timeout")
+	}
+}

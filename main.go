@@ -1,0 +1,249 @@
+// Command gateway is an OpenAI-compatible AI-model API gateway: it relays
+// calls to upstream providers, bills them against user and token quotas and
+// serves the console, all from one binary and one data file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gateway/api"
+	"gateway/egress"
+	"gateway/policy"
+	"gateway/store"
+	"gateway/ui"
+	"gateway/ws"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// Config is everything the command line and environment can set.
+type Config struct {
+	Addr                  string
+	Data                  string
+	LogLevel              string
+	AllowPrivateUpstreams bool
+	TrustedProxies        string
+	APIRateLimit          int
+	APIRateWindow         time.Duration
+	CriticalRateLimit     int
+	CriticalRateWindow    time.Duration
+	ShutdownTimeout       time.Duration
+	TurnstileVerifyURL    string
+	NoSync                bool
+}
+
+// Main is the running program: Run starts it, Close stops it.
+type Main struct {
+	Config Config
+
+	store    *store.Store
+	server   *api.Server
+	http     *http.Server
+	listener net.Listener
+}
+
+// envOr returns the environment value of name, or def.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(envOr(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(envOr(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(envOr(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+// ParseFlags reads the configuration from args, each flag defaulting to its
+// GATEWAY_* environment twin.
+func ParseFlags(args []string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.StringVar(&c.Addr, "addr", envOr("GATEWAY_ADDR", ":3000"), "listen address (GATEWAY_ADDR)")
+	fs.StringVar(&c.Data, "data", envOr("GATEWAY_DATA", "data/gateway.db"), "data file; its directory is created (GATEWAY_DATA)")
+	fs.StringVar(&c.LogLevel, "log-level", envOr("GATEWAY_LOG_LEVEL", "info"), "debug, info, warn or error (GATEWAY_LOG_LEVEL)")
+	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", envBool("GATEWAY_ALLOW_PRIVATE_UPSTREAMS", false),
+		"let outbound requests reach loopback and private addresses (GATEWAY_ALLOW_PRIVATE_UPSTREAMS)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", envOr("GATEWAY_TRUSTED_PROXIES", ""),
+		"comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed (GATEWAY_TRUSTED_PROXIES)")
+	fs.IntVar(&c.APIRateLimit, "api-rate-limit", envInt("GATEWAY_API_RATE_LIMIT", 180), "requests per window per IP on /api; 0 = off (GATEWAY_API_RATE_LIMIT)")
+	fs.DurationVar(&c.APIRateWindow, "api-rate-window", envDuration("GATEWAY_API_RATE_WINDOW", 180*time.Second), "window of the /api limit (GATEWAY_API_RATE_WINDOW)")
+	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", envInt("GATEWAY_CRITICAL_RATE_LIMIT", 20),
+		"requests per window per IP on login, register, verification, reset and OAuth; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
+	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", envDuration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither an IP nor a CIDR", item)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// Run opens the store, builds the server and starts listening. It returns
+// once the listener is open; Serve errors are logged.
+func (m *Main) Run(ctx context.Context) error {
+	c := m.Config
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(c.LogLevel)})))
+	trusted, err := parsePrefixes(c.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(c.Data, store.Options{NoSync: c.NoSync})
+	if err != nil {
+		return err
+	}
+	m.store = st
+	if created, err := st.EnsureRoot(); err != nil {
+		return err
+	} else if created {
+		slog.Warn("created the first account root / 123456: log in and change its password now")
+	}
+	pol, err := policy.New()
+	if err != nil {
+		return err
+	}
+	hub := ws.NewHub()
+	out := egress.New(egress.Config{
+		AllowPrivate: c.AllowPrivateUpstreams,
+		AllowedHosts: func() []string { return st.Settings().List("EgressAllowedHosts") },
+		Timeout:      30 * time.Second,
+	})
+	st.SetHooks(store.Hooks{
+		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
+		SettingsChanged: func(s *store.Settings) { api.PublishNotice(hub, s.Get("Notice")) },
+	})
+	m.server = api.New(api.Config{
+		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(),
+		TrustedProxies:     trusted,
+		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},
+		CriticalRateLimit:  api.RateLimit{N: c.CriticalRateLimit, Window: c.CriticalRateWindow},
+		TurnstileVerifyURL: c.TurnstileVerifyURL,
+		Version:            Version,
+	})
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	m.listener = ln
+	m.http = &http.Server{
+		Handler:           m.server,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+	}
+	go func() {
+		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("serve", "err", err)
+		}
+	}()
+	slog.Info("gateway listening", "addr", ln.Addr().String(), "data", c.Data, "version", Version)
+	return nil
+}
+
+// Addr returns the address the server listens on.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Close stops accepting requests, lets in-flight ones finish within the
+// shutdown timeout, and closes the store cleanly.
+func (m *Main) Close() error {
+	var errs []error
+	if m.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		if err := m.http.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	if m.server != nil {
+		m.server.Close()
+	}
+	if m.store != nil {
+		if err := m.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func main() {
+	cfg, err := ParseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		os.Exit(2)
+	}
+	m := &Main{Config: cfg}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		m.Close()
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	slog.Info("shutting down")
+	if err := m.Close(); err != nil {
+		slog.Error("shutdown", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,48 @@
+package store
+
+// Every bucket and meta key of the file is declared here; doc.go draws the tree.
+var (
+	bucketMeta = []byte("meta")
+
+	bucketUsers             = []byte("users")
+	bucketIdxUserByName     = []byte("idx_user_by_username")
+	bucketIdxUserByEmail    = []byte("idx_user_by_email")
+	bucketIdxUserByAff      = []byte("idx_user_by_aff_code")
+	bucketIdxUserByAccess   = []byte("idx_user_by_access_token")
+	bucketIdxUserByGitHub   = []byte("idx_user_by_github_id")
+	bucketIdxUserByWeChat   = []byte("idx_user_by_wechat_id")
+	bucketIdxUserByTelegram = []byte("idx_user_by_telegram_id")
+	bucketIdxUserByLinuxDO  = []byte("idx_user_by_linux_do_id")
+
+	bucketSessions          = []byte("sessions")
+	bucketIdxSessionsByUser = []byte("idx_session_by_user")
+
+	bucketOptions = []byte("options")
+	bucketCodes   = []byte("codes")
+
+	bucketLogs           = []byte("logs")
+	bucketIdxLogsByUser  = []byte("idx_log_by_user")
+	bucketIdxLogsByToken = []byte("idx_log_by_token")
+
+	bucketChannels       = []byte("channels")
+	bucketTokens         = []byte("tokens")
+	bucketIdxTokenByKey  = []byte("idx_token_by_key")
+	bucketIdxTokenByUser = []byte("idx_token_by_user")
+)
+
+// allBuckets lists every top-level bucket; Open creates them in one transaction.
+var allBuckets = [][]byte{
+	bucketMeta,
+	bucketUsers, bucketIdxUserByName, bucketIdxUserByEmail, bucketIdxUserByAff,
+	bucketIdxUserByAccess, bucketIdxUserByGitHub, bucketIdxUserByWeChat,
+	bucketIdxUserByTelegram, bucketIdxUserByLinuxDO,
+	bucketSessions, bucketIdxSessionsByUser,
+	bucketOptions, bucketCodes,
+	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken,
+	bucketChannels, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
+}
+
+// Meta keys.
+var (
+	metaSchemaVersion = []byte("schema_version")
+)

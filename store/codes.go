@@ -1,0 +1,72 @@
+package store
+
+import (
+	"crypto/subtle"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Code purposes.
+const (
+	CodeEmailVerify   = "email_verify"
+	CodePasswordReset = "password_reset"
+)
+
+// CodeTTL is how long a mailed code or reset token stays valid.
+const CodeTTL = 10 * time.Minute
+
+// CodeCooldown is the minimum time between two codes to one address.
+const CodeCooldown = 30 * time.Second
+
+type codeRecord struct {
+	Code      string `json:"code"`
+	ExpiresAt int64  `json:"expires_at"`
+	SentAt    int64  `json:"sent_at"`
+}
+
+func codeKey(purpose, subject string) []byte {
+	return []byte(purpose + "\x00" + strings.ToLower(strings.TrimSpace(subject)))
+}
+
+// IssueCode stores a new single-use code for (purpose, subject), replacing
+// any earlier one. Errors: ERATELIMIT when the previous code is younger than
+// CodeCooldown.
+func (s *Store) IssueCode(purpose, subject, code string) error {
+	now := s.Now()
+	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCodes)
+		var prev codeRecord
+		if ok, _ := getJSON(b, codeKey(purpose, subject), &prev); ok {
+			if wait := prev.SentAt + int64(CodeCooldown/time.Second) - now.Unix(); wait > 0 {
+				return Errorf(ERATELIMIT, "请 %d 秒后再试", wait)
+			}
+		}
+		return putJSON(b, codeKey(purpose, subject), codeRecord{Code: code, ExpiresAt: now.Add(CodeTTL).Unix(), SentAt: now.Unix()})
+	}))
+}
+
+// ConsumeCode checks code for (purpose, subject) in constant time and deletes
+// it on success, so a code works once. Errors: EINVALID.
+func (s *Store) ConsumeCode(purpose, subject, code string) error {
+	now := s.Now().Unix()
+	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCodes)
+		var rec codeRecord
+		ok, err := getJSON(b, codeKey(purpose, subject), &rec)
+		if err != nil {
+			return err
+		}
+		if !ok || rec.ExpiresAt < now || code == "" ||
+			subtle.ConstantTimeCompare([]byte(rec.Code), []byte(code)) != 1 {
+			return Errorf(EINVALID, "验证码错误或已过期")
+		}
+		return b.Delete(codeKey(purpose, subject))
+	}))
+}
+
+// DropCode removes the code for (purpose, subject), used when sending failed.
+func (s *Store) DropCode(purpose, subject string) {
+	_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCodes).Delete(codeKey(purpose, subject)) })
+}

@@ -1,0 +1,24 @@
+package store
+
+// Hooks are called after a change is committed, never inside a transaction.
+// They let the program publish live events without the store knowing how.
+type Hooks struct {
+	// UserChanged is called with the live record after a user changes.
+	UserChanged func(u *User)
+	// SettingsChanged is called after options change.
+	SettingsChanged func(s *Settings)
+}
+
+type hooks = Hooks
+
+// SetHooks installs the hooks; call it before serving.
+func (s *Store) SetHooks(h Hooks) { s.hooks = h }
+
+func (s *Store) userChanged(id uint64) {
+	if s.hooks.UserChanged == nil {
+		return
+	}
+	if u, err := s.User(id); err == nil {
+		s.hooks.UserChanged(u)
+	}
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Log types.
+const (
+	LogTypeUnknown = 0
+	LogTypeTopup   = 1
+	LogTypeConsume = 2
+	LogTypeManage  = 3
+	LogTypeSystem  = 4
+)
+
+// Log is one entry of the usage and audit log.
+type Log struct {
+	ID               uint64 `json:"id"`
+	UserID           uint64 `json:"user_id"`
+	CreatedAt        int64  `json:"created_at"`
+	Type             int    `json:"type"`
+	Content          string `json:"content"`
+	Username         string `json:"username"`
+	TokenName        string `json:"token_name"`
+	TokenID          uint64 `json:"token_id"`
+	ModelName        string `json:"model_name"`
+	Quota            int64  `json:"quota"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	UseTime          int64  `json:"use_time"`
+	IsStream         bool   `json:"is_stream"`
+	ChannelID        uint64 `json:"channel"`
+	Group            string `json:"group,omitempty"`
+	Other            string `json:"other"`
+}
+
+// logKey orders entries by time: created_at seconds then id, both big-endian.
+func logKey(createdAt int64, id uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, uint64(createdAt))
+	binary.BigEndian.PutUint64(k[8:], id)
+	return k
+}
+
+// appendLog assigns an id and writes the entry with its index entries.
+func appendLog(tx *bolt.Tx, l *Log) error {
+	b := tx.Bucket(bucketLogs)
+	id, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	l.ID = id
+	key := logKey(l.CreatedAt, id)
+	data, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(key, data); err != nil {
+		return err
+	}
+	if l.UserID != 0 {
+		if err := tx.Bucket(bucketIdxLogsByUser).Put(append(itob(l.UserID), key...), nil); err != nil {
+			return err
+		}
+	}
+	if l.TokenID != 0 {
+		if err := tx.Bucket(bucketIdxLogsByToken).Put(append(itob(l.TokenID), key...), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendLog writes one log entry in its own transaction.
+func (s *Store) AppendLog(l *Log) error {
+	if l.CreatedAt == 0 {
+		l.CreatedAt = s.nowUnix()
+	}
+	return Internal(s.db.Update(func(tx *bolt.Tx) error { return appendLog(tx, l) }))
+}
+
+// formatQuota renders quota for log text: dollars with 6 decimals when
+// currency display is on, otherwise points.
+func formatQuota(set *Settings, q int64) string {
+	if set.Bool("DisplayInCurrencyEnabled") {
+		return "$" + strconv.FormatFloat(float64(q)/set.QuotaPerUnit(), 'f', 6, 64)
+	}
+	return strconv.FormatInt(q, 10) + " 点额度"
+}
+
+// FormatQuota renders quota as log text does.
+func (s *Store) FormatQuota(q int64) string { return formatQuota(s.Settings(), q) }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

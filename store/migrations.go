@@ -1,0 +1,43 @@
+package store
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// migrations is append-only: the schema version stored in meta is the number
+// of migrations applied. Each runs in its own transaction with the bump.
+var migrations = []func(tx *bolt.Tx) error{
+	// 1: the initial layout; buckets are created by Open, nothing to move.
+	func(tx *bolt.Tx) error { return nil },
+}
+
+// SchemaVersion is the schema version this build writes.
+func SchemaVersion() uint64 { return uint64(len(migrations)) }
+
+func (s *Store) migrate() error {
+	var current uint64
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(metaSchemaVersion); v != nil {
+			current = btoi(v)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if current > SchemaVersion() {
+		return fmt.Errorf("data file schema version %d is newer than this build (%d)", current, SchemaVersion())
+	}
+	for i := current; i < SchemaVersion(); i++ {
+		if err := s.db.Update(func(tx *bolt.Tx) error {
+			if err := migrations[i](tx); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(i+1))
+		}); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}

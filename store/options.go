@@ -1,0 +1,485 @@
+package store
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	json "github.com/goccy/go-json"
+	bolt "go.etcd.io/bbolt"
+)
+
+// OptionKind says how an option value is validated and parsed.
+type OptionKind int
+
+// Option kinds.
+const (
+	KindString   OptionKind = iota // free text, one line
+	KindText                       // free text, several lines
+	KindBool                       // "true" or "false"
+	KindInt                        // integer with an optional minimum
+	KindFloat                      // decimal with an optional minimum
+	KindRatioMap                   // JSON object of name -> number
+	KindLabelMap                   // JSON object of name -> string
+	KindChats                      // JSON array of {name: url-template}
+	KindEnum                       // one of Enum
+	KindList                       // comma-separated list
+)
+
+// OptionDef describes one option key.
+type OptionDef struct {
+	Key       string
+	Default   string
+	Kind      OptionKind
+	Secret    bool     // never sent to a client
+	Min       float64  // for KindInt and KindFloat
+	HasMin    bool     // Min applies
+	TrimSlash bool     // trailing slashes are stripped
+	Enum      []string // for KindEnum
+	Requires  string   // enabling (value "true") needs this option non-empty
+}
+
+// OptionDefs lists every option with its default. The order is the order
+// GET /api/option/ returns them in.
+var OptionDefs = []OptionDef{
+	// Login and registration.
+	{Key: "PasswordLoginEnabled", Default: "true", Kind: KindBool},
+	{Key: "PasswordRegisterEnabled", Default: "true", Kind: KindBool},
+	{Key: "RegisterEnabled", Default: "true", Kind: KindBool},
+	{Key: "EmailVerificationEnabled", Default: "false", Kind: KindBool},
+	{Key: "GitHubOAuthEnabled", Default: "false", Kind: KindBool, Requires: "GitHubClientId"},
+	{Key: "LinuxDOOAuthEnabled", Default: "false", Kind: KindBool, Requires: "LinuxDOClientId"},
+	{Key: "WeChatAuthEnabled", Default: "false", Kind: KindBool, Requires: "WeChatServerAddress"},
+	{Key: "TelegramOAuthEnabled", Default: "false", Kind: KindBool, Requires: "TelegramBotToken"},
+	{Key: "TurnstileCheckEnabled", Default: "false", Kind: KindBool, Requires: "TurnstileSiteKey"},
+	{Key: "EmailDomainRestrictionEnabled", Default: "false", Kind: KindBool, Requires: "EmailDomainWhitelist"},
+	{Key: "EmailAliasRestrictionEnabled", Default: "false", Kind: KindBool},
+	{Key: "EmailDomainWhitelist", Default: "gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com", Kind: KindList},
+
+	// Server, proxy, provider credentials.
+	{Key: "ServerAddress", Default: "", Kind: KindString, TrimSlash: true},
+	{Key: "WorkerUrl", Default: "", Kind: KindString, TrimSlash: true},
+	{Key: "WorkerValidKey", Default: "", Kind: KindString, Secret: true},
+	{Key: "EgressAllowedHosts", Default: "", Kind: KindList},
+	{Key: "GitHubClientId", Default: "", Kind: KindString},
+	{Key: "GitHubClientSecret", Default: "", Kind: KindString, Secret: true},
+	{Key: "LinuxDOClientId", Default: "", Kind: KindString},
+	{Key: "LinuxDOClientSecret", Default: "", Kind: KindString, Secret: true},
+	{Key: "WeChatServerAddress", Default: "", Kind: KindString, TrimSlash: true},
+	{Key: "WeChatServerToken", Default: "", Kind: KindString, Secret: true},
+	{Key: "WeChatAccountQRCodeImageURL", Default: "", Kind: KindString},
+	{Key: "TelegramBotToken", Default: "", Kind: KindString, Secret: true},
+	{Key: "TelegramBotName", Default: "", Kind: KindString},
+	{Key: "TurnstileSiteKey", Default: "", Kind: KindString},
+	{Key: "TurnstileSecretKey", Default: "", Kind: KindString, Secret: true},
+
+	// Mail.
+	{Key: "SMTPServer", Default: "", Kind: KindString},
+	{Key: "SMTPPort", Default: "587", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "SMTPAccount", Default: "", Kind: KindString},
+	{Key: "SMTPFrom", Default: "", Kind: KindString},
+	{Key: "SMTPToken", Default: "", Kind: KindString, Secret: true},
+	{Key: "SMTPSSLEnabled", Default: "false", Kind: KindBool},
+
+	// Payment.
+	{Key: "PayAddress", Default: "", Kind: KindString, TrimSlash: true},
+	{Key: "EpayId", Default: "", Kind: KindString},
+	{Key: "EpayKey", Default: "", Kind: KindString, Secret: true},
+	{Key: "CustomCallbackAddress", Default: "", Kind: KindString, TrimSlash: true},
+	{Key: "Price", Default: "7.3", Kind: KindFloat, Min: 0, HasMin: true},
+	{Key: "MinTopUp", Default: "1", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "TopupGroupRatio", Default: `{"default":1,"vip":1,"svip":1}`, Kind: KindRatioMap},
+
+	// Pricing.
+	{Key: "ModelPrice", Default: defaultModelPriceJSON, Kind: KindRatioMap},
+	{Key: "ModelRatio", Default: defaultModelRatioJSON, Kind: KindRatioMap},
+	{Key: "CompletionRatio", Default: `{"gpt-4-gizmo-*":2,"gpt-4o-gizmo-*":3,"gpt-4-all":2}`, Kind: KindRatioMap},
+	{Key: "GroupRatio", Default: `{"default":1,"vip":1,"svip":1}`, Kind: KindRatioMap},
+	{Key: "UserUsableGroups", Default: `{"default":"默认分组","vip":"vip分组"}`, Kind: KindLabelMap},
+
+	// Quota.
+	{Key: "QuotaForNewUser", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "PreConsumedQuota", Default: "500", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "QuotaForInviter", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "QuotaForInvitee", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "QuotaRemindThreshold", Default: "1000", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "QuotaPerUnit", Default: "500000", Kind: KindFloat, Min: 1, HasMin: true},
+
+	// Links and display.
+	{Key: "TopUpLink", Default: "", Kind: KindString},
+	{Key: "ChatLink", Default: "", Kind: KindString},
+	{Key: "ChatLink2", Default: "", Kind: KindString},
+	{Key: "Chats", Default: defaultChatsJSON, Kind: KindChats},
+	{Key: "DisplayInCurrencyEnabled", Default: "true", Kind: KindBool},
+	{Key: "DisplayTokenStatEnabled", Default: "true", Kind: KindBool},
+	{Key: "DefaultCollapseSidebar", Default: "false", Kind: KindBool},
+	{Key: "RetryTimes", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+
+	// Features and drawing.
+	{Key: "DrawingEnabled", Default: "true", Kind: KindBool},
+	{Key: "TaskEnabled", Default: "true", Kind: KindBool},
+	{Key: "DataExportEnabled", Default: "true", Kind: KindBool},
+	{Key: "DataExportInterval", Default: "5", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "DataExportDefaultTime", Default: "hour", Kind: KindEnum, Enum: []string{"hour", "day", "week"}},
+	{Key: "MjNotifyEnabled", Default: "false", Kind: KindBool},
+	{Key: "MjAccountFilterEnabled", Default: "false", Kind: KindBool},
+	{Key: "MjForwardUrlEnabled", Default: "true", Kind: KindBool},
+	{Key: "MjModeClearEnabled", Default: "false", Kind: KindBool},
+	{Key: "MjActionCheckSuccessEnabled", Default: "true", Kind: KindBool},
+
+	// Sensitive words.
+	{Key: "CheckSensitiveEnabled", Default: "true", Kind: KindBool},
+	{Key: "CheckSensitiveOnPromptEnabled", Default: "true", Kind: KindBool},
+	{Key: "SensitiveWords", Default: "test_sensitive", Kind: KindText},
+
+	// Logging and monitoring.
+	{Key: "LogConsumeEnabled", Default: "true", Kind: KindBool},
+	{Key: "ChannelDisableThreshold", Default: "5", Kind: KindFloat, Min: 0, HasMin: true},
+	{Key: "AutomaticDisableChannelEnabled", Default: "false", Kind: KindBool},
+	{Key: "AutomaticEnableChannelEnabled", Default: "false", Kind: KindBool},
+	{Key: "ChannelTestInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+
+	// Site text.
+	{Key: "Notice", Default: "", Kind: KindText},
+	{Key: "SystemName", Default: "New API", Kind: KindString},
+	{Key: "Logo", Default: "", Kind: KindString},
+	{Key: "Footer", Default: "", Kind: KindText},
+	{Key: "About", Default: "", Kind: KindText},
+	{Key: "HomePageContent", Default: "", Kind: KindText},
+}
+
+var optionIndex = func() map[string]*OptionDef {
+	m := make(map[string]*OptionDef, len(OptionDefs))
+	for i := range OptionDefs {
+		m[OptionDefs[i].Key] = &OptionDefs[i]
+	}
+	return m
+}()
+
+// OptionDefFor returns the definition of key, or nil for an unknown key.
+func OptionDefFor(key string) *OptionDef { return optionIndex[key] }
+
+// Option is one key/value pair as the API lists it.
+type Option struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Settings is an immutable snapshot of every option with its JSON values
+// parsed once. A new snapshot replaces the old one on every change, so
+// readers never lock.
+type Settings struct {
+	values          map[string]string
+	ModelRatio      map[string]float64
+	ModelPrice      map[string]float64
+	CompletionRatio map[string]float64
+	GroupRatio      map[string]float64
+	TopupGroupRatio map[string]float64
+	UserUsable      map[string]string
+	Chats           []map[string]string
+	SensitiveWords  []string
+}
+
+type settingsPtr = atomic.Pointer[Settings]
+
+// Get returns the raw value of key.
+func (s *Settings) Get(key string) string { return s.values[key] }
+
+// Bool reports whether key is "true".
+func (s *Settings) Bool(key string) bool { return s.values[key] == "true" }
+
+// Int returns key as an integer (0 when unparsable).
+func (s *Settings) Int(key string) int64 {
+	v, err := strconv.ParseInt(s.values[key], 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s.values[key], 64)
+		if ferr != nil {
+			return 0
+		}
+		return int64(f)
+	}
+	return v
+}
+
+// Float returns key as a decimal (0 when unparsable).
+func (s *Settings) Float(key string) float64 {
+	v, _ := strconv.ParseFloat(s.values[key], 64)
+	return v
+}
+
+// List returns a comma-separated option as trimmed, non-empty items.
+func (s *Settings) List(key string) []string { return splitList(s.values[key]) }
+
+// QuotaPerUnit returns the quota that equals one US dollar.
+func (s *Settings) QuotaPerUnit() float64 {
+	if v := s.Float("QuotaPerUnit"); v > 0 {
+		return v
+	}
+	return 500000
+}
+
+// ServerAddress returns ServerAddress, or the local default until one is saved.
+func (s *Settings) ServerAddress() string {
+	if v := s.values["ServerAddress"]; v != "" {
+		return v
+	}
+	return "http://localhost:3000"
+}
+
+// Options returns every option, secrets excluded, in definition order.
+func (s *Settings) Options() []Option {
+	out := make([]Option, 0, len(OptionDefs))
+	for _, d := range OptionDefs {
+		if d.Secret {
+			continue
+		}
+		out = append(out, Option{Key: d.Key, Value: s.values[d.Key]})
+	}
+	return out
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Settings returns the current settings snapshot.
+func (s *Store) Settings() *Settings { return s.settings.Load() }
+
+func (s *Store) loadSettings() error {
+	values := make(map[string]string, len(OptionDefs))
+	for _, d := range OptionDefs {
+		values[d.Key] = d.Default
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOptions).ForEach(func(k, v []byte) error {
+			if _, ok := optionIndex[string(k)]; ok {
+				values[string(k)] = string(v)
+			}
+			return nil
+		})
+	}); err != nil {
+		return err
+	}
+	set, err := buildSettings(values)
+	if err != nil {
+		// A stored value that no longer parses falls back to its default
+		// rather than leaving the gateway without prices.
+		for _, d := range OptionDefs {
+			if _, verr := normalizeOption(&d, values[d.Key]); verr != nil {
+				values[d.Key] = d.Default
+			}
+		}
+		if set, err = buildSettings(values); err != nil {
+			return err
+		}
+	}
+	s.settings.Store(set)
+	return nil
+}
+
+func buildSettings(values map[string]string) (*Settings, error) {
+	set := &Settings{values: values}
+	var err error
+	parse := func(key string, dst *map[string]float64) {
+		if err == nil {
+			*dst, err = parseRatioMap(values[key])
+		}
+	}
+	parse("ModelRatio", &set.ModelRatio)
+	parse("ModelPrice", &set.ModelPrice)
+	parse("CompletionRatio", &set.CompletionRatio)
+	parse("GroupRatio", &set.GroupRatio)
+	parse("TopupGroupRatio", &set.TopupGroupRatio)
+	if err != nil {
+		return nil, err
+	}
+	if set.UserUsable, err = parseLabelMap(values["UserUsableGroups"]); err != nil {
+		return nil, err
+	}
+	if set.Chats, err = parseChats(values["Chats"]); err != nil {
+		return nil, err
+	}
+	for _, w := range strings.Split(values["SensitiveWords"], "\n") {
+		if w = strings.TrimSpace(w); w != "" {
+			set.SensitiveWords = append(set.SensitiveWords, strings.ToLower(w))
+		}
+	}
+	return set, nil
+}
+
+func parseRatioMap(v string) (map[string]float64, error) {
+	m := map[string]float64{}
+	if strings.TrimSpace(v) == "" {
+		return m, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for k, r := range m {
+		if r < 0 {
+			return nil, Errorf(EINVALID, "%s 的值不能为负数", k)
+		}
+	}
+	return m, nil
+}
+
+func parseLabelMap(v string) (map[string]string, error) {
+	m := map[string]string{}
+	if strings.TrimSpace(v) == "" {
+		return m, nil
+	}
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func parseChats(v string) ([]map[string]string, error) {
+	var list []map[string]string
+	if strings.TrimSpace(v) == "" {
+		return list, nil
+	}
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// normalizeOption validates value for d and returns the value to store.
+func normalizeOption(d *OptionDef, value string) (string, error) {
+	switch d.Kind {
+	case KindBool:
+		if value != "true" && value != "false" {
+			return "", Errorf(EINVALID, "%s 的值必须是 true 或 false", d.Key)
+		}
+	case KindInt:
+		value = strings.TrimSpace(value)
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return "", Errorf(EINVALID, "%s 的值必须是整数", d.Key)
+		}
+		if d.HasMin && float64(n) < d.Min {
+			return "", Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
+		}
+	case KindFloat:
+		value = strings.TrimSpace(value)
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return "", Errorf(EINVALID, "%s 的值必须是数字", d.Key)
+		}
+		if d.HasMin && f < d.Min {
+			return "", Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
+		}
+	case KindRatioMap:
+		if _, err := parseRatioMap(value); err != nil {
+			if e, ok := err.(*Error); ok {
+				return "", e
+			}
+			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+		}
+	case KindLabelMap:
+		if _, err := parseLabelMap(value); err != nil {
+			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+		}
+	case KindChats:
+		if _, err := parseChats(value); err != nil {
+			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+		}
+	case KindEnum:
+		ok := false
+		for _, e := range d.Enum {
+			ok = ok || e == value
+		}
+		if !ok {
+			return "", Errorf(EINVALID, "%s 的值必须是 %s 之一", d.Key, strings.Join(d.Enum, "、"))
+		}
+	case KindList:
+		value = strings.Join(splitList(value), ",")
+	case KindString:
+		if strings.ContainsAny(value, "\r\n") {
+			return "", Errorf(EINVALID, "%s 不能包含换行", d.Key)
+		}
+		value = strings.TrimSpace(value)
+	}
+	if d.TrimSlash {
+		value = strings.TrimRight(value, "/")
+	}
+	return value, nil
+}
+
+// UpdateOption validates and stores one option, then swaps the live settings.
+// A value that does not validate never reaches the file or the live settings.
+// Errors: EINVALID (unknown key, bad value, missing prerequisite).
+func (s *Store) UpdateOption(key, value string) error {
+	return s.UpdateOptions([]Option{{Key: key, Value: value}})
+}
+
+// UpdateOptions validates every pair, then stores them all in one transaction
+// and swaps the live settings: all or nothing.
+// Errors: EINVALID.
+func (s *Store) UpdateOptions(opts []Option) error {
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	cur := s.settings.Load()
+	values := make(map[string]string, len(cur.values))
+	for k, v := range cur.values {
+		values[k] = v
+	}
+	for _, o := range opts {
+		d := optionIndex[o.Key]
+		if d == nil {
+			return Errorf(EINVALID, "未知的配置项：%s", o.Key)
+		}
+		v, err := normalizeOption(d, o.Value)
+		if err != nil {
+			return err
+		}
+		values[o.Key] = v
+	}
+	// Enable pre-checks see the final state of the whole change.
+	for _, o := range opts {
+		d := optionIndex[o.Key]
+		if d.Requires != "" && values[o.Key] == "true" && strings.TrimSpace(values[d.Requires]) == "" {
+			return Errorf(EINVALID, "无法启用 %s，请先填入 %s", o.Key, d.Requires)
+		}
+	}
+	set, err := buildSettings(values)
+	if err != nil {
+		return Errorf(EINVALID, "配置不是合法的 JSON 字符串")
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketOptions)
+		for _, o := range opts {
+			if err := b.Put([]byte(o.Key), []byte(values[o.Key])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return Internal(err)
+	}
+	s.settings.Store(set)
+	if s.hooks.SettingsChanged != nil {
+		s.hooks.SettingsChanged(set)
+	}
+	return nil
+}
+
+// OptionKeys returns every known key, sorted; used by tests and docs.
+func OptionKeys() []string {
+	keys := make([]string, 0, len(OptionDefs))
+	for _, d := range OptionDefs {
+		keys = append(keys, d.Key)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store is the bbolt-backed implementation of every store interface. It is the
+// only type in the program that opens the data file.
+type Store struct {
+	db   *bolt.DB
+	path string
+
+	// Now returns the current time; tests replace it to control expiry.
+	Now func() time.Time
+
+	settingsMu sync.Mutex // serialises option writes with the settings swap
+	settings   settingsPtr
+
+	hooks hooks
+	ledger ledger
+}
+
+// Options configures Open.
+type Options struct {
+	// NoSync skips fsync; only tests may set it.
+	NoSync bool
+	// Timeout bounds the wait for the file lock held by another process.
+	Timeout time.Duration
+}
+
+// Open opens (creating if needed) the data file at path, creates every bucket,
+// runs pending migrations and loads the live settings.
+func Open(path string, opts Options) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("open %s: the file is locked by another process", path)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, Now: time.Now}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create buckets: %w", err)
+	}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.loadSettings(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the data file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the data file path.
+func (s *Store) Path() string { return s.path }
+
+// Backup writes a consistent snapshot of the whole file to w from one read
+// transaction; size is reported first so callers can set Content-Length.
+func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		if size != nil {
+			size(tx.Size())
+		}
+		_, err := tx.WriteTo(w)
+		return err
+	})
+}
+
+// Ping checks that the file answers a read transaction.
+func (s *Store) Ping() error { return s.db.View(func(*bolt.Tx) error { return nil }) }
+
+// DB exposes the bbolt handle to tests of this package only through export_test.go.
+
+// itob encodes an id as an 8-byte big-endian key, so keys sort by id.
+func itob(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func btoi(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, data)
+}
+
+// getJSON decodes the value at key into v; it reports false when absent. The
+// decode copies, so v outlives the transaction.
+func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	data := b.Get(key)
+	if data == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(data, v)
+}
+
+// hashSecret returns the SHA-256 of a high-entropy secret (session ids, access
+// tokens, API keys); such secrets are stored and looked up only by hash.
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// RandomString returns n characters from [0-9A-Za-z] drawn from crypto/rand
+// without modulo bias.
+func RandomString(n int) string {
+	out := make([]byte, n)
+	buf := make([]byte, n+n/2+8)
+	i := 0
+	for i < n {
+		if _, err := rand.Read(buf); err != nil {
+			panic(err)
+		}
+		for _, c := range buf {
+			if c >= 248 { // 248 = 4*62: reject to keep the distribution uniform
+				continue
+			}
+			out[i] = alnum[int(c)%62]
+			i++
+			if i == n {
+				break
+			}
+		}
+	}
+	return string(out)
+}
+
+// RandomHex returns n hexadecimal characters from crypto/rand.
+func RandomHex(n int) string {
+	const hexdigits = "0123456789abcdef"
+	buf := make([]byte, (n+1)/2)
+	if _, err := rand.Read(buf); err != nil {
+		panic(err)
+	}
+	out := make([]byte, 0, n+1)
+	for _, c := range buf {
+		out = append(out, hexdigits[c>>4], hexdigits[c&15])
+	}
+	return string(out[:n])
+}

@@ -1,0 +1,740 @@
+package store
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Roles.
+const (
+	RoleGuest  = 0
+	RoleCommon = 1
+	RoleAdmin  = 10
+	RoleRoot   = 100
+)
+
+// User statuses.
+const (
+	UserStatusEnabled  = 1
+	UserStatusDisabled = 2
+)
+
+// Field limits.
+const (
+	MaxUsernameLen    = 20
+	MinPasswordLen    = 8
+	MaxPasswordLen    = 20
+	MaxDisplayNameLen = 20
+	MaxEmailLen       = 50
+)
+
+// User is an account. Quota, UsedQuota and RequestCount are the committed
+// values; the ledger holds the live ones (see Store.Balance).
+type User struct {
+	ID              uint64 `json:"id"`
+	Username        string `json:"username"`
+	DisplayName     string `json:"display_name"`
+	PasswordHash    string `json:"password_hash"`
+	Email           string `json:"email"`
+	GitHubID        string `json:"github_id"`
+	WeChatID        string `json:"wechat_id"`
+	TelegramID      string `json:"telegram_id"`
+	LinuxDOID       string `json:"linux_do_id"`
+	AccessTokenHash []byte `json:"access_token_hash,omitempty"`
+	Quota           int64  `json:"quota"`
+	UsedQuota       int64  `json:"used_quota"`
+	RequestCount    int64  `json:"request_count"`
+	Group           string `json:"group"`
+	Role            int    `json:"role"`
+	Status          int    `json:"status"`
+	AffCode         string `json:"aff_code"`
+	AffCount        int64  `json:"aff_count"`
+	AffQuota        int64  `json:"aff_quota"`
+	AffHistoryQuota int64  `json:"aff_history_quota"`
+	InviterID       uint64 `json:"inviter_id"`
+	CreatedAt       int64  `json:"created_at"`
+	DeletedAt       int64  `json:"deleted_at"` // unix seconds; 0 = not deleted
+	// PasswordIsDefault is set while root still has the first-start password.
+	PasswordIsDefault bool `json:"password_is_default,omitempty"`
+}
+
+// Deleted reports whether the user was soft-deleted.
+func (u *User) Deleted() bool { return u.DeletedAt != 0 }
+
+// IsAdmin reports role >= admin.
+func (u *User) IsAdmin() bool { return u.Role >= RoleAdmin }
+
+// ValidateUsername checks the username rules.
+func ValidateUsername(name string) error {
+	if name == "" {
+		return Errorf(EINVALID, "用户名不能为空")
+	}
+	if utf8.RuneCountInString(name) > MaxUsernameLen {
+		return Errorf(EINVALID, "用户名长度不得超过 %d 位", MaxUsernameLen)
+	}
+	if strings.ContainsAny(name, " \t\r\n") {
+		return Errorf(EINVALID, "用户名不能包含空白字符")
+	}
+	return nil
+}
+
+// ValidatePassword checks the password rules.
+func ValidatePassword(pw string) error {
+	n := utf8.RuneCountInString(pw)
+	if n < MinPasswordLen {
+		return Errorf(EINVALID, "密码长度不得小于 %d 位！", MinPasswordLen)
+	}
+	if n > MaxPasswordLen {
+		return Errorf(EINVALID, "密码长度不得超过 %d 位！", MaxPasswordLen)
+	}
+	return nil
+}
+
+// ValidateDisplayName checks the display name rules.
+func ValidateDisplayName(name string) error {
+	if utf8.RuneCountInString(name) > MaxDisplayNameLen {
+		return Errorf(EINVALID, "显示名称长度不得超过 %d 位", MaxDisplayNameLen)
+	}
+	return nil
+}
+
+// ValidateEmail checks an e-mail address loosely: one @, a dot in the domain,
+// no spaces, the length limit.
+func ValidateEmail(email string) error {
+	if len(email) > MaxEmailLen {
+		return Errorf(EINVALID, "邮箱地址长度不得超过 %d 位", MaxEmailLen)
+	}
+	at := strings.LastIndexByte(email, '@')
+	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || !strings.Contains(email[at+1:], ".") {
+		return Errorf(EINVALID, "无效的邮箱地址")
+	}
+	return nil
+}
+
+// HashPassword returns the bcrypt hash of pw.
+func HashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	return string(h), err
+}
+
+// dummyHash is compared against when a login names no user, so that a
+// missing user costs the same time as a wrong password.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not-a-password-at-all"), bcrypt.DefaultCost)
+
+// CheckPassword reports whether pw matches u's hash; with u nil it does the
+// same work and reports false.
+func CheckPassword(u *User, pw string) bool {
+	if u == nil || u.PasswordHash == "" {
+		bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+		return false
+	}
+	return bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(pw)) == nil
+}
+
+// indexes of the user bucket: each maps a unique attribute to the user id.
+type userIndex struct {
+	bucket []byte
+	value  func(u *User) string
+	label  string
+}
+
+var userIndexes = []userIndex{
+	{bucketIdxUserByName, func(u *User) string { return strings.ToLower(u.Username) }, "用户名已存在"},
+	{bucketIdxUserByEmail, func(u *User) string { return strings.ToLower(u.Email) }, "邮箱地址已被占用"},
+	{bucketIdxUserByAff, func(u *User) string { return u.AffCode }, "邀请码冲突"},
+	{bucketIdxUserByAccess, func(u *User) string { return string(u.AccessTokenHash) }, "访问令牌冲突"},
+	{bucketIdxUserByGitHub, func(u *User) string { return u.GitHubID }, "该 GitHub 账户已被绑定"},
+	{bucketIdxUserByWeChat, func(u *User) string { return u.WeChatID }, "该微信账号已被绑定"},
+	{bucketIdxUserByTelegram, func(u *User) string { return u.TelegramID }, "该 Telegram 账户已被绑定"},
+	{bucketIdxUserByLinuxDO, func(u *User) string { return u.LinuxDOID }, "该 LinuxDO 账户已被绑定"},
+}
+
+// putUser writes u and brings every index in line with it, checking
+// uniqueness first; old is the previous version (nil on create). Deleted users
+// keep their index entries, so their username and e-mail stay reserved.
+func putUser(tx *bolt.Tx, old, u *User) error {
+	for _, ix := range userIndexes {
+		nv := ix.value(u)
+		ov := ""
+		if old != nil {
+			ov = ix.value(old)
+		}
+		if nv == ov {
+			continue
+		}
+		b := tx.Bucket(ix.bucket)
+		if nv != "" {
+			if id := b.Get([]byte(nv)); id != nil && btoi(id) != u.ID {
+				return Errorf(ECONFLICT, "%s", ix.label)
+			}
+		}
+		if ov != "" {
+			if err := b.Delete([]byte(ov)); err != nil {
+				return err
+			}
+		}
+		if nv != "" {
+			if err := b.Put([]byte(nv), itob(u.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	return putJSON(tx.Bucket(bucketUsers), itob(u.ID), u)
+}
+
+func getUser(tx *bolt.Tx, id uint64) (*User, error) {
+	var u User
+	ok, err := getJSON(tx.Bucket(bucketUsers), itob(id), &u)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if !ok {
+		return nil, Errorf(ENOTFOUND, "用户不存在")
+	}
+	return &u, nil
+}
+
+func getUserBy(tx *bolt.Tx, bucket []byte, key string) (*User, error) {
+	if key == "" {
+		return nil, Errorf(ENOTFOUND, "用户不存在")
+	}
+	id := tx.Bucket(bucket).Get([]byte(key))
+	if id == nil {
+		return nil, Errorf(ENOTFOUND, "用户不存在")
+	}
+	return getUser(tx, btoi(id))
+}
+
+// newAffCode draws 4-character codes until one is free.
+func newAffCode(tx *bolt.Tx) string {
+	b := tx.Bucket(bucketIdxUserByAff)
+	for n := 4; ; n++ {
+		for i := 0; i < 8; i++ {
+			c := RandomString(n)
+			if b.Get([]byte(c)) == nil {
+				return c
+			}
+		}
+	}
+}
+
+// NewUser holds what creating an account needs.
+type NewUser struct {
+	Username    string
+	Password    string // plain; hashed here
+	DisplayName string
+	Email       string
+	Role        int
+	Group       string
+	InviterCode string // aff code of the inviter, optional
+	GitHubID    string
+	WeChatID    string
+	TelegramID  string
+	LinuxDOID   string
+	// DefaultPassword marks the first-start root account.
+	DefaultPassword bool
+}
+
+// CreateUser creates an account, applies QuotaForNewUser and the invite
+// rewards, and writes their logs, all in one transaction.
+// Errors: EINVALID, ECONFLICT (username, e-mail or external id taken).
+func (s *Store) CreateUser(in NewUser) (*User, error) {
+	in.Username = strings.TrimSpace(in.Username)
+	if err := ValidateUsername(in.Username); err != nil {
+		return nil, err
+	}
+	if !in.DefaultPassword {
+		if err := ValidatePassword(in.Password); err != nil {
+			return nil, err
+		}
+	}
+	if in.DisplayName == "" {
+		in.DisplayName = in.Username
+	}
+	if err := ValidateDisplayName(in.DisplayName); err != nil {
+		return nil, err
+	}
+	if in.Email != "" {
+		if err := ValidateEmail(in.Email); err != nil {
+			return nil, err
+		}
+	}
+	if in.Role == 0 {
+		in.Role = RoleCommon
+	}
+	if in.Group == "" {
+		in.Group = "default"
+	}
+	hash, err := HashPassword(in.Password)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	set := s.Settings()
+	now := s.Now()
+	var created *User
+	var credits []balanceDelta
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		credits = credits[:0]
+		id, _ := tx.Bucket(bucketUsers).NextSequence()
+		u := &User{
+			ID: id, Username: in.Username, DisplayName: in.DisplayName, PasswordHash: hash,
+			Email: in.Email, Role: in.Role, Status: UserStatusEnabled, Group: in.Group,
+			GitHubID: in.GitHubID, WeChatID: in.WeChatID, TelegramID: in.TelegramID, LinuxDOID: in.LinuxDOID,
+			CreatedAt: now.Unix(), PasswordIsDefault: in.DefaultPassword,
+		}
+		u.AffCode = newAffCode(tx)
+		var inviter *User
+		if in.InviterCode != "" {
+			if inv, err := getUserBy(tx, bucketIdxUserByAff, in.InviterCode); err == nil && !inv.Deleted() {
+				inviter = inv
+				u.InviterID = inv.ID
+			}
+		}
+		if q := set.Int("QuotaForNewUser"); q > 0 {
+			u.Quota += q
+			credits = append(credits, balanceDelta{user: id, quota: q})
+			if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
+				Content: "新用户注册赠送 " + formatQuota(set, q)}); err != nil {
+				return err
+			}
+		}
+		if inviter != nil {
+			if q := set.Int("QuotaForInvitee"); q > 0 {
+				u.Quota += q
+				credits = append(credits, balanceDelta{user: id, quota: q})
+				if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
+					Content: "使用邀请码赠送 " + formatQuota(set, q)}); err != nil {
+					return err
+				}
+			}
+			old := *inviter
+			inviter.AffCount++
+			if q := set.Int("QuotaForInviter"); q > 0 {
+				inviter.AffQuota += q
+				inviter.AffHistoryQuota += q
+				if err := appendLog(tx, &Log{UserID: inviter.ID, Username: inviter.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
+					Content: "邀请用户赠送 " + formatQuota(set, q)}); err != nil {
+					return err
+				}
+			}
+			if err := putUser(tx, &old, inviter); err != nil {
+				return err
+			}
+		}
+		if err := putUser(tx, nil, u); err != nil {
+			return err
+		}
+		created = u
+		return nil
+	})
+	if err != nil {
+		return nil, wrapTx(err)
+	}
+	s.ledger.credit(credits)
+	s.userChanged(created.ID)
+	return created, nil
+}
+
+// wrapTx passes domain errors through and wraps anything else as internal.
+func wrapTx(err error) error { return Internal(err) }
+
+// EnsureRoot creates root / 123456 (role 100, quota 100 000 000) when the
+// store has no user at all. It reports whether it created the account.
+func (s *Store) EnsureRoot() (bool, error) {
+	empty := false
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketUsers).Cursor().First()
+		empty = k == nil
+		return nil
+	}); err != nil || !empty {
+		return false, err
+	}
+	u, err := s.CreateUser(NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true})
+	if err != nil {
+		return false, err
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		cur, err := getUser(tx, u.ID)
+		if err != nil {
+			return err
+		}
+		cur.Quota += 100000000
+		return putUser(tx, cur, cur)
+	}); err != nil {
+		return false, err
+	}
+	s.ledger.credit([]balanceDelta{{user: u.ID, quota: 100000000}})
+	return true, nil
+}
+
+// User returns the user with id, deleted ones included.
+// Errors: ENOTFOUND.
+func (s *Store) User(id uint64) (*User, error) {
+	var u *User
+	err := s.db.View(func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return })
+	if err != nil {
+		return nil, err
+	}
+	s.ledger.overlay(u)
+	return u, nil
+}
+
+// UserByLogin finds a user by username or e-mail (case-insensitive).
+// Errors: ENOTFOUND.
+func (s *Store) UserByLogin(login string) (*User, error) {
+	var u *User
+	key := strings.ToLower(strings.TrimSpace(login))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if u, err = getUserBy(tx, bucketIdxUserByName, key); err == nil {
+			return nil
+		}
+		u, err = getUserBy(tx, bucketIdxUserByEmail, key)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.ledger.overlay(u)
+	return u, nil
+}
+
+// UserByEmail finds a user by e-mail. Errors: ENOTFOUND.
+func (s *Store) UserByEmail(email string) (*User, error) {
+	return s.userByIndex(bucketIdxUserByEmail, strings.ToLower(strings.TrimSpace(email)))
+}
+
+// UserByUsername finds a user by username. Errors: ENOTFOUND.
+func (s *Store) UserByUsername(name string) (*User, error) {
+	return s.userByIndex(bucketIdxUserByName, strings.ToLower(strings.TrimSpace(name)))
+}
+
+// UserByAccessToken finds the user whose system access token is token.
+// Errors: ENOTFOUND.
+func (s *Store) UserByAccessToken(token string) (*User, error) {
+	if token == "" {
+		return nil, Errorf(ENOTFOUND, "用户不存在")
+	}
+	return s.userByIndex(bucketIdxUserByAccess, string(hashSecret(token)))
+}
+
+// UserByExternalID finds a user by a third-party id; provider is one of
+// "github", "wechat", "telegram", "linuxdo". Errors: ENOTFOUND.
+func (s *Store) UserByExternalID(provider, id string) (*User, error) {
+	b := externalBucket(provider)
+	if b == nil {
+		return nil, Errorf(EINVALID, "未知的登录方式")
+	}
+	return s.userByIndex(b, id)
+}
+
+func externalBucket(provider string) []byte {
+	switch provider {
+	case "github":
+		return bucketIdxUserByGitHub
+	case "wechat":
+		return bucketIdxUserByWeChat
+	case "telegram":
+		return bucketIdxUserByTelegram
+	case "linuxdo":
+		return bucketIdxUserByLinuxDO
+	}
+	return nil
+}
+
+func (s *Store) userByIndex(bucket []byte, key string) (*User, error) {
+	var u *User
+	err := s.db.View(func(tx *bolt.Tx) (err error) { u, err = getUserBy(tx, bucket, key); return })
+	if err != nil {
+		return nil, err
+	}
+	s.ledger.overlay(u)
+	return u, nil
+}
+
+// UsernameTaken reports whether name is used by any account, deleted ones included.
+func (s *Store) UsernameTaken(name string) bool {
+	_, err := s.UserByUsername(name)
+	return err == nil
+}
+
+// EmailTaken reports whether email is used by any account, deleted ones included.
+func (s *Store) EmailTaken(email string) bool {
+	_, err := s.UserByEmail(email)
+	return err == nil
+}
+
+// UserUpdate lists the fields to change; nil fields stay as they are.
+type UserUpdate struct {
+	Username    *string
+	DisplayName *string
+	Password    *string // plain; validated and hashed here
+	Email       *string
+	Group       *string
+	Role        *int
+	Status      *int
+	GitHubID    *string
+	WeChatID    *string
+	TelegramID  *string
+	LinuxDOID   *string
+}
+
+// UpdateUser applies upd to the user in one transaction. A password, role or
+// status change, or a deletion, ends the user's sessions in the same
+// transaction. Errors: ENOTFOUND, EINVALID, ECONFLICT.
+func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
+	if upd.Username != nil {
+		v := strings.TrimSpace(*upd.Username)
+		upd.Username = &v
+		if err := ValidateUsername(v); err != nil {
+			return nil, err
+		}
+	}
+	if upd.DisplayName != nil {
+		if err := ValidateDisplayName(*upd.DisplayName); err != nil {
+			return nil, err
+		}
+	}
+	if upd.Email != nil && *upd.Email != "" {
+		if err := ValidateEmail(*upd.Email); err != nil {
+			return nil, err
+		}
+	}
+	var hash string
+	if upd.Password != nil {
+		if err := ValidatePassword(*upd.Password); err != nil {
+			return nil, err
+		}
+		h, err := HashPassword(*upd.Password)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		hash = h
+	}
+	var out *User
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		old := *u
+		endSessions := false
+		set := func(dst *string, v *string) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		set(&u.Username, upd.Username)
+		set(&u.DisplayName, upd.DisplayName)
+		set(&u.Email, upd.Email)
+		set(&u.Group, upd.Group)
+		set(&u.GitHubID, upd.GitHubID)
+		set(&u.WeChatID, upd.WeChatID)
+		set(&u.TelegramID, upd.TelegramID)
+		set(&u.LinuxDOID, upd.LinuxDOID)
+		if hash != "" {
+			u.PasswordHash = hash
+			u.PasswordIsDefault = false
+			endSessions = true
+		}
+		if upd.Role != nil && *upd.Role != u.Role {
+			u.Role = *upd.Role
+			endSessions = true
+		}
+		if upd.Status != nil && *upd.Status != u.Status {
+			u.Status = *upd.Status
+			endSessions = endSessions || u.Status != UserStatusEnabled
+		}
+		if err := putUser(tx, &old, u); err != nil {
+			return err
+		}
+		if endSessions {
+			if err := deleteUserSessions(tx, id); err != nil {
+				return err
+			}
+		}
+		out = u
+		return nil
+	})
+	if err != nil {
+		return nil, wrapTx(err)
+	}
+	s.ledger.overlay(out)
+	s.userChanged(id)
+	return out, nil
+}
+
+// DeleteUser soft-deletes the user and ends their sessions. Root accounts
+// cannot be deleted. Errors: ENOTFOUND, EFORBIDDEN.
+func (s *Store) DeleteUser(id uint64) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		if u.Role >= RoleRoot {
+			return Errorf(EFORBIDDEN, "不能删除超级管理员账户")
+		}
+		if u.Deleted() {
+			return nil
+		}
+		old := *u
+		u.DeletedAt = s.Now().Unix()
+		u.AccessTokenHash = nil
+		if err := putUser(tx, &old, u); err != nil {
+			return err
+		}
+		return deleteUserSessions(tx, id)
+	})
+	if err != nil {
+		return wrapTx(err)
+	}
+	s.userChanged(id)
+	return nil
+}
+
+// ResetAccessToken creates a new system access token for the user, stores
+// only its hash and returns the token; the previous one stops working.
+// Errors: ENOTFOUND.
+func (s *Store) ResetAccessToken(id uint64) (string, error) {
+	token := RandomString(40)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		if u.Deleted() {
+			return Errorf(EFORBIDDEN, "用户已注销")
+		}
+		old := *u
+		u.AccessTokenHash = hashSecret(token)
+		return putUser(tx, &old, u)
+	})
+	if err != nil {
+		return "", wrapTx(err)
+	}
+	return token, nil
+}
+
+// EnsureAffCode returns the user's invite code, creating one if missing.
+// Errors: ENOTFOUND.
+func (s *Store) EnsureAffCode(id uint64) (string, error) {
+	var code string
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		if u.AffCode != "" {
+			code = u.AffCode
+			return nil
+		}
+		old := *u
+		u.AffCode = newAffCode(tx)
+		code = u.AffCode
+		return putUser(tx, &old, u)
+	})
+	return code, wrapTx(err)
+}
+
+// TransferAffQuota moves quota from the user's invite earnings to their
+// balance in one transaction. The amount must be at least QuotaPerUnit and
+// at most aff_quota. Errors: EINVALID, ENOTFOUND.
+func (s *Store) TransferAffQuota(id uint64, quota int64) (*User, error) {
+	min := int64(s.Settings().QuotaPerUnit())
+	if quota < min {
+		return nil, Errorf(EINVALID, "划转金额最低为 %s", formatQuota(s.Settings(), min))
+	}
+	var out *User
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		if u.AffQuota < quota {
+			return Errorf(EINVALID, "邀请额度不足")
+		}
+		old := *u
+		u.AffQuota -= quota
+		u.Quota += quota
+		out = u
+		return putUser(tx, &old, u)
+	})
+	if err != nil {
+		return nil, wrapTx(err)
+	}
+	s.ledger.credit([]balanceDelta{{user: id, quota: quota}})
+	s.ledger.overlay(out)
+	s.userChanged(id)
+	return out, nil
+}
+
+// UserFilter selects users for listing and search.
+type UserFilter struct {
+	Keyword string // id, or part of username, e-mail or display name
+	Group   string
+	Offset  int
+	Limit   int // 0 = no limit
+}
+
+// Users lists users newest first, deleted ones included.
+func (s *Store) Users(f UserFilter) ([]*User, error) {
+	var out []*User
+	kw := strings.ToLower(strings.TrimSpace(f.Keyword))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if kw != "" {
+			if id, err := strconv.ParseUint(kw, 10, 64); err == nil {
+				if u, err := getUser(tx, id); err == nil && (f.Group == "" || u.Group == f.Group) {
+					out = append(out, u)
+					return nil
+				}
+			}
+		}
+		skipped := 0
+		c := tx.Bucket(bucketUsers).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if kw != "" || f.Group != "" {
+				if f.Group != "" && !bytes.Contains(v, []byte(`"group":"`+f.Group+`"`)) {
+					continue
+				}
+			}
+			var u User
+			if err := jsonUnmarshal(v, &u); err != nil {
+				return err
+			}
+			if f.Group != "" && u.Group != f.Group {
+				continue
+			}
+			if kw != "" && !strings.Contains(strings.ToLower(u.Username), kw) &&
+				!strings.Contains(strings.ToLower(u.Email), kw) && !strings.Contains(strings.ToLower(u.DisplayName), kw) {
+				continue
+			}
+			if skipped < f.Offset {
+				skipped++
+				continue
+			}
+			out = append(out, &u)
+			if f.Limit > 0 && len(out) >= f.Limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	for _, u := range out {
+		s.ledger.overlay(u)
+	}
+	return out, nil
+}
+
+// nowUnix is a small helper for records stamped in seconds.
+func (s *Store) nowUnix() int64 { return s.Now().Unix() }
+

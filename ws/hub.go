@@ -1,0 +1,180 @@
+// Package ws is the live hub: one WebSocket per console tab, carrying
+// {topic, data} messages. Publishing never blocks; a subscriber that falls
+// behind is disconnected and its console reconnects.
+package ws
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/coder/websocket"
+)
+
+// Message is what subscribers receive.
+type Message struct {
+	Topic string `json:"topic"`
+	Data  any    `json:"data"`
+}
+
+// Audience says who may receive a message.
+type Audience struct {
+	UserID  uint64 // when non-zero, only this user's connections
+	MinRole int    // only connections whose role is at least this
+}
+
+// Identity is the authenticated owner of a connection.
+type Identity struct {
+	UserID  uint64
+	Role    int
+	Session string // an opaque id of the login session, for DisconnectSession
+}
+
+// CloseUnauthorized is the close code sent when the owner's session ends.
+const CloseUnauthorized websocket.StatusCode = 4401
+
+type subscriber struct {
+	id   Identity
+	msgs chan []byte
+	kick func(code websocket.StatusCode, reason string)
+}
+
+// Hub fans messages out to subscribers.
+type Hub struct {
+	// SendBuffer is the number of queued messages a subscriber may lag.
+	SendBuffer int
+	// WriteTimeout bounds every write to a client.
+	WriteTimeout time.Duration
+	// OriginPatterns are extra allowed origins (same-origin is always allowed).
+	OriginPatterns []string
+
+	mu   sync.Mutex
+	subs map[*subscriber]struct{}
+}
+
+// NewHub returns a hub with default limits.
+func NewHub() *Hub {
+	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, subs: make(map[*subscriber]struct{})}
+}
+
+// Publish queues msg for every subscriber in the audience without blocking.
+func (h *Hub) Publish(aud Audience, topic string, data any) {
+	payload, err := json.Marshal(Message{Topic: topic, Data: data})
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if aud.UserID != 0 && s.id.UserID != aud.UserID {
+			continue
+		}
+		if s.id.Role < aud.MinRole {
+			continue
+		}
+		select {
+		case s.msgs <- payload:
+		default:
+			delete(h.subs, s)
+			go s.kick(websocket.StatusPolicyViolation, "connection too slow to keep up with messages")
+		}
+	}
+}
+
+// Disconnect closes every connection of userID, e.g. after a ban or logout.
+func (h *Hub) Disconnect(userID uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.id.UserID == userID {
+			delete(h.subs, s)
+			go s.kick(CloseUnauthorized, "session ended")
+		}
+	}
+}
+
+// DisconnectSession closes the connections opened under one login session.
+func (h *Hub) DisconnectSession(session string) {
+	if session == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.id.Session == session {
+			delete(h.subs, s)
+			go s.kick(CloseUnauthorized, "session ended")
+		}
+	}
+}
+
+// Count returns the number of connected subscribers.
+func (h *Hub) Count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// Serve upgrades the request and streams messages to it until the client
+// goes away. The caller has authenticated the request as id.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello ...Message) error {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.OriginPatterns})
+	if err != nil {
+		return err
+	}
+	ctx := c.CloseRead(r.Context())
+	var once sync.Once
+	s := &subscriber{id: id, msgs: make(chan []byte, h.SendBuffer)}
+	s.kick = func(code websocket.StatusCode, reason string) {
+		once.Do(func() { c.Close(code, reason) })
+	}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.subs, s)
+		h.mu.Unlock()
+		s.kick(websocket.StatusNormalClosure, "")
+	}()
+	for _, m := range hello {
+		payload, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := h.write(ctx, c, payload); err != nil {
+			return err
+		}
+	}
+	ping := time.NewTicker(30 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case payload := <-s.msgs:
+			if err := h.write(ctx, c, payload); err != nil {
+				return err
+			}
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
+			err := c.Ping(pctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil
+			}
+			return ctx.Err()
+		}
+	}
+}
+
+func (h *Hub) write(ctx context.Context, c *websocket.Conn, payload []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
+	defer cancel()
+	return c.Write(ctx, websocket.MessageText, payload)
+}
