@@ -22,6 +22,7 @@ import (
 	"gateway/api"
 	"gateway/egress"
 	"gateway/policy"
+	"gateway/relay"
 	"gateway/store"
 	"gateway/ui"
 	"gateway/ws"
@@ -43,6 +44,10 @@ type Config struct {
 	CriticalRateWindow    time.Duration
 	ShutdownTimeout       time.Duration
 	TurnstileVerifyURL    string
+	StreamIdleTimeout     time.Duration
+	FirstByteTimeout      time.Duration
+	RelayTimeout          time.Duration
+	SyncInterval          time.Duration
 	NoSync                bool
 }
 
@@ -104,6 +109,11 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", envDuration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
+	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", envDuration("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second), "end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT)")
+	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", envDuration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
+	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
+	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
+		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -167,12 +177,22 @@ func (m *Main) Run(ctx context.Context) error {
 		AllowedHosts: func() []string { return st.Settings().List("EgressAllowedHosts") },
 		Timeout:      30 * time.Second,
 	})
+	if c.SyncInterval > 0 {
+		st.SetSyncInterval(c.SyncInterval)
+	}
 	st.SetHooks(store.Hooks{
 		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
 		SettingsChanged: func(s *store.Settings) { api.PublishNotice(hub, s.Get("Notice")) },
+		Charged:         func(b store.ChargeBatch) { api.PublishCharges(hub, b) },
+	})
+	rl := relay.New(relay.Config{
+		Store: st, Client: out.HTTP(),
+		ClientIP:          func(r *http.Request) string { return api.ClientIP(trusted, r) },
+		Events:            api.RelayEvents{Hub: hub},
+		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
 	m.server = api.New(api.Config{
-		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(),
+		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl,
 		TrustedProxies:     trusted,
 		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},
 		CriticalRateLimit:  api.RateLimit{N: c.CriticalRateLimit, Window: c.CriticalRateWindow},

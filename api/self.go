@@ -113,24 +113,9 @@ func (s *Server) transferAffQuota(w http.ResponseWriter, r *http.Request) {
 	writeMessage(w, "划转成功", viewUser(u))
 }
 
-// usableGroups returns group -> label for the groups a user of userGroup may
-// pick: the UserUsableGroups plus their own group, limited to groups that
-// have a ratio.
+// usableGroups returns group -> label for the groups a user of userGroup may pick.
 func usableGroups(set *store.Settings, userGroup string) map[string]string {
-	out := map[string]string{}
-	for g, label := range set.UserUsable {
-		if _, ok := set.GroupRatio[g]; ok {
-			out[g] = label
-		}
-	}
-	if userGroup != "" {
-		if _, ok := out[userGroup]; !ok {
-			if _, ok := set.GroupRatio[userGroup]; ok {
-				out[userGroup] = "用户分组"
-			}
-		}
-	}
-	return out
+	return set.UsableGroups(userGroup)
 }
 
 // UsableGroupNames returns the sorted keys of usableGroups.

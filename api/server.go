@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gateway/policy"
+	"gateway/relay"
 	"gateway/store"
 	"gateway/ws"
 )
@@ -26,8 +27,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// UI is the built console; nil or empty serves a short notice.
 	UI fs.FS
-	// Relay serves /v1, /dashboard and /pg; nil leaves them unrouted.
-	Relay RelayRoutes
+	// Relay serves /v1 and /dashboard, the playground and channel tests.
+	Relay *relay.Relay
 
 	TrustedProxies    []netip.Prefix
 	APIRateLimit      RateLimit
@@ -41,12 +42,6 @@ type Config struct {
 
 	Version   string
 	StartTime time.Time
-}
-
-// RelayRoutes registers the relay's routes on the mux; guard wraps a
-// handler with the policy check for pattern.
-type RelayRoutes interface {
-	Register(mux *http.ServeMux)
 }
 
 // Server is the HTTP front of the gateway.
@@ -94,6 +89,10 @@ func New(cfg Config) *Server {
 	s.registerRoutes()
 	if cfg.Relay != nil {
 		cfg.Relay.Register(s.mux)
+	} else {
+		s.cfg.Relay = relay.New(relay.Config{Store: cfg.Store, Client: cfg.HTTPClient,
+			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub}})
+		s.cfg.Relay.Register(s.mux)
 	}
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
@@ -156,9 +155,14 @@ func (s *Server) registerRoutes() {
 	s.handleCritical("GET /api/oauth/email/bind", s.bindEmail)
 	s.handle("GET /api/ws", s.serveWS)
 
+	s.registerTokenRoutes()
+	s.registerChannelRoutes()
+	s.registerLogRoutes()
+	s.registerChannelOpsRoutes()
+
 	// Root.
-	s.handle("GET /api/option/", s.listOptions)
-	s.handle("PUT /api/option/", s.updateOption)
+	s.handle("GET /api/option/{$}", s.listOptions)
+	s.handle("PUT /api/option/{$}", s.updateOption)
 	s.handle("POST /api/option/rest_model_ratio", s.resetModelRatio)
 	s.handle("GET /api/backup", s.backup)
 }

@@ -24,7 +24,11 @@ var (
 	bucketIdxLogsByUser  = []byte("idx_log_by_user")
 	bucketIdxLogsByToken = []byte("idx_log_by_token")
 
+	bucketIdxLogsByChannel = []byte("idx_log_by_channel")
+	bucketIdxLogsByModel   = []byte("idx_log_by_model")
+
 	bucketChannels       = []byte("channels")
+	bucketAbilities      = []byte("abilities")
 	bucketTokens         = []byte("tokens")
 	bucketIdxTokenByKey  = []byte("idx_token_by_key")
 	bucketIdxTokenByUser = []byte("idx_token_by_user")
@@ -38,8 +42,8 @@ var allBuckets = [][]byte{
 	bucketIdxUserByTelegram, bucketIdxUserByLinuxDO,
 	bucketSessions, bucketIdxSessionsByUser,
 	bucketOptions, bucketCodes,
-	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken,
-	bucketChannels, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
+	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel,
+	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }
 
 // Meta keys.

@@ -7,6 +7,9 @@ type Hooks struct {
 	UserChanged func(u *User)
 	// SettingsChanged is called after options change.
 	SettingsChanged func(s *Settings)
+	// Charged is called after each committed batch of charges with the new
+	// consume logs and the live balances of the users charged.
+	Charged func(b ChargeBatch)
 }
 
 type hooks = Hooks

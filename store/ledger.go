@@ -1,42 +1,164 @@
 package store
 
-import "sync"
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// balanceDelta is a change to a user's live balance.
+	bolt "go.etcd.io/bbolt"
+)
+
+// The ledger keeps balances in memory as the authority while this process
+// owns the file: the committed value minus open reservations. Every settled
+// call becomes one charge (its consume log plus its balance deltas); one
+// writer groups concurrent charges into a single bbolt transaction, so the
+// fsync cost is shared, and a caller waits until its charge is durable.
+//
+// Credits (registration gifts, invite transfers, top-ups, admin changes)
+// commit first and reach memory under the ledger lock in the same step, so a
+// balance loaded from the file in between can never count them twice.
+
+// balanceDelta is a change to live balances that a transaction committed.
 type balanceDelta struct {
-	user  uint64
-	quota int64
-	used  int64
-	count int64
+	user    uint64
+	quota   int64
+	used    int64
+	count   int64
+	token   uint64
+	remain  int64
+	tokUsed int64
 }
 
-// liveBalance is the in-memory authority for one user's balance while the
-// process owns the file: committed value minus open reservations.
+// liveBalance is one user's live balance.
 type liveBalance struct {
 	quota, used, count int64
 }
 
-// ledger holds live balances. Entries are loaded lazily on first use and
-// never evicted, so a balance missing from memory has no pending change.
-type ledger struct {
-	mu    sync.Mutex
-	users map[uint64]*liveBalance
+// liveToken is one token's live balance.
+type liveToken struct {
+	remain, used int64
+	unlimited    bool
 }
 
-// credit applies committed deltas to the live balances that are loaded.
-func (l *ledger) credit(ds []balanceDelta) {
-	if len(ds) == 0 {
+// Balance is a user's live balance as published after a charge.
+type Balance struct {
+	UserID       uint64
+	Quota        int64
+	UsedQuota    int64
+	RequestCount int64
+}
+
+type ledger struct {
+	s        *Store
+	mu       sync.Mutex
+	users    map[uint64]*liveBalance
+	tokens   map[uint64]*liveToken
+	channels map[uint64]int64 // channel used quota, live
+
+	queue    chan *charge
+	wg       sync.WaitGroup
+	closed   atomic.Bool
+	interval time.Duration // 0 = callers wait for their commit
+}
+
+// charge is one settled call on its way to the file.
+type charge struct {
+	userID, tokenID, channelID uint64
+	quota                      int64
+	log                        *Log // nil when consume logging is off
+	done                       chan error
+}
+
+func (l *ledger) init(s *Store) {
+	l.s = s
+	l.users = map[uint64]*liveBalance{}
+	l.tokens = map[uint64]*liveToken{}
+	l.channels = map[uint64]int64{}
+	l.queue = make(chan *charge, 4096)
+	l.wg.Add(1)
+	go l.writer()
+}
+
+// close drains the queue and stops the writer.
+func (l *ledger) close() {
+	if l.closed.Swap(true) {
 		return
 	}
-	l.mu.Lock()
+	close(l.queue)
+	l.wg.Wait()
+}
+
+// loadUser returns the live balance of id, reading it from the file on first
+// use. Callers hold l.mu.
+func (l *ledger) loadUser(id uint64) (*liveBalance, error) {
+	if b := l.users[id]; b != nil {
+		return b, nil
+	}
+	var u *User
+	if err := l.s.db.View(func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return }); err != nil {
+		return nil, err
+	}
+	b := &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount}
+	l.users[id] = b
+	return b, nil
+}
+
+func (l *ledger) loadToken(id uint64) (*liveToken, error) {
+	if t := l.tokens[id]; t != nil {
+		return t, nil
+	}
+	var t *Token
+	if err := l.s.db.View(func(tx *bolt.Tx) (err error) { t, err = getToken(tx, id); return }); err != nil {
+		return nil, err
+	}
+	lt := &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota}
+	l.tokens[id] = lt
+	return lt, nil
+}
+
+// applyLocked adds committed deltas to the loaded balances.
+func (l *ledger) applyLocked(ds []balanceDelta) {
 	for _, d := range ds {
-		if b := l.users[d.user]; b != nil {
-			b.quota += d.quota
-			b.used += d.used
-			b.count += d.count
+		if d.user != 0 {
+			if b := l.users[d.user]; b != nil {
+				b.quota += d.quota
+				b.used += d.used
+				b.count += d.count
+			}
+		}
+		if d.token != 0 {
+			if t := l.tokens[d.token]; t != nil {
+				t.remain += d.remain
+				t.used += d.tokUsed
+			}
 		}
 	}
+}
+
+// credit applies deltas committed outside updateBalances (first-start root).
+func (l *ledger) credit(ds []balanceDelta) {
+	l.mu.Lock()
+	l.applyLocked(ds)
 	l.mu.Unlock()
+}
+
+// updateBalances runs fn in a write transaction while holding the ledger lock
+// and applies the deltas fn returns to memory once the commit succeeded.
+func (s *Store) updateBalances(fn func(tx *bolt.Tx) ([]balanceDelta, error)) error {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ds []balanceDelta
+	err := s.db.Update(func(tx *bolt.Tx) (err error) {
+		ds, err = fn(tx)
+		return
+	})
+	if err != nil {
+		return wrapTx(err)
+	}
+	l.applyLocked(ds)
+	return nil
 }
 
 // overlay replaces the committed balance fields of u with the live ones.
@@ -49,4 +171,376 @@ func (l *ledger) overlay(u *User) {
 		u.Quota, u.UsedQuota, u.RequestCount = b.quota, b.used, b.count
 	}
 	l.mu.Unlock()
+}
+
+func (l *ledger) overlayToken(t *Token) {
+	if t == nil {
+		return
+	}
+	l.mu.Lock()
+	if lt := l.tokens[t.ID]; lt != nil {
+		t.RemainQuota, t.UsedQuota = lt.remain, lt.used
+	}
+	l.mu.Unlock()
+}
+
+func (l *ledger) overlayChannel(c *Channel) {
+	if c == nil {
+		return
+	}
+	l.mu.Lock()
+	if used, ok := l.channels[c.ID]; ok {
+		c.UsedQuota = used
+	}
+	l.mu.Unlock()
+}
+
+// Reservation is quota held for one call until it settles or is refunded.
+type Reservation struct {
+	UserID, TokenID uint64
+	Amount          int64
+	done            atomic.Bool
+}
+
+// Reserve holds amount against the user and, unless tokenID is 0 or the
+// token is unlimited, against the token. It fails without holding anything
+// when either cannot cover it. Errors: EQUOTA, ENOTFOUND.
+func (s *Store) Reserve(userID, tokenID uint64, amount int64) (*Reservation, error) {
+	if amount < 0 {
+		amount = 0
+	}
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u, err := l.loadUser(userID)
+	if err != nil {
+		return nil, err
+	}
+	var t *liveToken
+	if tokenID != 0 {
+		if t, err = l.loadToken(tokenID); err != nil {
+			return nil, err
+		}
+	}
+	if u.quota <= 0 || u.quota < amount {
+		return nil, Errorf(EQUOTA, "用户额度不足")
+	}
+	if t != nil && !t.unlimited && (t.remain <= 0 || t.remain < amount) {
+		return nil, Errorf(EQUOTA, "令牌额度不足")
+	}
+	u.quota -= amount
+	if t != nil && !t.unlimited {
+		t.remain -= amount
+	}
+	return &Reservation{UserID: userID, TokenID: tokenID, Amount: amount}, nil
+}
+
+// Refund returns a reservation's quota. Only the first Refund or Settle of a
+// reservation has any effect.
+func (s *Store) Refund(r *Reservation) {
+	if r == nil || r.done.Swap(true) {
+		return
+	}
+	l := &s.ledger
+	l.mu.Lock()
+	if u := l.users[r.UserID]; u != nil {
+		u.quota += r.Amount
+	}
+	if r.TokenID != 0 {
+		if t := l.tokens[r.TokenID]; t != nil && !t.unlimited {
+			t.remain += r.Amount
+		}
+	}
+	l.mu.Unlock()
+}
+
+// ErrAlreadySettled is returned when a reservation is settled twice.
+var ErrAlreadySettled = errors.New("reservation already settled")
+
+// Settle turns a reservation into the final charge of quota for the call and
+// records log (a consume log, or nil to record balances only). The live
+// balances move at once; the file follows in the writer's next transaction.
+// Settle returns when the charge is committed (unless the ledger runs with a
+// sync interval, then at once). The final charge may take a balance below
+// zero by at most what the call used beyond its reservation.
+func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) error {
+	if r == nil || r.done.Swap(true) {
+		return ErrAlreadySettled
+	}
+	if quota < 0 {
+		quota = 0
+	}
+	l := &s.ledger
+	l.mu.Lock()
+	delta := quota - r.Amount
+	if u := l.users[r.UserID]; u != nil {
+		u.quota -= delta
+		u.used += quota
+		u.count++
+	}
+	if r.TokenID != 0 {
+		if t := l.tokens[r.TokenID]; t != nil {
+			if !t.unlimited {
+				t.remain -= delta
+			}
+			t.used += quota
+		}
+	}
+	if channelID != 0 {
+		if _, ok := l.channels[channelID]; !ok {
+			if c := s.RoutingChannel(channelID); c != nil {
+				l.channels[channelID] = c.UsedQuota
+			}
+		}
+		l.channels[channelID] += quota
+	}
+	l.mu.Unlock()
+	if log != nil && log.CreatedAt == 0 {
+		log.CreatedAt = s.nowUnix()
+	}
+	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, log: log}
+	if l.interval > 0 {
+		c.done = nil
+		return l.enqueue(c)
+	}
+	c.done = make(chan error, 1)
+	if err := l.enqueue(c); err != nil {
+		return err
+	}
+	return <-c.done
+}
+
+func (l *ledger) enqueue(c *charge) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = Errorf(EUNAVAILABLE, "服务正在关闭")
+		}
+	}()
+	if l.closed.Load() {
+		return Errorf(EUNAVAILABLE, "服务正在关闭")
+	}
+	l.queue <- c
+	return nil
+}
+
+// maxBatch bounds one transaction of charges.
+const maxBatch = 2048
+
+// writer commits queued charges: it takes whatever is waiting (up to
+// maxBatch) and writes it in one transaction, so under load one fsync
+// covers many calls.
+func (l *ledger) writer() {
+	defer l.wg.Done()
+	batch := make([]*charge, 0, maxBatch)
+	var tick <-chan time.Time
+	if l.interval > 0 {
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		c, ok := <-l.queue
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], c)
+		if tick != nil {
+			// Interval mode: gather until the tick.
+		gather:
+			for {
+				select {
+				case c, ok := <-l.queue:
+					if !ok {
+						break gather
+					}
+					batch = append(batch, c)
+				case <-tick:
+					break gather
+				}
+			}
+		} else {
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case c, ok := <-l.queue:
+					if !ok {
+						break drain
+					}
+					batch = append(batch, c)
+				default:
+					break drain
+				}
+			}
+		}
+		l.commit(batch)
+	}
+}
+
+func (l *ledger) commit(batch []*charge) {
+	s := l.s
+	now := s.nowUnix()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		users := map[uint64]*User{}
+		tokens := map[uint64]*Token{}
+		channels := map[uint64]*Channel{}
+		for _, c := range batch {
+			u := users[c.userID]
+			if u == nil {
+				var err error
+				if u, err = getUser(tx, c.userID); err != nil {
+					return err
+				}
+				users[c.userID] = u
+			}
+			u.Quota -= c.quota
+			u.UsedQuota += c.quota
+			u.RequestCount++
+			if c.tokenID != 0 {
+				t := tokens[c.tokenID]
+				if t == nil {
+					var err error
+					t, err = getTokenAny(tx, c.tokenID)
+					if err != nil {
+						return err
+					}
+					tokens[c.tokenID] = t
+				}
+				if !t.UnlimitedQuota {
+					t.RemainQuota -= c.quota
+				}
+				t.UsedQuota += c.quota
+				t.AccessedTime = now
+			}
+			if c.channelID != 0 {
+				ch := channels[c.channelID]
+				if ch == nil {
+					var err error
+					if ch, err = getChannel(tx, c.channelID); err == nil {
+						channels[c.channelID] = ch
+					}
+				}
+				if ch != nil {
+					ch.UsedQuota += c.quota
+				}
+			}
+			if c.log != nil {
+				if err := appendLog(tx, c.log); err != nil {
+					return err
+				}
+			}
+		}
+		for _, u := range users {
+			if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
+				return err
+			}
+		}
+		for _, t := range tokens {
+			if !t.UnlimitedQuota && t.RemainQuota <= 0 && t.Status == TokenStatusEnabled {
+				t.Status = TokenStatusExhausted
+			}
+			if err := putJSON(tx.Bucket(bucketTokens), itob(t.ID), t); err != nil {
+				return err
+			}
+		}
+		for _, ch := range channels {
+			if err := putJSON(tx.Bucket(bucketChannels), itob(ch.ID), ch); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// Nothing was written: take the charges back out of memory so live
+		// balances keep matching the file.
+		l.mu.Lock()
+		for _, c := range batch {
+			if u := l.users[c.userID]; u != nil {
+				u.quota += c.quota
+				u.used -= c.quota
+				u.count--
+			}
+			if t := l.tokens[c.tokenID]; t != nil {
+				if !t.unlimited {
+					t.remain += c.quota
+				}
+				t.used -= c.quota
+			}
+			if c.channelID != 0 {
+				l.channels[c.channelID] -= c.quota
+			}
+		}
+		l.mu.Unlock()
+		err = Internal(err)
+	}
+	for _, c := range batch {
+		if c.done != nil {
+			c.done <- err
+		}
+	}
+	if err == nil && l.s.hooks.Charged != nil {
+		l.s.hooks.Charged(l.snapshot(batch))
+	}
+}
+
+// ChargeBatch is what the Charged hook receives after a commit.
+type ChargeBatch struct {
+	Logs     []*Log
+	Balances []Balance
+}
+
+func (l *ledger) snapshot(batch []*charge) ChargeBatch {
+	var out ChargeBatch
+	seen := map[uint64]bool{}
+	l.mu.Lock()
+	for _, c := range batch {
+		if c.log != nil {
+			out.Logs = append(out.Logs, c.log)
+		}
+		if !seen[c.userID] {
+			seen[c.userID] = true
+			if b := l.users[c.userID]; b != nil {
+				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.quota, UsedQuota: b.used, RequestCount: b.count})
+			}
+		}
+	}
+	l.mu.Unlock()
+	return out
+}
+
+// getTokenAny reads a token even if it was deleted after its call started.
+func getTokenAny(tx *bolt.Tx, id uint64) (*Token, error) {
+	var t Token
+	ok, err := getJSON(tx.Bucket(bucketTokens), itob(id), &t)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, Errorf(ENOTFOUND, "令牌不存在")
+	}
+	return &t, nil
+}
+
+// LiveBalance returns the user's live balance.
+func (s *Store) LiveBalance(userID uint64) (Balance, error) {
+	l := &s.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, err := l.loadUser(userID)
+	if err != nil {
+		return Balance{}, err
+	}
+	return Balance{UserID: userID, Quota: b.quota, UsedQuota: b.used, RequestCount: b.count}, nil
+}
+
+// SetSyncInterval switches the ledger to commit every d instead of making
+// each caller wait for its own commit; call before serving. A crash can then
+// lose up to d of charges whose responses were already sent.
+func (s *Store) SetSyncInterval(d time.Duration) {
+	// Restart the writer with the new mode.
+	s.ledger.close()
+	s.ledger.closed.Store(false)
+	s.ledger.interval = d
+	s.ledger.queue = make(chan *charge, 4096)
+	s.ledger.wg.Add(1)
+	go s.ledger.writer()
 }

@@ -72,7 +72,24 @@ func appendLog(tx *bolt.Tx, l *Log) error {
 			return err
 		}
 	}
+	if l.ChannelID != 0 {
+		if err := tx.Bucket(bucketIdxLogsByChannel).Put(append(itob(l.ChannelID), key...), nil); err != nil {
+			return err
+		}
+	}
+	if l.ModelName != "" {
+		if err := tx.Bucket(bucketIdxLogsByModel).Put(modelIndexKey(l.ModelName, key), nil); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func modelIndexKey(model string, key []byte) []byte {
+	k := make([]byte, 0, len(model)+1+len(key))
+	k = append(k, model...)
+	k = append(k, 0)
+	return append(k, key...)
 }
 
 // AppendLog writes one log entry in its own transaction.

@@ -228,6 +228,34 @@ func (s *Settings) ServerAddress() string {
 	return "http://localhost:3000"
 }
 
+// UsableGroups returns group -> label for the groups a user whose own group
+// is userGroup may pick: UserUsableGroups plus their own group, limited to
+// groups that have a ratio in GroupRatio.
+func (s *Settings) UsableGroups(userGroup string) map[string]string {
+	out := map[string]string{}
+	for g, label := range s.UserUsable {
+		if _, ok := s.GroupRatio[g]; ok {
+			out[g] = label
+		}
+	}
+	if userGroup != "" {
+		if _, ok := out[userGroup]; !ok {
+			if _, ok := s.GroupRatio[userGroup]; ok {
+				out[userGroup] = "用户分组"
+			}
+		}
+	}
+	return out
+}
+
+// GroupRatioOf returns the ratio of group; a missing group counts as 1.
+func (s *Settings) GroupRatioOf(group string) float64 {
+	if r, ok := s.GroupRatio[group]; ok {
+		return r
+	}
+	return 1
+}
+
 // Options returns every option, secrets excluded, in definition order.
 func (s *Settings) Options() []Option {
 	out := make([]Option, 0, len(OptionDefs))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -31,6 +32,7 @@ type Store struct {
 
 	hooks hooks
 	ledger ledger
+	routing atomic.Pointer[routing]
 }
 
 // Options configures Open.
@@ -79,11 +81,19 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.rebuildRouting(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ledger.init(s)
 	return s, nil
 }
 
 // Close closes the data file.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.ledger.close()
+	return s.db.Close()
+}
 
 // Path returns the data file path.
 func (s *Store) Path() string { return s.path }

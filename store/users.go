@@ -278,9 +278,8 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 	set := s.Settings()
 	now := s.Now()
 	var created *User
-	var credits []balanceDelta
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		credits = credits[:0]
+	err = s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
+		var credits []balanceDelta
 		id, _ := tx.Bucket(bucketUsers).NextSequence()
 		u := &User{
 			ID: id, Username: in.Username, DisplayName: in.DisplayName, PasswordHash: hash,
@@ -301,7 +300,7 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 			credits = append(credits, balanceDelta{user: id, quota: q})
 			if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
 				Content: "新用户注册赠送 " + formatQuota(set, q)}); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if inviter != nil {
@@ -310,7 +309,7 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 				credits = append(credits, balanceDelta{user: id, quota: q})
 				if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
 					Content: "使用邀请码赠送 " + formatQuota(set, q)}); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			old := *inviter
@@ -320,23 +319,22 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 				inviter.AffHistoryQuota += q
 				if err := appendLog(tx, &Log{UserID: inviter.ID, Username: inviter.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
 					Content: "邀请用户赠送 " + formatQuota(set, q)}); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			if err := putUser(tx, &old, inviter); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := putUser(tx, nil, u); err != nil {
-			return err
+			return nil, err
 		}
 		created = u
-		return nil
+		return credits, nil
 	})
 	if err != nil {
 		return nil, wrapTx(err)
 	}
-	s.ledger.credit(credits)
 	s.userChanged(created.ID)
 	return created, nil
 }
@@ -359,17 +357,16 @@ func (s *Store) EnsureRoot() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
 		cur, err := getUser(tx, u.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cur.Quota += 100000000
-		return putUser(tx, cur, cur)
+		return []balanceDelta{{user: u.ID, quota: 100000000}}, putUser(tx, cur, cur)
 	}); err != nil {
 		return false, err
 	}
-	s.ledger.credit([]balanceDelta{{user: u.ID, quota: 100000000}})
 	return true, nil
 }
 
@@ -652,24 +649,23 @@ func (s *Store) TransferAffQuota(id uint64, quota int64) (*User, error) {
 		return nil, Errorf(EINVALID, "划转金额最低为 %s", formatQuota(s.Settings(), min))
 	}
 	var out *User
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
 		u, err := getUser(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if u.AffQuota < quota {
-			return Errorf(EINVALID, "邀请额度不足")
+			return nil, Errorf(EINVALID, "邀请额度不足")
 		}
 		old := *u
 		u.AffQuota -= quota
 		u.Quota += quota
 		out = u
-		return putUser(tx, &old, u)
+		return []balanceDelta{{user: id, quota: quota}}, putUser(tx, &old, u)
 	})
 	if err != nil {
-		return nil, wrapTx(err)
+		return nil, err
 	}
-	s.ledger.credit([]balanceDelta{{user: id, quota: quota}})
 	s.ledger.overlay(out)
 	s.userChanged(id)
 	return out, nil

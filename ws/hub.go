@@ -24,6 +24,7 @@ type Message struct {
 type Audience struct {
 	UserID  uint64 // when non-zero, only this user's connections
 	MinRole int    // only connections whose role is at least this
+	MaxRole int    // when non-zero, only connections whose role is at most this
 }
 
 // Identity is the authenticated owner of a connection.
@@ -72,7 +73,7 @@ func (h *Hub) Publish(aud Audience, topic string, data any) {
 		if aud.UserID != 0 && s.id.UserID != aud.UserID {
 			continue
 		}
-		if s.id.Role < aud.MinRole {
+		if s.id.Role < aud.MinRole || (aud.MaxRole != 0 && s.id.Role > aud.MaxRole) {
 			continue
 		}
 		select {

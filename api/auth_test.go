@@ -1,0 +1,316 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/api"
+	"gateway/store"
+)
+
+func TestEnvelope(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+
+	ok := ApiScenario{URL: "/api/status", WantStatus: 200}.Test(t, ts)
+	refused := ApiScenario{URL: "/api/user/self", WantStatus: 401}.Test(t, ts)
+	for _, r := range []*Response{ok, refused} {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(r.Body, &raw); err != nil {
+			t.Fatalf("not JSON: %s", r.Body)
+		}
+		if len(raw) != 3 || raw["success"] == nil || raw["message"] == nil || raw["data"] == nil {
+			t.Fatalf("envelope keys = %v, want exactly success, message, data", keys(raw))
+		}
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("Content-Type = %q", ct)
+		}
+		if id := r.Header.Get(api.RequestIDHeader); len(id) != len("20060102150405")+8 {
+			t.Errorf("request id = %q", id)
+		}
+	}
+	if ok.Header.Get(api.RequestIDHeader) == refused.Header.Get(api.RequestIDHeader) {
+		t.Error("two requests share a request id")
+	}
+	if e := ok.Envelope(t); !e.Success || e.Message != "" {
+		t.Errorf("success envelope = %+v", e)
+	}
+	if e := refused.Envelope(t); e.Success || e.Message != msgNotLoggedIn || string(e.Data) != "null" {
+		t.Errorf("failure envelope = %+v", e)
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestBadRequests(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "MalformedJSON", Method: "POST", URL: "/api/user/login", Body: `{"username": "root",`,
+			WantStatus: 400, WantContains: []string{`"success":false`, msg("无效的参数：请求体不是合法的 JSON")}},
+		{Name: "WrongJSONType", Method: "POST", URL: "/api/user/login", Body: `{"username": 5}`,
+			WantStatus: 400, WantContains: []string{msg("无效的参数：请求体不是合法的 JSON")}},
+		{Name: "EmptyBody", Method: "POST", URL: "/api/user/login",
+			WantStatus: 400, WantContains: []string{msg("请求体为空")}},
+		{Name: "Oversize", Method: "POST", URL: "/api/user/login",
+			Body:       `{"username":"` + strings.Repeat("a", 1<<20) + `","password":"x"}`,
+			WantStatus: 400, WantContains: []string{msg("请求体过大")}},
+		{Name: "UnknownAPIPath", URL: "/api/nope",
+			WantStatus: 404, WantContains: []string{`"message":"Invalid URL (GET /api/nope)"`, `"type":"invalid_request_error"`}},
+		{Name: "UnknownV1Path", Method: "POST", URL: "/v1/nope",
+			WantStatus: 404, WantContains: []string{"Invalid URL (POST /v1/nope)"}},
+		{Name: "WrongMethod", Method: "DELETE", URL: "/api/status",
+			WantStatus: 404, WantContains: []string{"Invalid URL (DELETE /api/status)"}},
+	})
+}
+
+func TestRegister(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	inviter := ts.UserID(t, "inviter")
+	inviterCode := mustUser(t, ts, inviter).AffCode
+	setOpt := func(kv ...string) func(testing.TB, *TestServer) {
+		return func(tb testing.TB, ts *TestServer) { ts.MustSetOptions(tb, kv...) }
+	}
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "RegisterDisabled", Method: "POST", URL: "/api/user/register",
+			Before: setOpt("RegisterEnabled", "false"),
+			Body:   `{"username":"newbie","password":"password1","password2":"password1"}`,
+			WantStatus: 403, WantContains: []string{msg("管理员关闭了新用户注册")}},
+		{Name: "PasswordRegisterDisabled", Method: "POST", URL: "/api/user/register",
+			Before: setOpt("RegisterEnabled", "true", "PasswordRegisterEnabled", "false"),
+			Body:   `{"username":"newbie","password":"password1","password2":"password1"}`,
+			WantStatus: 403, WantContains: []string{"管理员关闭了通过密码进行注册"}},
+		{Name: "MissingFields", Method: "POST", URL: "/api/user/register",
+			Before: setOpt("PasswordRegisterEnabled", "true"),
+			Body:   `{"username":"","password":""}`,
+			WantStatus: 400, WantContains: []string{msg("请输入用户名和密码！")}},
+		{Name: "ShortPassword", Method: "POST", URL: "/api/user/register",
+			Body:       `{"username":"newbie","password":"1234567","password2":"1234567"}`,
+			WantStatus: 400, WantContains: []string{msg("密码长度不得小于 8 位！")}},
+		{Name: "LongPassword", Method: "POST", URL: "/api/user/register",
+			Body:       `{"username":"newbie","password":"123456789012345678901","password2":"123456789012345678901"}`,
+			WantStatus: 400, WantContains: []string{msg("密码长度不得超过 20 位！")}},
+		{Name: "PasswordMismatch", Method: "POST", URL: "/api/user/register",
+			Body:       `{"username":"newbie","password":"password1","password2":"password2"}`,
+			WantStatus: 400, WantContains: []string{msg("两次输入的密码不一致")}},
+		{Name: "DuplicateUsername", Method: "POST", URL: "/api/user/register",
+			Body:       `{"username":"ALICE","password":"password1","password2":"password1"}`,
+			WantStatus: 409, WantContains: []string{msg("用户名已存在")}},
+		{Name: "DeletedUsernameStaysReserved", Method: "POST", URL: "/api/user/register",
+			Before: func(tb testing.TB, ts *TestServer) {
+				if err := ts.Store.DeleteUser(ts.UserID(tb, "banned")); err != nil {
+					tb.Fatal(err)
+				}
+			},
+			Body:       `{"username":"banned","password":"password1","password2":"password1"}`,
+			WantStatus: 409, WantContains: []string{msg("用户名已存在")}},
+		{Name: "OKWithInviteCode", Method: "POST", URL: "/api/user/register",
+			Before: setOpt("QuotaForNewUser", "100", "QuotaForInvitee", "200", "QuotaForInviter", "300"),
+			// The e-mail is ignored while verification is off.
+			Body:       `{"username":"newbie","password":"password1","password2":"password1","email":"newbie@example.com","aff_code":"` + inviterCode + `"}`,
+			WantStatus: 200, WantContains: []string{`"success":true`, msg("注册成功！")}},
+	})
+
+	u, err := ts.Store.UserByUsername("newbie")
+	if err != nil {
+		t.Fatalf("registered user: %v", err)
+	}
+	if u.Role != store.RoleCommon || u.DisplayName != "newbie" || u.Quota != 300 || u.InviterID != inviter || u.Email != "" {
+		t.Fatalf("registered user = %+v", u)
+	}
+	if inv := mustUser(t, ts, inviter); inv.AffCount != 2 || inv.AffQuota != fixtureInviterReward+300 {
+		t.Fatalf("inviter aff_count=%d aff_quota=%d after a second invitee", inv.AffCount, inv.AffQuota)
+	}
+}
+
+func mustUser(tb testing.TB, ts *TestServer, id uint64) *store.User {
+	tb.Helper()
+	u, err := ts.Store.User(id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}
+
+const msgBadLogin = "用户名或密码错误，或用户已被封禁"
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Refused", func(t *testing.T) {
+		t.Parallel()
+		ts := MustStartServer(t)
+		var answers []string
+		for _, sc := range []ApiScenario{
+			{Name: "UnknownUser", Body: `{"username":"nobody","password":"whatever-1"}`},
+			{Name: "WrongPassword", Body: `{"username":"alice","password":"wrong-pass-1"}`},
+			{Name: "Banned", Body: `{"username":"banned","password":"` + bannedPassword + `"}`},
+		} {
+			sc.Method, sc.URL = "POST", "/api/user/login"
+			sc.WantStatus = 401
+			sc.WantContains = []string{msg(msgBadLogin), `"success":false`}
+			r := sc.Test(t, ts)
+			if r.Cookie("session") != nil {
+				t.Errorf("%s: refused login set a session cookie", sc.Name)
+			}
+			answers = append(answers, string(r.Body))
+		}
+		// Unknown user, wrong password and ban are indistinguishable.
+		if answers[0] != answers[1] || answers[1] != answers[2] {
+			t.Fatalf("refusals differ: %q", answers)
+		}
+		runScenarios(t, ts, []ApiScenario{
+			{Name: "MissingPassword", Method: "POST", URL: "/api/user/login", Body: `{"username":"alice"}`,
+				WantStatus: 400, WantContains: []string{msg("请输入用户名和密码！")}},
+			{Name: "PasswordLoginDisabled", Method: "POST", URL: "/api/user/login",
+				Before: func(tb testing.TB, ts *TestServer) { ts.MustSetOptions(tb, "PasswordLoginEnabled", "false") },
+				Body:   `{"username":"alice","password":"` + alicePassword + `"}`,
+				WantStatus: 403, WantContains: []string{msg("管理员关闭了密码登录")}},
+		})
+	})
+
+	t.Run("RootWithDefaultPassword", func(t *testing.T) {
+		t.Parallel()
+		ts := MustStartServer(t)
+		// A session the browser already had is replaced, not reused.
+		stale, rootID := ts.MustSession(t, "root")
+		r := ApiScenario{Method: "POST", URL: "/api/user/login", Cookie: stale, UserID: rootID,
+			Body:            `{"username":"root","password":"` + rootPassword + `"}`,
+			WantStatus:      200,
+			WantContains:    []string{`"success":true`, msg("您正在使用默认密码，请立即修改密码！"), `"username":"root"`, `"role":100`},
+			WantNotContains: []string{"password_hash", "$2a$"},
+		}.Test(t, ts)
+
+		c := r.Cookie("session")
+		if c == nil || c.Value == "" {
+			t.Fatal("no session cookie")
+		}
+		if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Secure {
+			t.Errorf("cookie HttpOnly=%v SameSite=%v Path=%q Secure=%v; want HttpOnly, Lax, /, not Secure over http",
+				c.HttpOnly, c.SameSite, c.Path, c.Secure)
+		}
+		if c.MaxAge != int(store.SessionTTL/time.Second) {
+			t.Errorf("cookie MaxAge = %d", c.MaxAge)
+		}
+		if c.Value == stale {
+			t.Fatal("login kept the old session id")
+		}
+		if _, err := ts.Store.Session(stale); err == nil {
+			t.Error("the session the login replaced still works")
+		}
+		var user struct {
+			ID   uint64 `json:"id"`
+			Role int    `json:"role"`
+		}
+		r.Envelope(t).DataInto(t, &user)
+		if user.ID != rootID || user.Role != store.RoleRoot {
+			t.Fatalf("login data = %+v", user)
+		}
+
+		id := strconv.FormatUint(rootID, 10)
+		runScenarios(t, ts, []ApiScenario{
+			{Name: "WithHeader", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
+				WantStatus: 200, WantContains: []string{`"username":"root"`}},
+			{Name: "HeaderMissing", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
+				Headers: map[string]string{"New-Api-User": ""}, WantStatus: 401, WantContains: []string{msg(msgNotLoggedIn)}},
+			{Name: "HeaderOtherUser", URL: "/api/user/self", Cookie: c.Value, UserID: rootID + 1,
+				WantStatus: 401, WantContains: []string{msg(msgNotLoggedIn)}},
+			{Name: "HeaderNotANumber", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
+				Headers: map[string]string{"New-Api-User": id + "x"}, WantStatus: 401},
+			{Name: "UnknownCookie", URL: "/api/user/self", Cookie: "forged", UserID: rootID, WantStatus: 401},
+		})
+	})
+}
+
+func TestSessionOfBannedUser(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "alice")
+	// A ban ends live sessions at once (S §15.7), unlike the snapshot.
+	status := store.UserStatusDisabled
+	if _, err := ts.Store.UpdateUser(id, store.UserUpdate{Status: &status}); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401}.Test(t, ts)
+	// An access token of a banned user is refused too.
+	enabled := store.UserStatusEnabled
+	if _, err := ts.Store.UpdateUser(id, store.UserUpdate{Status: &enabled}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := ts.Store.ResetAccessToken(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Store.UpdateUser(id, store.UserUpdate{Status: &status}); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{URL: "/api/user/self", Headers: map[string]string{"Authorization": "Bearer " + token},
+		WantStatus: 403, WantContains: []string{msg("用户已被封禁")}}.Test(t, ts)
+}
+
+func TestAccessToken(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	r := ApiScenario{URL: "/api/user/token", As: "user", WantStatus: 200}.Test(t, ts)
+	var token string
+	r.Envelope(t).DataInto(t, &token)
+	if len(token) < 32 {
+		t.Fatalf("token = %q", token)
+	}
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+	// The token works without a session or New-Api-User, and is never shown again.
+	ApiScenario{URL: "/api/user/self", Headers: bearer(token), WantStatus: 200,
+		WantContains: []string{`"username":"alice"`, `"has_access_token":true`}, WantNotContains: []string{token}}.Test(t, ts)
+
+	r = ApiScenario{URL: "/api/user/token", Headers: bearer(token), WantStatus: 200}.Test(t, ts)
+	var second string
+	r.Envelope(t).DataInto(t, &second)
+	if second == token {
+		t.Fatal("reset returned the same token")
+	}
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "OldToken", URL: "/api/user/self", Headers: bearer(token), WantStatus: 401},
+		{Name: "NewToken", URL: "/api/user/self", Headers: bearer(second), WantStatus: 200},
+		{Name: "Garbage", URL: "/api/user/self", Headers: bearer("garbage"), WantStatus: 401},
+		// A bad token is not rescued by a valid session.
+		{Name: "BadTokenWithSession", URL: "/api/user/self", As: "user", Headers: bearer("garbage"), WantStatus: 401},
+		{Name: "UserTokenOnRootRoute", URL: "/api/option/", Headers: bearer(second), WantStatus: 403},
+	})
+
+	// A root token reaches root routes.
+	rootToken, err := ts.Store.ResetAccessToken(ts.UserID(t, "root"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{URL: "/api/option/", Headers: bearer(rootToken), WantStatus: 200}.Test(t, ts)
+}
+
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	for _, method := range []string{"GET", "POST"} {
+		cookie, id := ts.MustSession(t, "alice")
+		other, _ := ts.MustSession(t, "alice")
+		r := ApiScenario{Method: method, URL: "/api/user/logout", Cookie: cookie, UserID: id, WantStatus: 200,
+			WantContains: []string{`"success":true`}}.Test(t, ts)
+		if c := r.Cookie("session"); c == nil || c.MaxAge >= 0 || c.Value != "" {
+			t.Errorf("%s logout did not clear the cookie: %+v", method, c)
+		}
+		ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401}.Test(t, ts)
+		// Only the session that logged out ends.
+		ApiScenario{URL: "/api/user/self", Cookie: other, UserID: id, WantStatus: 200}.Test(t, ts)
+	}
+	ApiScenario{URL: "/api/user/logout", WantStatus: 200}.Test(t, ts)
+}

@@ -1,0 +1,283 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/relay"
+	"gateway/store"
+	"gateway/ws"
+)
+
+// Live topics for channels and tasks.
+const (
+	TopicChannelHealth = "channel.health"
+	TopicTaskProgress  = "task.progress"
+	TopicLogTail       = "log.tail"
+)
+
+func (s *Server) registerChannelOpsRoutes() {
+	s.handle("GET /api/channel/test/{id}", s.testChannel)
+	s.handle("GET /api/channel/test", s.testAllChannels)
+	s.handle("GET /api/channel/update_balance/{id}", s.updateChannelBalance)
+	s.handle("GET /api/channel/update_balance/{id}/", s.updateChannelBalance)
+	s.handle("GET /api/channel/update_balance", s.updateAllBalances)
+	s.handle("GET /api/channel/models", s.listBuiltinModelObjects)
+	s.handle("GET /api/channel/fetch_models/{id}", s.fetchChannelModels)
+	s.handle("POST /api/channel/fetch_models", s.fetchModelsForForm)
+	s.handle("GET /api/models", s.modelsByType)
+	s.handle("GET /api/user/models", s.userModels)
+	s.handle("POST /pg/chat/completions", s.playground)
+}
+
+func pathID(r *http.Request) (uint64, error) {
+	id, err := strconv.ParseUint(strings.TrimSuffix(r.PathValue("id"), "/"), 10, 64)
+	if err != nil || id == 0 {
+		return 0, store.Errorf(store.EINVALID, "无效的 ID")
+	}
+	return id, nil
+}
+
+// testChannel answers {success, message, time} with time in seconds at the
+// top level, as existing consoles expect.
+func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ch, err := s.store.Channel(id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res := s.cfg.Relay.TestChannel(r.Context(), ch, r.URL.Query().Get("model"))
+	s.cfg.Relay.ApplyTestOutcome(ch, res)
+	if res.Err != nil {
+		writeRaw(w, http.StatusOK, map[string]any{"success": false, "message": res.Err.Error(), "time": res.Duration.Seconds()})
+		return
+	}
+	writeRaw(w, http.StatusOK, map[string]any{"success": true, "message": "", "time": res.Duration.Seconds()})
+}
+
+// testAllChannels starts a background run; each result is pushed live.
+func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
+	hub := s.hub
+	err := s.cfg.Relay.TestAll(func(p relay.Progress) {
+		msg := map[string]any{"task": "channel_test", "done": p.Done, "total": p.Total}
+		if p.Result != nil {
+			msg["channel_id"] = p.Result.ChannelID
+			msg["ok"] = p.Result.Err == nil
+			msg["time"] = p.Result.Duration.Seconds()
+			if p.Result.Err != nil {
+				msg["message"] = p.Result.Err.Error()
+			}
+		}
+		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicTaskProgress, msg)
+	})
+	if err != nil {
+		writeError(w, r, store.Errorf(store.ECONFLICT, "%s", err.Error()))
+		return
+	}
+	writeMessage(w, "已开始测试所有渠道，结果将实时更新", nil)
+}
+
+// updateChannelBalance answers {success, message, balance} at the top level.
+func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ch, err := s.store.Channel(id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	b, err := s.cfg.Relay.UpdateBalance(r.Context(), ch)
+	if err != nil {
+		if errors.Is(err, relay.ErrBalanceUnsupported) {
+			writeError(w, r, store.Errorf(store.EUNSUPPORTED, "%s", err.Error()))
+			return
+		}
+		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "刷新失败：" + err.Error(), Err: err})
+		return
+	}
+	if fresh, err := s.store.Channel(id); err == nil {
+		PublishChannel(s.hub, fresh)
+	}
+	writeRaw(w, http.StatusOK, map[string]any{"success": true, "message": "", "balance": b})
+}
+
+// updateAllBalances refreshes every enabled channel whose type has a balance
+// endpoint, one after another, and reports what happened to each.
+func (s *Server) updateAllBalances(w http.ResponseWriter, r *http.Request) {
+	chs, err := s.store.Channels()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	type result struct {
+		ID      uint64  `json:"id"`
+		Balance float64 `json:"balance"`
+		Error   string  `json:"error,omitempty"`
+	}
+	out := []result{}
+	for _, ch := range chs {
+		if ch.Status != store.ChannelStatusEnabled {
+			continue
+		}
+		b, err := s.cfg.Relay.UpdateBalance(r.Context(), ch)
+		if errors.Is(err, relay.ErrBalanceUnsupported) {
+			continue
+		}
+		res := result{ID: ch.ID, Balance: b}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		out = append(out, res)
+		if fresh, err := s.store.Channel(ch.ID); err == nil {
+			PublishChannel(s.hub, fresh)
+		}
+	}
+	writeMessage(w, "已更新所有已启用渠道的余额", out)
+}
+
+func (s *Server) listBuiltinModelObjects(w http.ResponseWriter, r *http.Request) {
+	seen := map[string]bool{}
+	type obj struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	out := []obj{}
+	for t, list := range relay.BuiltinModels {
+		for _, m := range list {
+			if seen[m] {
+				continue
+			}
+			seen[m] = true
+			out = append(out, obj{ID: m, Object: "model", Created: 1626777600, OwnedBy: strings.ToLower(relay.ChannelTypeNames[t])})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	writeJSON(w, out)
+}
+
+func (s *Server) modelsByType(w http.ResponseWriter, r *http.Request) {
+	out := map[string][]string{}
+	for t, list := range relay.BuiltinModels {
+		out[strconv.Itoa(t)] = list
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) userModels(w http.ResponseWriter, r *http.Request) {
+	models := s.store.GroupModels(currentUser(r).Group)
+	if models == nil {
+		models = []string{}
+	}
+	writeJSON(w, models)
+}
+
+func (s *Server) fetchChannelModels(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ch, err := s.store.Channel(id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.writeFetchedModels(w, r, ch)
+}
+
+type fetchModelsRequest struct {
+	Type    int    `json:"type"`
+	BaseURL string `json:"base_url"`
+	Key     string `json:"key"`
+}
+
+// fetchModelsForForm lists a provider's models for a channel form that is
+// not saved yet: the server asks, through the guarded client, so the key
+// never goes from the browser to a third party.
+func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
+	var req fetchModelsRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.Key) == "" {
+		writeError(w, r, store.Errorf(store.EINVALID, "请填写密钥"))
+		return
+	}
+	if req.Type == 0 {
+		req.Type = relay.TypeOpenAI
+	}
+	key := strings.TrimSpace(strings.Split(req.Key, "\n")[0])
+	s.writeFetchedModels(w, r, &store.Channel{Type: req.Type, BaseURL: strings.TrimRight(req.BaseURL, "/"), Key: key})
+}
+
+func (s *Server) writeFetchedModels(w http.ResponseWriter, r *http.Request, ch *store.Channel) {
+	models, err := s.cfg.Relay.FetchModels(r.Context(), ch)
+	if err != nil {
+		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "获取模型列表失败：" + err.Error(), Err: err})
+		return
+	}
+	writeJSON(w, models)
+}
+
+func (s *Server) playground(w http.ResponseWriter, r *http.Request) {
+	id := identity(r)
+	if id.ViaToken {
+		writeError(w, r, store.Errorf(store.EINVALID, "游乐场不支持使用访问令牌"))
+		return
+	}
+	s.cfg.Relay.Playground(w, r, id.User)
+}
+
+// channelHealth is the live view of a channel's health.
+type channelHealth struct {
+	ID                 uint64  `json:"id"`
+	Status             int     `json:"status"`
+	ResponseTime       int64   `json:"response_time"`
+	TestTime           int64   `json:"test_time"`
+	Balance            float64 `json:"balance"`
+	BalanceUpdatedTime int64   `json:"balance_updated_time"`
+	UsedQuota          int64   `json:"used_quota"`
+	OtherInfo          string  `json:"other_info"`
+}
+
+// PublishChannel pushes a channel's health to administrators.
+func PublishChannel(hub *ws.Hub, c *store.Channel) {
+	hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicChannelHealth, channelHealth{
+		ID: c.ID, Status: c.Status, ResponseTime: c.ResponseTime, TestTime: c.TestTime, Balance: c.Balance,
+		BalanceUpdatedTime: c.BalanceUpdatedTime, UsedQuota: c.UsedQuota, OtherInfo: c.OtherInfo,
+	})
+}
+
+// PublishCharges pushes new consume logs (admins see all, each user their
+// own without admin detail) and the new balances of the users charged.
+func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
+	for _, l := range b.Logs {
+		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, l)
+		own := *l
+		own.Other = stripAdminInfo(own.Other)
+		own.ChannelID = 0
+		hub.Publish(ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}, TopicLogTail, &own)
+	}
+	for _, bal := range b.Balances {
+		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
+			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
+	}
+}
+
+var _ = json.Marshal

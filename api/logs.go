@@ -1,0 +1,373 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// Log routes. Administrators read every entry; users read their own, without
+// the entry id, the channel and other.admin_info (which names the channels a
+// call went through).
+func (s *Server) registerLogRoutes() {
+	s.handle("GET /api/log/{$}", s.listLogs)
+	s.handle("DELETE /api/log/{$}", s.deleteLogs)
+	s.handle("GET /api/log/stat", s.logStat)
+	s.handle("GET /api/log/search", s.searchLogs)
+	s.handle("GET /api/log/self/{$}", s.listSelfLogs)
+	s.handle("GET /api/log/self", s.listSelfLogs)
+	s.handle("GET /api/log/self/stat", s.selfLogStat)
+	s.handle("GET /api/log/self/search", s.searchSelfLogs)
+}
+
+// Page-size caps of the log lists.
+const (
+	maxSelfLogPageSize  = 100
+	maxAdminLogPageSize = 1000
+	logSearchLimit      = 100
+)
+
+// logFilter reads the filters both roles share; admin adds username and
+// channel.
+func logFilter(r *http.Request, admin bool) store.LogFilter {
+	q := r.URL.Query()
+	f := store.LogFilter{
+		Type:      queryNum(r, "type", 0),
+		TokenName: strings.TrimSpace(q.Get("token_name")),
+		ModelName: strings.TrimSpace(q.Get("model_name")),
+		Start:     queryNum64(r, "start_timestamp"),
+		End:       queryNum64(r, "end_timestamp"),
+	}
+	if admin {
+		f.Username = strings.TrimSpace(q.Get("username"))
+		f.ChannelID = uint64(max(queryNum64(r, "channel"), 0))
+	}
+	return f
+}
+
+// logPage reads p (1-based) and page_size (≤0 → 10, capped).
+func logPage(r *http.Request, maxSize int) (page, size int) {
+	page = max(queryNum(r, "p", 1), 1)
+	size = queryNum(r, "page_size", 10)
+	if size <= 0 {
+		size = 10
+	}
+	return page, min(size, maxSize)
+}
+
+func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
+	page, size := logPage(r, maxAdminLogPageSize)
+	out, err := s.store.Logs(logFilter(r, true), page, size)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
+	page, size := logPage(r, maxSelfLogPageSize)
+	f := logFilter(r, false)
+	f.UserID = currentUser(r).ID
+	out, err := s.store.Logs(f, page, size)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, selfLogPage{Items: viewSelfLogs(out.Items), Total: out.Total, Page: out.Page, PageSize: out.PageSize})
+}
+
+func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) {
+	logs, err := s.store.SearchLogs(store.LogFilter{Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}, logSearchLimit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, logs)
+}
+
+func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) {
+	f := store.LogFilter{UserID: currentUser(r).ID, Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}
+	logs, err := s.store.SearchLogs(f, logSearchLimit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, viewSelfLogs(logs))
+}
+
+// logStatView is the answer of the stat routes.
+type logStatView struct {
+	Quota int64 `json:"quota"`
+	RPM   int64 `json:"rpm"`
+	TPM   int64 `json:"tpm"`
+}
+
+// logStat: quota is the consume quota under the filters and time range (the
+// type parameter is ignored); rpm and tpm always cover the last 60 seconds,
+// with the same filters but not the range.
+func (s *Server) logStat(w http.ResponseWriter, r *http.Request) {
+	f := logFilter(r, true)
+	quota, err := s.store.LogQuotaSum(f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	af := ActivityFilter{TokenName: f.TokenName, Model: f.ModelName, ChannelID: f.ChannelID}
+	if f.Username != "" {
+		u, err := s.store.UserByUsername(f.Username)
+		if err != nil {
+			writeJSON(w, logStatView{Quota: quota})
+			return
+		}
+		af.UserID = u.ID
+	}
+	rpm, tpm := recent.Stats(af)
+	writeJSON(w, logStatView{Quota: quota, RPM: rpm, TPM: tpm})
+}
+
+// selfLogStat is logStat over the caller's own entries, by user id (the
+// reference filtered by username, which a rename breaks).
+func (s *Server) selfLogStat(w http.ResponseWriter, r *http.Request) {
+	f := logFilter(r, false)
+	f.UserID = currentUser(r).ID
+	quota, err := s.store.LogQuotaSum(f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rpm, tpm := recent.Stats(ActivityFilter{UserID: f.UserID, TokenName: f.TokenName, Model: f.ModelName})
+	writeJSON(w, logStatView{Quota: quota, RPM: rpm, TPM: tpm})
+}
+
+func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) {
+	ts := queryNum64(r, "target_timestamp")
+	if ts <= 0 {
+		writeError(w, r, store.Errorf(store.EINVALID, "请选择日志记录时间"))
+		return
+	}
+	n, err := s.store.DeleteLogsBefore(ts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeMessage(w, fmt.Sprintf("%d 条日志已清理！", n), n)
+}
+
+// selfLog is a log entry as its owner sees it: no entry id, no channel, and
+// other without admin_info.
+type selfLog struct {
+	UserID           uint64 `json:"user_id"`
+	CreatedAt        int64  `json:"created_at"`
+	Type             int    `json:"type"`
+	Content          string `json:"content"`
+	Username         string `json:"username"`
+	TokenName        string `json:"token_name"`
+	TokenID          uint64 `json:"token_id"`
+	ModelName        string `json:"model_name"`
+	Quota            int64  `json:"quota"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	UseTime          int64  `json:"use_time"`
+	IsStream         bool   `json:"is_stream"`
+	Group            string `json:"group,omitempty"`
+	Other            string `json:"other"`
+}
+
+type selfLogPage struct {
+	Items    []selfLog `json:"items"`
+	Total    int       `json:"total"`
+	Page     int       `json:"page"`
+	PageSize int       `json:"page_size"`
+}
+
+func viewSelfLogs(logs []*store.Log) []selfLog {
+	out := make([]selfLog, 0, len(logs))
+	for _, l := range logs {
+		out = append(out, selfLog{
+			UserID: l.UserID, CreatedAt: l.CreatedAt, Type: l.Type, Content: l.Content, Username: l.Username,
+			TokenName: l.TokenName, TokenID: l.TokenID, ModelName: l.ModelName, Quota: l.Quota,
+			PromptTokens: l.PromptTokens, CompletionTokens: l.CompletionTokens, UseTime: l.UseTime,
+			IsStream: l.IsStream, Group: l.Group, Other: stripAdminInfo(l.Other),
+		})
+	}
+	return out
+}
+
+// stripAdminInfo removes the admin_info member from a log's other JSON
+// object. Text that is not a JSON object is dropped entirely, since it cannot
+// be shown to a user without risk of carrying admin detail.
+func stripAdminInfo(other string) string {
+	if strings.TrimSpace(other) == "" {
+		return other
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(other), &obj); err != nil || obj == nil {
+		return ""
+	}
+	if _, ok := obj["admin_info"]; !ok {
+		return other
+	}
+	delete(obj, "admin_info")
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// ---- recent activity: rpm and tpm of the stat routes ----
+
+// activityWindow is how far back rpm and tpm look.
+const activityWindow = 60
+
+// ActivityEvent is one consumed relay call.
+type ActivityEvent struct {
+	Time      time.Time // zero means now
+	UserID    uint64
+	TokenName string
+	Model     string
+	ChannelID uint64
+	Tokens    int64 // prompt + completion
+}
+
+// ActivityFilter selects events for Stats; zero fields do not filter. Model
+// uses the log filter's LIKE syntax (% and _), exact without them.
+type ActivityFilter struct {
+	UserID    uint64
+	TokenName string
+	Model     string
+	ChannelID uint64
+}
+
+type activityKey struct {
+	user    uint64
+	token   string
+	model   string
+	channel uint64
+}
+
+type activityCount struct{ calls, tokens int64 }
+
+// activitySlot aggregates the events of one second.
+type activitySlot struct {
+	sec    int64
+	counts map[activityKey]activityCount
+}
+
+// RecentActivity keeps the last 60 seconds of relay calls in memory for the
+// log page's rpm and tpm. It is a ring of one-second slots, each aggregating
+// its events by (user, token name, model, channel), so memory is bounded by
+// the number of distinct combinations per second, not by the call rate, and
+// Add costs one map update under a mutex. It is per process: on several
+// nodes each reports its own traffic.
+type RecentActivity struct {
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	slots [activityWindow]activitySlot
+}
+
+// NewRecentActivity returns an empty window.
+func NewRecentActivity() *RecentActivity {
+	return &RecentActivity{Now: time.Now}
+}
+
+// Add records one call. Events older than the window, or from a second a
+// newer event has already reused the slot for, are ignored.
+func (a *RecentActivity) Add(ev ActivityEvent) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.Now().Unix()
+	sec := now
+	if !ev.Time.IsZero() {
+		sec = ev.Time.Unix()
+	}
+	if sec <= now-activityWindow {
+		return
+	}
+	slot := &a.slots[uint64(sec)%activityWindow]
+	switch {
+	case slot.sec > sec:
+		return
+	case slot.sec < sec:
+		slot.sec = sec
+		if slot.counts == nil {
+			slot.counts = map[activityKey]activityCount{}
+		}
+		clear(slot.counts)
+	}
+	k := activityKey{user: ev.UserID, token: ev.TokenName, model: ev.Model, channel: ev.ChannelID}
+	c := slot.counts[k]
+	c.calls++
+	c.tokens += ev.Tokens
+	slot.counts[k] = c
+}
+
+// Stats returns the calls (rpm) and tokens (tpm) of the last 60 seconds that
+// match f.
+func (a *RecentActivity) Stats(f ActivityFilter) (rpm, tpm int64) {
+	model := likeMatcher(f.Model)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.Now().Unix()
+	for i := range a.slots {
+		slot := &a.slots[i]
+		if slot.sec <= now-activityWindow || slot.sec > now {
+			continue
+		}
+		for k, c := range slot.counts {
+			if (f.UserID != 0 && k.user != f.UserID) || (f.TokenName != "" && k.token != f.TokenName) ||
+				(f.ChannelID != 0 && k.channel != f.ChannelID) || !model(k.model) {
+				continue
+			}
+			rpm += c.calls
+			tpm += c.tokens
+		}
+	}
+	return rpm, tpm
+}
+
+// likeMatcher returns a matcher for a log-filter model pattern: empty matches
+// all, % and _ are SQL LIKE wildcards, anything else is exact.
+func likeMatcher(pattern string) func(string) bool {
+	if pattern == "" {
+		return func(string) bool { return true }
+	}
+	if !strings.ContainsAny(pattern, "%_") {
+		return func(s string) bool { return s == pattern }
+	}
+	var b strings.Builder
+	b.WriteString(`^(?s:`)
+	for _, r := range pattern {
+		switch r {
+		case '%':
+			b.WriteString(`.*`)
+		case '_':
+			b.WriteString(`.`)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`)$`)
+	re := regexp.MustCompile(b.String())
+	return re.MatchString
+}
+
+// recent is the process-wide activity window the stat routes read. It lives
+// at package level because Server has no field for it yet; the relay feeds
+// it through RecordActivity.
+var recent = NewRecentActivity()
+
+// RecordActivity records one consumed relay call for the log page's rpm and
+// tpm. The relay wiring (main.go, or the relay's usage hook) calls it once per
+// settled call; it is cheap and safe for concurrent use.
+func RecordActivity(ev ActivityEvent) { recent.Add(ev) }

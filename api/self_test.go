@@ -1,0 +1,173 @@
+package api_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"gateway/store"
+)
+
+func TestUpdateSelf(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Profile", func(t *testing.T) {
+		t.Parallel()
+		ts := MustStartServer(t)
+		cookie, id := ts.MustSession(t, "alice")
+		other, _ := ts.MustSession(t, "alice")
+		runScenarios(t, ts, []ApiScenario{
+			{Name: "DisplayName", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+				Body:       `{"display_name":"Alice A."}`,
+				WantStatus: 200, WantContains: []string{msg("用户信息更新成功！"), `"display_name":"Alice A."`}},
+			{Name: "UsernameTaken", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+				Body:       `{"username":"Admin"}`,
+				WantStatus: 409, WantContains: []string{msg("用户名已存在")}},
+			{Name: "Rename", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+				Body:       `{"username":"alice2"}`,
+				WantStatus: 200, WantContains: []string{`"username":"alice2"`}},
+			// A profile change keeps every session.
+			{Name: "OtherSessionKept", URL: "/api/user/self", Cookie: other, UserID: id, WantStatus: 200},
+		})
+		if ts.Store.UsernameTaken("alice") {
+			t.Fatal("old username still taken after a rename")
+		}
+	})
+
+	t.Run("Password", func(t *testing.T) {
+		t.Parallel()
+		ts := MustStartServer(t)
+		cookie, id := ts.MustSession(t, "alice")
+		other, _ := ts.MustSession(t, "alice")
+		const newPassword = "brand-new-pass"
+		ApiScenario{Name: "NoOriginal", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+			Body:       `{"password":"` + newPassword + `"}`,
+			WantStatus: 400, WantContains: []string{msg("原密码错误")}}.Test(t, ts)
+		ApiScenario{Name: "StillLoggedIn", URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+
+		r := ApiScenario{Name: "Change", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+			Body:       `{"password":"` + newPassword + `","original_password":"` + alicePassword + `"}`,
+			WantStatus: 200, WantContains: []string{msg("密码修改成功！")}}.Test(t, ts)
+		// The session that changed the password continues under a new id;
+		// every other session of the account ends.
+		c := r.Cookie("session")
+		if c == nil || c.Value == "" || c.Value == cookie {
+			t.Fatalf("no new session cookie after the change: %+v", c)
+		}
+		runScenarios(t, ts, []ApiScenario{
+			{Name: "CurrentContinues", URL: "/api/user/self", Cookie: c.Value, UserID: id, WantStatus: 200},
+			{Name: "OldCookieEnded", URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401},
+			{Name: "OtherSessionEnded", URL: "/api/user/self", Cookie: other, UserID: id, WantStatus: 401},
+			{Name: "LoginWithNewPassword", Method: "POST", URL: "/api/user/login",
+				Body: `{"username":"alice","password":"` + newPassword + `"}`, WantStatus: 200},
+		})
+	})
+}
+
+func TestDeleteSelf(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "alice")
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "RootRefused", Method: "DELETE", URL: "/api/user/self", As: "root",
+			WantStatus: 403, WantContains: []string{msg("不能删除超级管理员账户")}},
+		{Name: "User", Method: "DELETE", URL: "/api/user/self", Cookie: cookie, UserID: id,
+			WantStatus: 200, WantContains: []string{msg("账户已删除！")}},
+		{Name: "SessionEnded", URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401},
+		{Name: "LoginRefused", Method: "POST", URL: "/api/user/login",
+			Body: `{"username":"alice","password":"` + alicePassword + `"}`, WantStatus: 401, WantContains: []string{msg(msgBadLogin)}},
+	})
+	if root := mustUser(t, ts, ts.UserID(t, "root")); root.Deleted() {
+		t.Fatal("root deleted")
+	}
+	if !mustUser(t, ts, id).Deleted() {
+		t.Fatal("alice not deleted")
+	}
+}
+
+func TestAff(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	inviter := mustUser(t, ts, ts.UserID(t, "inviter"))
+	if inviter.AffQuota != fixtureInviterReward {
+		t.Fatalf("fixture inviter aff_quota = %d", inviter.AffQuota)
+	}
+	r := ApiScenario{URL: "/api/user/aff", As: "inviter", WantStatus: 200}.Test(t, ts)
+	var code string
+	r.Envelope(t).DataInto(t, &code)
+	if code == "" || code != inviter.AffCode {
+		t.Fatalf("aff code = %q, want %q", code, inviter.AffCode)
+	}
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "BelowMinimum", Method: "POST", URL: "/api/user/aff_transfer", As: "inviter", Body: `{"quota":499999}`,
+			WantStatus: 400, WantContains: []string{"划转金额最低为"}},
+		{Name: "MoreThanEarned", Method: "POST", URL: "/api/user/aff_transfer", As: "inviter",
+			Body:       `{"quota":` + strconv.Itoa(fixtureInviterReward+1) + `}`,
+			WantStatus: 400, WantContains: []string{msg("邀请额度不足")}},
+		{Name: "NotANumber", Method: "POST", URL: "/api/user/aff_transfer", As: "inviter", Body: `{"quota":"lots"}`,
+			WantStatus: 400},
+		{Name: "OK", Method: "POST", URL: "/api/user/aff_transfer", As: "inviter", Body: `{"quota":500000}`,
+			WantStatus: 200, WantContains: []string{`"success":true`, `"aff_quota":1500000`,
+				`"quota":` + strconv.FormatInt(inviter.Quota+500000, 10)}},
+	})
+	if got := mustUser(t, ts, inviter.ID); got.AffQuota != fixtureInviterReward-500000 || got.Quota != inviter.Quota+500000 {
+		t.Fatalf("after transfer aff=%d quota=%d", got.AffQuota, got.Quota)
+	}
+}
+
+func TestGroups(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	groups := func(tb testing.TB, sc ApiScenario) map[string]string {
+		sc.WantStatus = 200
+		var m map[string]string
+		sc.Test(tb, ts).Envelope(tb).DataInto(tb, &m)
+		return m
+	}
+	want := map[string]string{"default": "默认分组", "vip": "vip分组"}
+	if got := groups(t, ApiScenario{URL: "/api/user/self/groups", As: "user"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("self groups = %v, want %v", got, want)
+	}
+	if got := groups(t, ApiScenario{URL: "/api/user/groups"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("public groups = %v, want %v", got, want)
+	}
+
+	// Usable = UserUsableGroups plus the user's own group, limited to groups
+	// with a ratio; the own group is labelled when it is not listed.
+	ts.MustSetOptions(t,
+		"GroupRatio", `{"default":1,"vip":1,"svip":2}`,
+		"UserUsableGroups", `{"default":"默认分组","nope":"no ratio"}`)
+	svip := "svip"
+	if _, err := ts.Store.UpdateUser(ts.UserID(t, "alice"), store.UserUpdate{Group: &svip}); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]string{"default": "默认分组", "svip": "用户分组"}
+	if got := groups(t, ApiScenario{URL: "/api/user/self/groups", As: "user"}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("self groups = %v, want %v", got, want)
+	}
+	if got := groups(t, ApiScenario{URL: "/api/user/groups"}); !reflect.DeepEqual(got, map[string]string{"default": "默认分组"}) {
+		t.Fatalf("public groups = %v", got)
+	}
+}
+
+func TestGetSelf(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	if _, err := ts.Store.ResetAccessToken(ts.UserID(t, "alice")); err != nil {
+		t.Fatal(err)
+	}
+	r := ApiScenario{URL: "/api/user/self", As: "user", WantStatus: 200,
+		WantNotContains: []string{"password", "access_token_hash", "$2a$"}}.Test(t, ts)
+	var self map[string]json.RawMessage
+	r.Envelope(t).DataInto(t, &self)
+	for _, k := range []string{"id", "username", "display_name", "email", "quota", "used_quota", "request_count",
+		"group", "role", "status", "aff_code", "aff_count", "aff_quota", "aff_history_quota", "inviter_id", "DeletedAt"} {
+		if _, ok := self[k]; !ok {
+			t.Errorf("self has no %q", k)
+		}
+	}
+	if string(self["email"]) != `"`+aliceEmail+`"` || string(self["DeletedAt"]) != "null" {
+		t.Errorf("self = %s", r.Body)
+	}
+}

@@ -1,0 +1,125 @@
+package api_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"gateway/api"
+)
+
+func TestStaticUI(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	const index = "console index"
+	for _, tt := range []struct {
+		name, method, path string
+		status             int
+		body               string
+		cache              string
+		csp                bool
+	}{
+		{"HashedAsset", "GET", "/app.1a2b3c4d.js", 200, "hashed", "public, max-age=31536000, immutable", false},
+		{"PlainFile", "GET", "/logo.png", 200, "logo", "public, max-age=604800", false},
+		{"NestedFile", "GET", "/assets/sub/dir.txt", 200, "nested", "public, max-age=604800", false},
+		{"Root", "GET", "/", 200, index, "no-cache", true},
+		{"IndexByName", "GET", "/index.html", 200, index, "no-cache", true},
+		{"ClientRoute", "GET", "/setting?tab=personal", 200, index, "no-cache", true},
+		{"DeepClientRoute", "GET", "/user/reset", 200, index, "no-cache", true},
+		{"Directory", "GET", "/assets/", 200, index, "no-cache", true},
+		{"Traversal", "GET", "/../../etc/passwd", 200, index, "no-cache", true},
+		{"Head", "HEAD", "/token", 200, "", "no-cache", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ApiScenario{Method: tt.method, URL: tt.path, WantStatus: tt.status, WantContains: []string{tt.body}}.Test(t, ts)
+			if got := r.Header.Get("Cache-Control"); got != tt.cache {
+				t.Errorf("Cache-Control = %q, want %q", got, tt.cache)
+			}
+			csp := r.Header.Get("Content-Security-Policy")
+			if tt.csp && (!strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "object-src 'none'")) {
+				t.Errorf("Content-Security-Policy = %q", csp)
+			}
+			if r.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Error("no X-Content-Type-Options: nosniff")
+			}
+			if tt.body == index && !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("index Content-Type = %q", r.Header.Get("Content-Type"))
+			}
+		})
+	}
+	ApiScenario{Method: "POST", URL: "/setting", WantStatus: http.StatusMethodNotAllowed}.Test(t, ts)
+}
+
+func TestStaticUI_NotBuilt(t *testing.T) {
+	t.Parallel()
+	for name, ui := range map[string]fstest.MapFS{"Empty": {}, "Nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ts := MustStartServer(t, func(c *api.Config) {
+				if ui == nil {
+					c.UI = nil
+				} else {
+					c.UI = ui
+				}
+			})
+			r := ApiScenario{URL: "/", WantStatus: http.StatusServiceUnavailable, WantContains: []string{"not built"}}.Test(t, ts)
+			if r.Header.Get("Cache-Control") != "no-cache" {
+				t.Errorf("Cache-Control = %q", r.Header.Get("Cache-Control"))
+			}
+			// The API works without the console.
+			ApiScenario{URL: "/api/status", WantStatus: 200}.Test(t, ts)
+		})
+	}
+}
+
+func TestBackup(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "Guest", URL: "/api/backup", WantStatus: 401},
+		{Name: "User", URL: "/api/backup", As: "user", WantStatus: 403},
+		{Name: "Admin", URL: "/api/backup", As: "admin", WantStatus: 403, WantContains: []string{msg(msgNoPermission)}},
+	})
+
+	r := ApiScenario{URL: "/api/backup", As: "root", WantStatus: 200}.Test(t, ts)
+	if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="gateway-`) || !strings.HasSuffix(cd, `.db"`) {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	if r.ContentLength != int64(len(r.Body)) || len(r.Body) == 0 {
+		t.Errorf("Content-Length %d, body %d bytes", r.ContentLength, len(r.Body))
+	}
+	path := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(path, r.Body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("bolt.Open(backup): %v", err)
+	}
+	defer db.Close()
+	var users int
+	var names []string
+	if err := db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("users"))
+		if b == nil {
+			t.Error("backup has no users bucket")
+			return nil
+		}
+		users = b.Stats().KeyN
+		return tx.Bucket([]byte("idx_user_by_username")).ForEach(func(k, _ []byte) error {
+			names = append(names, string(k))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if users != len(fixture.ids) {
+		t.Errorf("backup holds %d users, want %d (names %v)", users, len(fixture.ids), names)
+	}
+}

@@ -1,0 +1,293 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// Token routes. Every query is scoped to the caller: another user's token id
+// answers 404, exactly like a missing one. The owner sees full keys, stored
+// and shown without the "sk-" prefix; the console adds it.
+func (s *Server) registerTokenRoutes() {
+	s.handle("GET /api/token/{$}", s.listTokens)
+	s.handle("GET /api/token/search", s.searchTokens)
+	s.handle("GET /api/token/{id}", s.getToken)
+	s.handle("POST /api/token/{$}", s.createToken)
+	s.handle("PUT /api/token/{$}", s.updateToken)
+	s.handle("DELETE /api/token/{id}", s.deleteToken)
+	s.handle("DELETE /api/token/{id}/", s.deleteToken)
+}
+
+// maxTokenPageSize bounds one page of the token list.
+const maxTokenPageSize = 100
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	p := max(queryNum(r, "p", 0), 0)
+	size := queryNum(r, "size", 10)
+	if size <= 0 {
+		size = 10
+	}
+	size = min(size, maxTokenPageSize)
+	tokens, err := s.store.Tokens(currentUser(r).ID, store.TokenFilter{Offset: p * size, Limit: size})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, nonNil(tokens))
+}
+
+func (s *Server) searchTokens(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	// The store strips a leading "sk-" as a prefix, never as a character set.
+	tokens, err := s.store.Tokens(currentUser(r).ID, store.TokenFilter{Keyword: q.Get("keyword"), Key: q.Get("token")})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, nonNil(tokens))
+}
+
+func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
+	id, ok := routeID(w, r)
+	if !ok {
+		return
+	}
+	t, err := s.store.Token(currentUser(r).ID, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, t)
+}
+
+// tokenRequest is the body of token create and edit. Pointer fields tell an
+// omitted field (kept on edit) from a zero value (written).
+type tokenRequest struct {
+	ID                 wireID   `json:"id"`
+	Name               *string  `json:"name"`
+	Status             *int     `json:"status"`
+	ExpiredTime        *int64   `json:"expired_time"`
+	RemainQuota        *int64   `json:"remain_quota"`
+	UnlimitedQuota     *bool    `json:"unlimited_quota"`
+	ModelLimitsEnabled *bool    `json:"model_limits_enabled"`
+	ModelLimits        *wireCSV `json:"model_limits"`
+	AllowIPs           *string  `json:"allow_ips"`
+	Group              *string  `json:"group"`
+}
+
+// checkTokenGroup refuses a group the user may not pick; empty means the
+// user's own group at relay time.
+func (s *Server) checkTokenGroup(u *store.User, group string) error {
+	group = strings.TrimSpace(group)
+	if group == "" {
+		return nil
+	}
+	if _, ok := usableGroups(s.store.Settings(), u.Group)[group]; !ok {
+		return store.Errorf(store.EINVALID, "分组 %s 不存在或无权使用", group)
+	}
+	return nil
+}
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+	var req tokenRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	u := currentUser(r)
+	t := &store.Token{
+		UserID: u.ID, Name: deref(req.Name), Status: store.TokenStatusEnabled,
+		ExpiredTime: deref(req.ExpiredTime), RemainQuota: deref(req.RemainQuota),
+		UnlimitedQuota: deref(req.UnlimitedQuota), ModelLimitsEnabled: deref(req.ModelLimitsEnabled),
+		ModelLimits: string(deref(req.ModelLimits)), AllowIPs: deref(req.AllowIPs), Group: strings.TrimSpace(deref(req.Group)),
+	}
+	if req.Status != nil && *req.Status == store.TokenStatusDisabled {
+		t.Status = store.TokenStatusDisabled
+	}
+	if err := t.Validate(); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.checkTokenGroup(u, t.Group); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	created, err := s.store.CreateToken(t)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeMessage(w, "令牌创建成功！", created)
+}
+
+// updateToken edits a token. With ?status_only=<anything> only the status is
+// written; otherwise every field present in the body except the status. The
+// store refuses to enable an expired or exhausted token.
+func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) {
+	var req tokenRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	u := currentUser(r)
+	var upd store.TokenUpdate
+	if r.URL.Query().Get("status_only") != "" {
+		if req.Status == nil {
+			writeError(w, r, store.Errorf(store.EINVALID, "无效的令牌状态"))
+			return
+		}
+		upd.Status = req.Status
+	} else {
+		upd = store.TokenUpdate{
+			Name: req.Name, ExpiredTime: req.ExpiredTime, RemainQuota: req.RemainQuota,
+			UnlimitedQuota: req.UnlimitedQuota, ModelLimitsEnabled: req.ModelLimitsEnabled,
+			ModelLimits: (*string)(req.ModelLimits), AllowIPs: req.AllowIPs, Group: req.Group,
+		}
+		if err := s.checkTokenGroupChange(u, uint64(req.ID), req.Group); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	t, err := s.store.UpdateToken(u.ID, uint64(req.ID), upd)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeMessage(w, "令牌更新成功！", t)
+}
+
+// checkTokenGroupChange checks a group only when it changes, so a token whose
+// group stopped being usable can still be edited in other ways.
+func (s *Server) checkTokenGroupChange(u *store.User, id uint64, group *string) error {
+	if group == nil {
+		return nil
+	}
+	*group = strings.TrimSpace(*group)
+	cur, err := s.store.Token(u.ID, id)
+	if err != nil {
+		return err
+	}
+	if cur.Group == *group {
+		return nil
+	}
+	return s.checkTokenGroup(u, *group)
+}
+
+func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request) {
+	id, ok := routeID(w, r)
+	if !ok {
+		return
+	}
+	if err := s.store.DeleteToken(currentUser(r).ID, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, nil)
+}
+
+// ---- request helpers shared by the token, channel and log handlers ----
+
+// wireID is an id in a JSON body; the console sends it as a number, some
+// clients as a string.
+type wireID uint64
+
+// UnmarshalJSON accepts 12, "12" and null.
+func (id *wireID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		b = []byte(strings.TrimSpace(s))
+		if len(b) == 0 {
+			*id = 0
+			return nil
+		}
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return store.Errorf(store.EINVALID, "无效的 id")
+	}
+	*id = wireID(v)
+	return nil
+}
+
+// wireCSV is a comma-joined list on the wire; a JSON array of strings is
+// accepted too and joined with commas.
+type wireCSV string
+
+// UnmarshalJSON accepts "a,b", ["a","b"] and null.
+func (c *wireCSV) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var list []string
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		*c = wireCSV(strings.Join(list, ","))
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = wireCSV(s)
+	return nil
+}
+
+// routeID parses the {id} path value. A trailing-slash pattern such as
+// "/api/token/{id}/" also matches deeper paths; those answer 404 here.
+func routeID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	raw := r.PathValue("id")
+	if strings.HasSuffix(r.Pattern, "/") && !strings.HasSuffix(r.URL.Path, "/"+raw+"/") {
+		writeNotFoundURL(w, r)
+		return 0, false
+	}
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil || id == 0 {
+		writeError(w, r, store.Errorf(store.EINVALID, "无效的 id"))
+		return 0, false
+	}
+	return id, true
+}
+
+// queryNum reads an integer query parameter; missing or malformed gives def.
+func queryNum(r *http.Request, name string, def int) int {
+	v, err := strconv.Atoi(strings.TrimSpace(r.URL.Query().Get(name)))
+	if err != nil {
+		return def
+	}
+	return v
+}
+
+// queryNum64 reads an int64 query parameter; missing or malformed gives 0.
+func queryNum64(r *http.Request, name string) int64 {
+	v, _ := strconv.ParseInt(strings.TrimSpace(r.URL.Query().Get(name)), 10, 64)
+	return v
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}

@@ -1,0 +1,136 @@
+package relay
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+
+	"gateway/store"
+)
+
+// Endpoint kinds the relay serves.
+type kind int
+
+const (
+	kindChat kind = iota
+	kindCompletion
+	kindEmbedding
+	kindModeration
+	kindImage
+	kindSpeech
+	kindTranscription
+	kindTranslation
+	kindRerank
+)
+
+// upstreamPath is the OpenAI path of each kind.
+var upstreamPath = map[kind]string{
+	kindChat:          "/v1/chat/completions",
+	kindCompletion:    "/v1/completions",
+	kindEmbedding:     "/v1/embeddings",
+	kindModeration:    "/v1/moderations",
+	kindImage:         "/v1/images/generations",
+	kindSpeech:        "/v1/audio/speech",
+	kindTranscription: "/v1/audio/transcriptions",
+	kindTranslation:   "/v1/audio/translations",
+	kindRerank:        "/v1/rerank",
+}
+
+// Adapter speaks one provider family's protocol.
+type Adapter interface {
+	// Request builds the upstream request for a call on channel ch. body is
+	// the request body already converted by ConvertBody.
+	Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error)
+	// ConvertBody rewrites the client's JSON body for the upstream: the
+	// mapped model name and, for streams, a request for usage when the
+	// provider supports it. It returns the body unchanged when nothing
+	// needs changing.
+	ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error)
+	// StreamUsage reports whether the provider sends a usage chunk when the
+	// request asks with stream_options.include_usage.
+	StreamUsage() bool
+	// Supports reports whether the channel type serves kind k.
+	Supports(k kind) bool
+	// Balance reads the channel's remaining credit in US$, when the
+	// provider has an endpoint for it.
+	Balance(ctx context.Context, client *http.Client, ch *store.Channel) (float64, error)
+	// ModelsURL is where the provider lists models, with the headers to send.
+	ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Request, error)
+}
+
+// Channel type codes.
+const (
+	TypeOpenAI      = 1
+	TypeMidjourney  = 2
+	TypeAzure       = 3
+	TypeOllama      = 4
+	TypeMJPlus      = 5
+	TypeCustom      = 8
+	TypeAI360       = 19
+	TypeMoonshot    = 25
+	TypeLingYi      = 31
+	TypeSuno        = 36
+	TypeSiliconFlow = 40
+	TypeMistral     = 42
+)
+
+// ChannelTypeNames names every channel type the console offers.
+var ChannelTypeNames = map[int]string{
+	1: "OpenAI", 2: "Midjourney Proxy", 5: "Midjourney Proxy Plus", 36: "Suno API", 4: "Ollama",
+	14: "Anthropic Claude", 33: "AWS Claude", 41: "Vertex AI", 3: "Azure OpenAI", 24: "Google Gemini",
+	34: "Cohere", 15: "百度文心千帆", 17: "阿里通义千问", 18: "讯飞星火认知", 16: "智谱 ChatGLM",
+	26: "智谱 GLM-4V", 11: "Google PaLM2", 39: "Cloudflare", 25: "Moonshot", 19: "360 智脑",
+	23: "腾讯混元", 31: "零一万物", 35: "MiniMax", 37: "Dify", 38: "Jina", 40: "SiliconCloud",
+	42: "Mistral AI", 8: "自定义渠道", 22: "知识库：FastGPT", 21: "知识库：AI Proxy",
+}
+
+// adapterFor returns the adapter of a channel type, or nil for types whose
+// protocol the relay does not speak yet.
+func adapterFor(t int) Adapter {
+	switch t {
+	case TypeOpenAI, TypeCustom, TypeAI360, TypeMoonshot, TypeLingYi, TypeSiliconFlow, TypeMistral, TypeOllama:
+		return openAI{typ: t}
+	case TypeAzure:
+		return azure{}
+	}
+	return nil
+}
+
+// unsupportedType is the answer for channel types without an adapter.
+func unsupportedType(t int) *Error {
+	name := ChannelTypeNames[t]
+	if name == "" {
+		name = "未知类型"
+	}
+	return &Error{Status: http.StatusNotImplemented, Type: "new_api_error", Code: "channel_type_not_supported",
+		Message: "渠道类型 " + name + " 尚未支持", Retry: true}
+}
+
+// defaultBaseURL is used when a channel has no base_url.
+func defaultBaseURL(t int) string {
+	switch t {
+	case TypeOpenAI:
+		return "https://api.openai.com"
+	case TypeOllama:
+		return "http://localhost:11434"
+	case TypeAI360:
+		return "https://ai.360.cn"
+	case TypeMoonshot:
+		return "https://api.moonshot.cn"
+	case TypeLingYi:
+		return "https://api.lingyiwanwu.com"
+	case TypeSiliconFlow:
+		return "https://api.siliconflow.cn"
+	case TypeMistral:
+		return "https://api.mistral.ai"
+	}
+	return ""
+}
+
+func baseURL(ch *store.Channel) string {
+	if b := strings.TrimRight(ch.BaseURL, "/"); b != "" {
+		return b
+	}
+	return defaultBaseURL(ch.Type)
+}

@@ -1,0 +1,78 @@
+package relay
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"gateway/store"
+)
+
+// tokenKey reads the caller's key: the bearer token, else mj-api-secret.
+func tokenKey(r *http.Request) string {
+	key := strings.TrimSpace(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	if key == "" || key == "midjourney-proxy" {
+		key = strings.TrimSpace(r.Header.Get("mj-api-secret"))
+	}
+	return key
+}
+
+// maskKey shows the first and last characters of a key only.
+func maskKey(key string) string {
+	if len(key) <= 8 {
+		return "***"
+	}
+	return key[:4] + "***" + key[len(key)-4:]
+}
+
+func unauthorized(msg string) *Error {
+	return &Error{Status: http.StatusUnauthorized, Type: "new_api_error", Code: "invalid_token", Message: msg, Local: true}
+}
+
+// authenticate checks the sk- token and its owner (S §5.2). An admin may
+// pin a channel with sk-KEY-CHANNELID.
+func (rl *Relay) authenticate(r *http.Request) (*Caller, *Error) {
+	raw := tokenKey(r)
+	if raw == "" {
+		return nil, unauthorized("未提供令牌")
+	}
+	raw = strings.TrimPrefix(raw, "sk-")
+	key, pin, _ := strings.Cut(raw, "-")
+	tok, err := rl.store.TokenByKey(key)
+	if err != nil {
+		return nil, unauthorized("无效的令牌")
+	}
+	now := rl.store.Now().Unix()
+	switch tok.Status {
+	case store.TokenStatusEnabled:
+	case store.TokenStatusExhausted:
+		return nil, unauthorized("该令牌额度已用尽 TokenStatusExhausted[sk-" + maskKey(key) + "]")
+	case store.TokenStatusExpired:
+		return nil, unauthorized("该令牌已过期")
+	default:
+		return nil, unauthorized("该令牌状态不可用")
+	}
+	if tok.ExpiredTime != -1 && tok.ExpiredTime < now {
+		_ = rl.store.SetTokenStatus(tok.ID, store.TokenStatusExpired)
+		return nil, unauthorized("该令牌已过期")
+	}
+	if !tok.UnlimitedQuota && tok.RemainQuota <= 0 {
+		return nil, unauthorized("该令牌额度已用尽 TokenStatusExhausted[sk-" + maskKey(key) + "]")
+	}
+	u, err := rl.store.User(tok.UserID)
+	if err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {
+		return nil, localError(http.StatusForbidden, "user_banned", "用户已被封禁")
+	}
+	c := &Caller{User: u, Token: tok, IsAdmin: u.Role >= store.RoleAdmin}
+	if pin != "" {
+		if !c.IsAdmin {
+			return nil, localError(http.StatusForbidden, "channel_pin_forbidden", "普通用户不支持指定渠道")
+		}
+		id, err := strconv.ParseUint(pin, 10, 64)
+		if err != nil {
+			return nil, badRequest("无效的渠道 ID")
+		}
+		c.Pinned = id
+	}
+	return c, nil
+}

@@ -1,0 +1,135 @@
+package relay
+
+import (
+	"net/http"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+)
+
+// Error is a relay failure with what the client is told.
+type Error struct {
+	Status  int    // HTTP status for the client
+	Type    string // OpenAI error type
+	Code    any    // OpenAI error code
+	Param   string
+	Message string
+	// Local errors come from the request or the gateway itself: they are
+	// never retried on another channel and never disable a channel.
+	Local bool
+	// Retry marks a channel failure worth another channel.
+	Retry bool
+	// Cause is logged, never sent.
+	Cause error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func localError(status int, code, message string) *Error {
+	return &Error{Status: status, Type: "new_api_error", Code: code, Message: message, Local: true}
+}
+
+func badRequest(message string) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_request", Message: message, Local: true}
+}
+
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   string `json:"param"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// writeError writes OpenAI's error object; the message ends with the
+// request id so a user can quote it.
+func writeError(w http.ResponseWriter, requestID string, e *Error) {
+	var b errorBody
+	b.Error.Message = e.Message + " (request id: " + requestID + ")"
+	b.Error.Type = e.Type
+	b.Error.Param = e.Param
+	b.Error.Code = e.Code
+	if b.Error.Type == "" {
+		b.Error.Type = "new_api_error"
+	}
+	data, _ := json.Marshal(b)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(e.Status)
+	w.Write(data)
+}
+
+// upstreamMessage digs the human message out of a provider's error body.
+func upstreamMessage(body []byte) string {
+	var v struct {
+		Error    json.RawMessage `json:"error"`
+		Message  string          `json:"message"`
+		Msg      string          `json:"msg"`
+		Err      string          `json:"err"`
+		ErrorMsg string          `json:"error_msg"`
+		Header   struct {
+			Message string `json:"message"`
+		} `json:"header"`
+		Response struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	if len(v.Error) > 0 {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(v.Error, &obj) == nil && obj.Message != "" {
+			return obj.Message
+		}
+		var s string
+		if json.Unmarshal(v.Error, &s) == nil && s != "" {
+			return s
+		}
+	}
+	for _, m := range []string{v.Message, v.Msg, v.Err, v.ErrorMsg, v.Header.Message, v.Response.Error.Message} {
+		if m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// upstreamErrorFields reads error.type and error.code for the auto-disable rules.
+func upstreamErrorFields(body []byte) (typ, code string) {
+	var v struct {
+		Error struct {
+			Type string `json:"type"`
+			Code any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		typ = v.Error.Type
+		if s, ok := v.Error.Code.(string); ok {
+			code = s
+		}
+	}
+	return
+}
+
+// shouldRetry applies the retry table to an upstream status.
+func shouldRetry(status int) bool {
+	switch {
+	case status == http.StatusTooManyRequests, status == http.StatusTemporaryRedirect:
+		return true
+	case status == 504, status == 524:
+		return false
+	case status >= 500:
+		return true
+	case status == http.StatusBadRequest, status == http.StatusRequestTimeout:
+		return false
+	case status >= 200 && status < 300:
+		return false
+	}
+	return true
+}

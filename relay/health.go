@@ -1,0 +1,294 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// disableRule reports whether an upstream failure means the channel's key
+// or account is unusable (S §5.9).
+func disableRule(chType, status int, typ, code, msg string) bool {
+	if status == http.StatusUnauthorized || (status == http.StatusForbidden && chType == 24) {
+		return true
+	}
+	switch code {
+	case "invalid_api_key", "account_deactivated", "billing_not_active":
+		return true
+	}
+	switch typ {
+	case "insufficient_quota", "insufficient_user_quota", "authentication_error", "permission_error", "forbidden":
+		return true
+	}
+	for _, p := range []string{"Your credit balance is too low", "This organization has been disabled.", "You exceeded your current quota", "Permission denied"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	for _, p := range []string{"The security token included in the request is invalid", "Operation not allowed", "Your account is not authorized"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeDisableFor disables a channel after a relay failure that shows its
+// credentials are unusable, when automatic disabling is on and the channel
+// allows it.
+func (rl *Relay) maybeDisableFor(ch *store.Channel, status int, typ, code, msg string, set *store.Settings) {
+	if ch.AutoBan != 1 || !set.Bool("AutomaticDisableChannelEnabled") || !disableRule(ch.Type, status, typ, code, msg) {
+		return
+	}
+	rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, fmt.Sprintf("上游返回 %d：%s", status, msg))
+}
+
+func (rl *Relay) setStatus(id uint64, status int, reason string) {
+	changed, c, err := rl.store.SetChannelStatusAuto(id, status, reason)
+	if err != nil {
+		slog.Error("channel status", "channel", id, "err", err)
+		return
+	}
+	if changed {
+		slog.Warn("channel status changed", "channel", id, "status", status, "reason", reason)
+		if rl.cfg.Events != nil {
+			rl.cfg.Events.ChannelChanged(c)
+		}
+	}
+}
+
+// TestResult is the outcome of one channel test.
+type TestResult struct {
+	ChannelID uint64
+	Model     string
+	Duration  time.Duration
+	Err       error
+	Status    int // upstream status, 0 for transport errors
+	Type      string
+	Code      string
+}
+
+// TestChannel sends a minimal chat request through the same adapter the
+// relay uses, records the response time and writes a log that charges
+// nobody. model empty means the channel's test model or first model.
+func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model string) TestResult {
+	res := TestResult{ChannelID: ch.ID}
+	if ch.Type == TypeMidjourney || ch.Type == TypeMJPlus || ch.Type == TypeSuno {
+		res.Err = errors.New("该渠道类型不支持测试")
+		return res
+	}
+	ad := adapterFor(ch.Type)
+	if ad == nil {
+		res.Err = errors.New(unsupportedType(ch.Type).Message)
+		return res
+	}
+	if model == "" {
+		model = ch.TestModel
+	}
+	if model == "" {
+		if ms := ch.ModelList(); len(ms) > 0 {
+			model = ms[0]
+		} else {
+			model = "gpt-3.5-turbo"
+		}
+	}
+	res.Model = model
+	upstream, merr := mapModel(ch, model)
+	if merr != nil {
+		res.Err = merr
+		return res
+	}
+	body := map[string]any{"model": upstream, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	if strings.HasPrefix(upstream, "o1") || strings.HasPrefix(upstream, "o3") {
+		body["max_completion_tokens"] = 1
+	} else {
+		body["max_tokens"] = 1
+	}
+	data, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	req, err := ad.Request(ctx, ch, kindChat, upstream, bytes.NewReader(data), "application/json")
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	resp, err := rl.client.Do(req)
+	if err != nil {
+		res.Err = fmt.Errorf("请求上游失败：%w", err)
+		return res
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	res.Duration = time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		res.Status = resp.StatusCode
+		res.Type, res.Code = upstreamErrorFields(out)
+		msg := upstreamMessage(out)
+		if msg == "" {
+			msg = resp.Status
+		}
+		res.Err = fmt.Errorf("状态码 %d：%s", resp.StatusCode, msg)
+		return res
+	}
+	var v struct {
+		Usage *usage `json:"usage"`
+	}
+	if json.Unmarshal(out, &v) != nil || v.Usage == nil {
+		res.Err = errors.New("上游返回中没有 usage")
+		return res
+	}
+	_ = rl.store.RecordChannelTest(ch.ID, res.Duration.Milliseconds())
+	set := rl.store.Settings()
+	p, perr := priceFor(set, model, "default")
+	var quota int64
+	if perr == nil {
+		quota = p.charge(v.Usage.PromptTokens, v.Usage.CompletionTokens)
+	}
+	_ = rl.store.AppendLog(&store.Log{Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
+		Content: "模型测试", Quota: quota, PromptTokens: int64(v.Usage.PromptTokens), CompletionTokens: int64(v.Usage.CompletionTokens),
+		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`})
+	if fresh, err := rl.store.Channel(ch.ID); err == nil && rl.cfg.Events != nil {
+		rl.cfg.Events.ChannelChanged(fresh)
+	}
+	return res
+}
+
+// ApplyTestOutcome runs the auto-disable and auto-enable rules on a test
+// result: disable on a credential failure or a response slower than
+// ChannelDisableThreshold (only when automatic disabling is on), enable a
+// channel that was disabled automatically once a test passes cleanly (only
+// when automatic enabling is on). A manually disabled channel is never
+// enabled.
+func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) {
+	set := rl.store.Settings()
+	threshold := time.Duration(set.Float("ChannelDisableThreshold") * float64(time.Second))
+	slow := threshold > 0 && r.Duration > threshold
+	if ch.Status == store.ChannelStatusEnabled && ch.AutoBan == 1 && set.Bool("AutomaticDisableChannelEnabled") {
+		switch {
+		case r.Err != nil && disableRule(ch.Type, r.Status, r.Type, r.Code, r.Err.Error()):
+			rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, "测试失败："+r.Err.Error())
+		case r.Err == nil && slow:
+			rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds()))
+		}
+		return
+	}
+	if ch.Status == store.ChannelStatusAutoDisabled && r.Err == nil && !slow && set.Bool("AutomaticEnableChannelEnabled") {
+		rl.setStatus(ch.ID, store.ChannelStatusEnabled, "测试通过，自动启用")
+	}
+}
+
+// Progress reports a test-all run.
+type Progress struct {
+	Done, Total int
+	Result      *TestResult
+}
+
+// TestAll tests every channel in the background, one after another,
+// applying the health rules, and reports progress through report. It
+// refuses to start while another run is going.
+func (rl *Relay) TestAll(report func(Progress)) error {
+	if !rl.testing.CompareAndSwap(false, true) {
+		return errors.New("已有一个测试任务正在运行，请稍后再试")
+	}
+	chs, err := rl.store.Channels()
+	if err != nil {
+		rl.testing.Store(false)
+		return err
+	}
+	go func() {
+		defer rl.testing.Store(false)
+		for i, ch := range chs {
+			r := rl.TestChannel(context.Background(), ch, "")
+			rl.ApplyTestOutcome(ch, r)
+			if report != nil {
+				rr := r
+				report(Progress{Done: i + 1, Total: len(chs), Result: &rr})
+			}
+		}
+		if report != nil && len(chs) == 0 {
+			report(Progress{})
+		}
+	}()
+	return nil
+}
+
+// Testing reports whether a test-all run is in progress.
+func (rl *Relay) Testing() bool { return rl.testing.Load() }
+
+// UpdateBalance reads a channel's balance from its provider and stores it.
+func (rl *Relay) UpdateBalance(ctx context.Context, ch *store.Channel) (float64, error) {
+	ad := adapterFor(ch.Type)
+	if ad == nil {
+		return 0, errBalanceUnsupported
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := ad.Balance(ctx, rl.client, ch)
+	if err != nil {
+		return 0, err
+	}
+	if err := rl.store.RecordChannelBalance(ch.ID, b); err != nil {
+		return 0, err
+	}
+	return b, nil
+}
+
+// ErrBalanceUnsupported is returned for channel types without a balance endpoint.
+var ErrBalanceUnsupported = errBalanceUnsupported
+
+// FetchModels lists the model ids the channel's provider offers.
+func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, error) {
+	if ch.Type != TypeOpenAI && ch.Type != TypeCustom && ch.Type != TypeOllama && ch.Type != TypeSiliconFlow &&
+		ch.Type != TypeMistral && ch.Type != TypeMoonshot && ch.Type != TypeLingYi && ch.Type != TypeAI360 {
+		return nil, errors.New("仅支持 OpenAI 接口格式")
+	}
+	ad := adapterFor(ch.Type)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := ad.ModelsRequest(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rl.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("请求上游失败：%w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := upstreamMessage(data)
+		if msg == "" {
+			msg = resp.Status
+		}
+		return nil, fmt.Errorf("上游返回 %d：%s", resp.StatusCode, msg)
+	}
+	var v struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, errors.New("上游返回的模型列表格式错误")
+	}
+	out := make([]string, 0, len(v.Data))
+	for _, m := range v.Data {
+		if m.ID != "" {
+			out = append(out, m.ID)
+		}
+	}
+	return out, nil
+}

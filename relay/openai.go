@@ -1,0 +1,218 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// openAI speaks the OpenAI wire format; most providers offer it.
+type openAI struct{ typ int }
+
+func (a openAI) Supports(k kind) bool {
+	switch a.typ {
+	case TypeOpenAI, TypeCustom:
+		return true
+	case TypeSiliconFlow:
+		return k == kindChat || k == kindEmbedding || k == kindRerank || k == kindImage || k == kindCompletion
+	case TypeOllama:
+		return k == kindChat || k == kindCompletion || k == kindEmbedding
+	}
+	return k == kindChat || k == kindCompletion || k == kindEmbedding
+}
+
+func (a openAI) StreamUsage() bool { return a.typ == TypeOpenAI || a.typ == TypeCustom }
+
+func (a openAI) url(ch *store.Channel, k kind, model string) string {
+	if a.typ == TypeCustom {
+		// A custom channel's base URL is the whole endpoint.
+		return strings.ReplaceAll(baseURL(ch), "{model}", model)
+	}
+	return baseURL(ch) + upstreamPath[k]
+}
+
+func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(ch, k, model), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if ch.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+ch.Key)
+	}
+	if a.typ == TypeOpenAI && ch.OpenAIOrganization != "" {
+		req.Header.Set("OpenAI-Organization", ch.OpenAIOrganization)
+	}
+	return req, nil
+}
+
+func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
+	return rewriteJSON(body, fields, upstreamModel, addUsage)
+}
+
+// rewriteJSON sets "model" and, when asked, stream_options.include_usage,
+// keeping every other field as the client sent it. Without changes the
+// client's bytes go upstream untouched.
+func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
+	if fields == nil {
+		return body, nil
+	}
+	changed := false
+	var cur string
+	if raw, ok := fields["model"]; ok {
+		_ = json.Unmarshal(raw, &cur)
+	}
+	out := make(map[string]json.RawMessage, len(fields)+1)
+	for k, v := range fields {
+		out[k] = v
+	}
+	if upstreamModel != "" && upstreamModel != cur {
+		m, _ := json.Marshal(upstreamModel)
+		out["model"] = m
+		changed = true
+	}
+	if addUsage {
+		opts := map[string]json.RawMessage{}
+		if raw, ok := fields["stream_options"]; ok && len(raw) > 0 && string(raw) != "null" {
+			_ = json.Unmarshal(raw, &opts)
+		}
+		if string(opts["include_usage"]) != "true" {
+			opts["include_usage"] = json.RawMessage("true")
+			b, _ := json.Marshal(opts)
+			out["stream_options"] = b
+			changed = true
+		}
+	}
+	if !changed {
+		return body, nil
+	}
+	return json.Marshal(out)
+}
+
+func (a openAI) ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Request, error) {
+	base := baseURL(ch)
+	if a.typ == TypeCustom {
+		u, err := url.Parse(base)
+		if err != nil {
+			return nil, err
+		}
+		base = u.Scheme + "://" + u.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+ch.Key)
+	}
+	return req, nil
+}
+
+// Balance reads OpenAI's billing endpoints: the hard limit from the
+// subscription, minus this month's usage.
+func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Channel) (float64, error) {
+	if a.typ != TypeOpenAI && a.typ != TypeCustom {
+		return 0, errBalanceUnsupported
+	}
+	base := baseURL(ch)
+	if a.typ == TypeCustom {
+		if u, err := url.Parse(base); err == nil {
+			base = u.Scheme + "://" + u.Host
+		}
+	}
+	var sub struct {
+		HasPaymentMethod bool    `json:"has_payment_method"`
+		HardLimitUSD     float64 `json:"hard_limit_usd"`
+	}
+	if err := getJSON(ctx, client, ch, base+"/v1/dashboard/billing/subscription", &sub); err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if !sub.HasPaymentMethod {
+		start = now.AddDate(0, 0, -100)
+	}
+	var usage struct {
+		TotalUsage float64 `json:"total_usage"`
+	}
+	u := fmt.Sprintf("%s/v1/dashboard/billing/usage?start_date=%s&end_date=%s", base, start.Format("2006-01-02"), now.AddDate(0, 0, 1).Format("2006-01-02"))
+	if err := getJSON(ctx, client, ch, u, &usage); err != nil {
+		return 0, err
+	}
+	return sub.HardLimitUSD - usage.TotalUsage/100, nil
+}
+
+var errBalanceUnsupported = errors.New("该渠道类型不支持查询余额")
+
+func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+ch.Key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := upstreamMessage(data)
+		if msg == "" {
+			msg = resp.Status
+		}
+		return fmt.Errorf("上游返回 %d：%s", resp.StatusCode, msg)
+	}
+	return json.Unmarshal(data, v)
+}
+
+// azure speaks Azure OpenAI: deployment URLs, an api-key header and an API
+// version from the channel's other field.
+type azure struct{}
+
+// AzureDefaultAPIVersion is used when a channel sets none.
+const AzureDefaultAPIVersion = "2023-06-01-preview"
+
+func (azure) Supports(k kind) bool { return true }
+func (azure) StreamUsage() bool    { return false }
+
+func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
+	version := ch.Other
+	if version == "" {
+		version = AzureDefaultAPIVersion
+	}
+	deployment := strings.ReplaceAll(model, ".", "")
+	path := strings.TrimPrefix(upstreamPath[k], "/v1/")
+	u := fmt.Sprintf("%s/openai/deployments/%s/%s?api-version=%s", baseURL(ch), url.PathEscape(deployment), path, url.QueryEscape(version))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("api-key", ch.Key)
+	return req, nil
+}
+
+func (azure) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
+	return rewriteJSON(body, fields, upstreamModel, false)
+}
+
+func (azure) Balance(context.Context, *http.Client, *store.Channel) (float64, error) {
+	return 0, errBalanceUnsupported
+}
+
+func (azure) ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Request, error) {
+	return nil, errors.New("仅支持 OpenAI 接口格式")
+}

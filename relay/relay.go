@@ -1,0 +1,824 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/relay/tokenizer"
+	"gateway/store"
+)
+
+// Config wires the relay.
+type Config struct {
+	Store *store.Store
+	// Client is the guarded egress client; every upstream call uses it.
+	Client *http.Client
+	// ClientIP returns the caller's address under the trusted-proxy rule.
+	ClientIP func(*http.Request) string
+	// Events receives channel changes and per-call activity; may be nil.
+	Events Events
+	// StreamIdleTimeout ends a stream that sends nothing for this long (30 s).
+	StreamIdleTimeout time.Duration
+	// FirstByteTimeout moves a stream to the next channel when the upstream
+	// sends nothing for this long before anything reached the client (60 s;
+	// negative turns it off).
+	FirstByteTimeout time.Duration
+	// RelayTimeout bounds a whole non-stream upstream call (0 = none).
+	RelayTimeout time.Duration
+	// MaxBodyBytes limits request bodies (32 MiB).
+	MaxBodyBytes int64
+}
+
+// Events receives what the console shows live.
+type Events interface {
+	// ChannelChanged is called after a channel's status or test result changed.
+	ChannelChanged(c *store.Channel)
+	// Activity is called after each charged call.
+	Activity(a Activity)
+}
+
+// Activity describes one charged call for the rpm/tpm counters.
+type Activity struct {
+	Time      time.Time
+	UserID    uint64
+	TokenName string
+	Model     string
+	ChannelID uint64
+	Tokens    int64
+}
+
+// Relay serves the OpenAI-compatible routes.
+type Relay struct {
+	cfg     Config
+	store   *store.Store
+	client  *http.Client
+	testing atomic.Bool // a test-all run is in progress
+}
+
+// New returns a relay.
+func New(cfg Config) *Relay {
+	if cfg.StreamIdleTimeout == 0 {
+		cfg.StreamIdleTimeout = 30 * time.Second
+	}
+	if cfg.FirstByteTimeout == 0 {
+		cfg.FirstByteTimeout = 60 * time.Second
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = func(r *http.Request) string { return r.RemoteAddr }
+	}
+	if cfg.Client == nil {
+		cfg.Client = http.DefaultClient
+	}
+	return &Relay{cfg: cfg, store: cfg.Store, client: cfg.Client}
+}
+
+// Register adds the relay routes to mux.
+func (rl *Relay) Register(mux *http.ServeMux) {
+	h := func(k kind) http.Handler { return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil) })) }
+	mux.Handle("POST /v1/chat/completions", h(kindChat))
+	mux.Handle("POST /v1/completions", h(kindCompletion))
+	mux.Handle("POST /v1/embeddings", h(kindEmbedding))
+	mux.Handle("POST /v1/engines/{model}/embeddings", h(kindEmbedding))
+	mux.Handle("POST /v1/moderations", h(kindModeration))
+	mux.Handle("POST /v1/images/generations", h(kindImage))
+	mux.Handle("POST /v1/audio/speech", h(kindSpeech))
+	mux.Handle("POST /v1/audio/transcriptions", h(kindTranscription))
+	mux.Handle("POST /v1/audio/translations", h(kindTranslation))
+	mux.Handle("POST /v1/rerank", h(kindRerank))
+	mux.Handle("GET /v1/models", rl.cors(http.HandlerFunc(rl.listModels)))
+	mux.Handle("GET /v1/models/{model}", rl.cors(http.HandlerFunc(rl.getModel)))
+	for _, p := range []string{"/dashboard/billing", "/v1/dashboard/billing"} {
+		mux.Handle("GET "+p+"/subscription", rl.cors(http.HandlerFunc(rl.billingSubscription)))
+		mux.Handle("GET "+p+"/usage", rl.cors(http.HandlerFunc(rl.billingUsage)))
+	}
+	notImpl := rl.cors(http.HandlerFunc(rl.notImplemented))
+	for _, p := range []string{"POST /v1/edits", "POST /v1/images/edits", "POST /v1/images/variations",
+		"GET /v1/files", "POST /v1/files", "GET /v1/files/{id}", "DELETE /v1/files/{id}", "GET /v1/files/{id}/content",
+		"GET /v1/fine-tunes", "POST /v1/fine-tunes", "GET /v1/fine-tunes/{id}", "POST /v1/fine-tunes/{id}/cancel",
+		"GET /v1/fine-tunes/{id}/events", "DELETE /v1/models/{model}"} {
+		mux.Handle(p, notImpl)
+	}
+	mux.Handle("OPTIONS /v1/", rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })))
+}
+
+// cors lets browser clients call the relay from any origin; the relay is
+// authenticated by bearer tokens, never by cookies.
+func (rl *Relay) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "*")
+		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func requestID(w http.ResponseWriter) string {
+	if id := w.Header().Get("X-Oneapi-Request-Id"); id != "" {
+		return id
+	}
+	id := time.Now().Format("20060102150405") + store.RandomString(8)
+	w.Header().Set("X-Oneapi-Request-Id", id)
+	return id
+}
+
+func (rl *Relay) notImplemented(w http.ResponseWriter, r *http.Request) {
+	writeError(w, requestID(w), &Error{Status: http.StatusNotImplemented, Type: "new_api_error", Code: "not_implemented", Message: "API not implemented"})
+}
+
+// Caller is who pays for a call: a token and its owner, or a console user
+// in the playground (Token nil).
+type Caller struct {
+	User    *store.User
+	Token   *store.Token
+	Group   string
+	Pinned  uint64 // channel pinned by an admin key suffix
+	IsAdmin bool
+}
+
+// call is one relayed request in progress.
+type call struct {
+	w         http.ResponseWriter
+	r         *http.Request
+	k         kind
+	id        string
+	start     time.Time
+	caller    *Caller
+	body      []byte
+	fields    map[string][]byte
+	ctype     string
+	model     string
+	stream    bool
+	wantUsage bool
+	maxTokens int
+	prompt    int
+	price     price
+	res       *store.Reservation
+	tried     []uint64
+	text      string // prompt text for sensitive checks and counting
+	parsed    chatRequest
+}
+
+// chatRequest holds the fields the relay reads from a JSON body.
+type chatRequest struct {
+	Model               string               `json:"model"`
+	Stream              bool                 `json:"stream"`
+	MaxTokens           int                  `json:"max_tokens"`
+	MaxCompletionTokens int                  `json:"max_completion_tokens"`
+	Messages            []tokenizer.Message  `json:"messages"`
+	Tools               []tokenizer.Tool     `json:"tools"`
+	Prompt              any                  `json:"prompt"`
+	Input               any                  `json:"input"`
+	Query               string               `json:"query"`
+	Documents           any                  `json:"documents"`
+	N                   int                  `json:"n"`
+	Size                string               `json:"size"`
+	Quality             string               `json:"quality"`
+	Group               string               `json:"group"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// serve runs the whole relay for one request. caller is nil for token
+// calls (the token is read from the request) and set for the playground.
+func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *Caller) {
+	c := &call{w: w, r: r, k: k, id: requestID(w), start: time.Now(), caller: caller}
+	if err := rl.run(c); err != nil {
+		if c.res != nil {
+			rl.store.Refund(c.res)
+		}
+		if err.Status == http.StatusTooManyRequests && !err.Local {
+			err.Message = "当前分组上游负载已饱和，请稍后再试"
+		}
+		if err.Cause != nil {
+			slog.Warn("relay failed", "request_id", c.id, "err", err.Cause)
+		}
+		writeError(w, c.id, err)
+	}
+}
+
+func (rl *Relay) run(c *call) *Error {
+	if c.caller == nil {
+		caller, err := rl.authenticate(c.r)
+		if err != nil {
+			return err
+		}
+		c.caller = caller
+	}
+	if err := rl.readBody(c); err != nil {
+		return err
+	}
+	set := rl.store.Settings()
+	if err := rl.distribute(c, set); err != nil {
+		return err
+	}
+	if set.Bool("CheckSensitiveEnabled") && set.Bool("CheckSensitiveOnPromptEnabled") {
+		if w := sensitiveHit(set.SensitiveWords, c); w != "" {
+			return &Error{Status: 400, Type: "new_api_error", Code: "sensitive_words_detected", Message: "敏感词检测失败: " + w, Local: true}
+		}
+	}
+	p, perr := priceFor(set, c.model, c.caller.Group)
+	if perr != nil {
+		return perr
+	}
+	c.price = p
+	c.prompt = promptTokens(c)
+	amount := p.reserve(c.prompt, c.maxTokens, set.Int("PreConsumedQuota"))
+	if c.k == kindImage {
+		amount = imageQuota(c, p)
+	}
+	var tokenID uint64
+	if c.caller.Token != nil {
+		tokenID = c.caller.Token.ID
+	}
+	res, err := rl.store.Reserve(c.caller.User.ID, tokenID, amount)
+	if err != nil {
+		msg := store.ErrorMessage(err)
+		code := "insufficient_user_quota"
+		if strings.Contains(msg, "令牌") {
+			code = "insufficient_token_quota"
+		}
+		return &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: code, Message: msg, Local: true}
+	}
+	c.res = res
+	return rl.attempts(c, set)
+}
+
+// readBody reads and decodes what the relay needs from the request body.
+func (rl *Relay) readBody(c *call) *Error {
+	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, rl.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large", Message: "请求体过大", Local: true}
+		}
+		return badRequest("无法读取请求体")
+	}
+	c.body = body
+	c.ctype = c.r.Header.Get("Content-Type")
+	if c.k == kindTranscription || c.k == kindTranslation {
+		return rl.readMultipart(c)
+	}
+	if c.ctype == "" {
+		c.ctype = "application/json"
+	}
+	raw := map[string]json.RawMessage{}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return badRequest("请求体不是合法的 JSON")
+	}
+	c.fields = make(map[string][]byte, len(raw))
+	for k, v := range raw {
+		c.fields[k] = v
+	}
+	if err := json.Unmarshal(body, &c.parsed); err != nil {
+		return badRequest("请求参数格式错误：" + err.Error())
+	}
+	p := &c.parsed
+	c.model = p.Model
+	c.stream = p.Stream && (c.k == kindChat || c.k == kindCompletion)
+	c.wantUsage = p.StreamOptions != nil && p.StreamOptions.IncludeUsage
+	c.maxTokens = p.MaxTokens
+	if p.MaxCompletionTokens > c.maxTokens {
+		c.maxTokens = p.MaxCompletionTokens
+	}
+	if c.maxTokens < 0 || c.maxTokens > 1<<30 {
+		return badRequest("max_tokens 无效")
+	}
+	switch c.k {
+	case kindChat:
+		if len(p.Messages) == 0 {
+			return badRequest("messages 不能为空")
+		}
+	case kindCompletion:
+		if p.Prompt == nil {
+			return badRequest("prompt 不能为空")
+		}
+	case kindEmbedding:
+		if c.model == "" {
+			c.model = c.r.PathValue("model")
+		}
+		if p.Input == nil {
+			return badRequest("input 不能为空")
+		}
+	case kindModeration:
+		if c.model == "" {
+			c.model = "text-moderation-latest"
+		}
+		if p.Input == nil {
+			return badRequest("input 不能为空")
+		}
+	case kindImage:
+		if c.model == "" {
+			c.model = "dall-e-2"
+		}
+	case kindSpeech:
+		if c.model == "" {
+			c.model = "tts-1"
+		}
+	}
+	if c.model == "" {
+		return badRequest("model 不能为空")
+	}
+	return nil
+}
+
+func (rl *Relay) readMultipart(c *call) *Error {
+	mt, params, err := mime.ParseMediaType(c.ctype)
+	if err != nil || !strings.HasPrefix(mt, "multipart/") {
+		return badRequest("请求体必须是 multipart/form-data")
+	}
+	mr := multipart.NewReader(bytes.NewReader(c.body), params["boundary"])
+	form, err := mr.ReadForm(rl.cfg.MaxBodyBytes)
+	if err != nil {
+		return badRequest("无法解析 multipart 请求体")
+	}
+	defer form.RemoveAll()
+	if v := form.Value["model"]; len(v) > 0 {
+		c.model = v[0]
+	}
+	if c.model == "" {
+		c.model = "whisper-1"
+	}
+	if f := form.Value["response_format"]; len(f) > 0 {
+		c.parsed.Size = f[0] // the response format, kept for reading the transcript
+	}
+	return nil
+}
+
+// distribute applies the IP allow list, resolves the group and checks the
+// model limits (S §5.3).
+func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
+	cl := c.caller
+	if cl.Token != nil {
+		if !cl.Token.AllowsIP(rl.cfg.ClientIP(c.r)) {
+			return localError(http.StatusForbidden, "access_denied", "您的 IP 不在令牌允许访问的列表中")
+		}
+		if cl.Token.ModelLimitsEnabled {
+			ok := false
+			for _, m := range cl.Token.ModelLimitList() {
+				ok = ok || m == c.model
+			}
+			if !ok {
+				return localError(http.StatusForbidden, "model_not_allowed", "该令牌无权访问模型 "+c.model)
+			}
+		}
+	}
+	if cl.Group == "" {
+		cl.Group = cl.User.Group
+		if cl.Token != nil && cl.Token.Group != "" {
+			if _, ok := set.UsableGroups(cl.User.Group)[cl.Token.Group]; !ok {
+				return localError(http.StatusForbidden, "group_not_allowed", "令牌分组 "+cl.Token.Group+" 已被禁用")
+			}
+			cl.Group = cl.Token.Group
+		}
+	}
+	if _, ok := set.GroupRatio[cl.Group]; !ok && cl.Group != "default" {
+		return localError(http.StatusForbidden, "group_deprecated", "分组 "+cl.Group+" 已被弃用")
+	}
+	if cl.Pinned != 0 {
+		ch, err := rl.store.Channel(cl.Pinned)
+		if err != nil {
+			return badRequest("指定的渠道不存在")
+		}
+		if ch.Status != store.ChannelStatusEnabled {
+			return localError(http.StatusForbidden, "channel_disabled", "指定的渠道已被禁用")
+		}
+	} else if rl.store.SelectChannel(cl.Group, c.model, 0, nil) == nil {
+		return &Error{Status: http.StatusServiceUnavailable, Type: "new_api_error", Code: "model_not_found",
+			Message: "当前分组 " + cl.Group + " 下对于模型 " + c.model + " 无可用渠道", Local: true}
+	}
+	return nil
+}
+
+// promptTokens counts the prompt locally; it prices the reservation and is
+// the fallback when the upstream reports no usage.
+func promptTokens(c *call) int {
+	p := &c.parsed
+	switch c.k {
+	case kindChat:
+		return tokenizer.CountChat(c.model, p.Messages, p.Tools)
+	case kindCompletion:
+		return tokenizer.CountInput(c.model, p.Prompt)
+	case kindEmbedding, kindModeration:
+		return tokenizer.CountInput(c.model, p.Input)
+	case kindSpeech:
+		if s, ok := p.Input.(string); ok {
+			return len([]rune(s))
+		}
+	case kindRerank:
+		return tokenizer.CountText(c.model, p.Query) + tokenizer.CountInput(c.model, p.Documents)
+	}
+	return 0
+}
+
+// imageQuota prices an image request by size, quality and count (S §5.8).
+func imageQuota(c *call, p price) int64 {
+	n := c.parsed.N
+	if n <= 0 {
+		n = 1
+	}
+	per := p.ModelPrice
+	if !p.fixed() {
+		per = 0.0025 * p.ModelRatio
+	}
+	size := c.parsed.Size
+	factor := 1.0
+	switch size {
+	case "256x256":
+		factor = 0.4
+	case "512x512":
+		factor = 0.45
+	case "1024x1792", "1792x1024":
+		factor = 2
+	}
+	quality := 1.0
+	if c.model == "dall-e-3" && c.parsed.Quality == "hd" {
+		quality = 2
+		if size == "1024x1792" || size == "1792x1024" {
+			quality = 1.5
+		}
+	}
+	return int64(per * factor * quality * float64(n) * p.GroupRatio * p.qpu)
+}
+
+// mapModel applies the channel's model mapping; bad JSON is a local error.
+func mapModel(ch *store.Channel, model string) (string, *Error) {
+	m := strings.TrimSpace(ch.ModelMapping)
+	if m == "" || m == "{}" {
+		return model, nil
+	}
+	var mapping map[string]string
+	if err := json.Unmarshal([]byte(m), &mapping); err != nil {
+		return "", &Error{Status: 500, Type: "new_api_error", Code: "model_mapping_error", Message: "渠道的模型映射不是合法的 JSON", Local: true}
+	}
+	if to, ok := mapping[model]; ok && to != "" {
+		return to, nil
+	}
+	return model, nil
+}
+
+// mapStatus applies the channel's status-code mapping.
+func mapStatus(ch *store.Channel, status int) int {
+	m := strings.TrimSpace(ch.StatusCodeMapping)
+	if m == "" || m == "{}" {
+		return status
+	}
+	var mapping map[string]string
+	if json.Unmarshal([]byte(m), &mapping) != nil {
+		return status
+	}
+	if to, ok := mapping[strconv.Itoa(status)]; ok {
+		if v, err := strconv.Atoi(to); err == nil && v >= 100 && v < 600 {
+			return v
+		}
+	}
+	return status
+}
+
+// attempts tries channels until one answers, following the retry rules.
+func (rl *Relay) attempts(c *call, set *store.Settings) *Error {
+	retries := int(set.Int("RetryTimes"))
+	if c.caller.Pinned != 0 {
+		retries = 0
+	}
+	exclude := map[uint64]bool{}
+	var last *Error
+	for attempt := 0; attempt <= retries; attempt++ {
+		var ch *store.Channel
+		if c.caller.Pinned != 0 {
+			ch = rl.store.RoutingChannel(c.caller.Pinned)
+		} else {
+			ch = rl.store.SelectChannel(c.caller.Group, c.model, attempt, exclude)
+		}
+		if ch == nil {
+			break
+		}
+		exclude[ch.ID] = true
+		c.tried = append(c.tried, ch.ID)
+		err := rl.try(c, ch, set)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if err.Local || !err.Retry {
+			break
+		}
+		if c.r.Context().Err() != nil {
+			break
+		}
+	}
+	if last == nil {
+		last = &Error{Status: http.StatusServiceUnavailable, Type: "new_api_error", Code: "model_not_found",
+			Message: "当前分组 " + c.caller.Group + " 下对于模型 " + c.model + " 无可用渠道", Local: true}
+	}
+	return last
+}
+
+// errNoBytes marks an attempt that failed before anything reached the client.
+var errFirstByte = errors.New("first byte timeout")
+
+// try makes one upstream call on ch. A nil result means the call was
+// answered and settled.
+func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
+	ad := adapterFor(ch.Type)
+	if ad == nil || !ad.Supports(c.k) {
+		return unsupportedType(ch.Type)
+	}
+	upstreamModel, merr := mapModel(ch, c.model)
+	if merr != nil {
+		return merr
+	}
+	body := c.body
+	if c.fields != nil {
+		b, err := ad.ConvertBody(c.k, c.body, c.fields, upstreamModel, c.stream && ad.StreamUsage())
+		if err != nil {
+			return &Error{Status: 500, Type: "new_api_error", Code: "convert_request_failed", Message: "请求转换失败", Local: true, Cause: err}
+		}
+		body = b
+	}
+	ctx, cancel := context.WithCancelCause(c.r.Context())
+	defer cancel(nil)
+	if rl.cfg.RelayTimeout > 0 && !c.stream {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, rl.cfg.RelayTimeout)
+		defer stop()
+	}
+	req, err := ad.Request(ctx, ch, c.k, upstreamModel, bytes.NewReader(body), c.ctype)
+	if err != nil {
+		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
+	}
+	var fbTimer *time.Timer
+	if c.stream && rl.cfg.FirstByteTimeout > 0 {
+		fbTimer = time.AfterFunc(rl.cfg.FirstByteTimeout, func() { cancel(errFirstByte) })
+	}
+	resp, err := rl.client.Do(req)
+	if err != nil {
+		if fbTimer != nil {
+			fbTimer.Stop()
+		}
+		if errors.Is(context.Cause(ctx), errFirstByte) {
+			return &Error{Status: http.StatusGatewayTimeout, Type: "upstream_error", Code: "first_byte_timeout", Message: "上游首字超时", Retry: true, Cause: err}
+		}
+		if c.r.Context().Err() != nil {
+			return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
+		}
+		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "do_request_failed", Message: "failed to request upstream", Retry: true, Cause: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		if fbTimer != nil {
+			fbTimer.Stop()
+		}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		status := mapStatus(ch, resp.StatusCode)
+		msg := upstreamMessage(data)
+		if msg == "" {
+			msg = "bad response status code " + strconv.Itoa(resp.StatusCode)
+		}
+		typ, code := upstreamErrorFields(data)
+		e := &Error{Status: status, Type: "upstream_error", Code: "bad_response_status_code", Param: strconv.Itoa(status),
+			Message: msg, Retry: shouldRetry(status)}
+		rl.maybeDisableFor(ch, status, typ, code, msg, set)
+		return e
+	}
+	if c.stream {
+		return rl.relayStream(c, ch, resp, ctx, cancel, fbTimer, set)
+	}
+	return rl.relayBody(c, ch, resp, set)
+}
+
+// usage is the token usage a provider reports.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// relayBody handles a non-stream answer: read it, find the usage, charge,
+// and only then send it.
+func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set *store.Settings) *Error {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		if c.r.Context().Err() != nil {
+			return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
+		}
+		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
+	}
+	prompt, completion := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
+	if err := rl.settle(c, ch, prompt, completion, -1, set); err != nil {
+		return err
+	}
+	h := c.w.Header()
+	for _, k := range []string{"Content-Type", "Content-Disposition"} {
+		if v := resp.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	c.w.WriteHeader(http.StatusOK)
+	c.w.Write(data)
+	return nil
+}
+
+// bodyUsage reads the usage of a complete answer, counting locally what the
+// provider did not report.
+func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (prompt, completion int) {
+	switch c.k {
+	case kindSpeech:
+		return c.prompt, 0
+	case kindImage:
+		return 0, 0
+	case kindTranscription, kindTranslation:
+		text := string(data)
+		if strings.Contains(ctype, "json") {
+			var v struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(data, &v) == nil {
+				text = v.Text
+			}
+		}
+		return 0, tokenizer.CountText(c.model, text)
+	}
+	var v struct {
+		Usage   *usage `json:"usage"`
+		Choices []struct {
+			Text    string `json:"text"`
+			Message struct {
+				Content   any                  `json:"content"`
+				ToolCalls []tokenizer.ToolCall `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Meta struct {
+			Tokens struct {
+				InputTokens  int `json:"input_tokens"`
+				OutputTokens int `json:"output_tokens"`
+			} `json:"tokens"`
+		} `json:"meta"`
+	}
+	_ = json.Unmarshal(data, &v)
+	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
+		p, cp := v.Usage.PromptTokens, v.Usage.CompletionTokens
+		if p == 0 && cp == 0 {
+			p = v.Usage.TotalTokens
+		}
+		return p, cp
+	}
+	if v.Meta.Tokens.InputTokens+v.Meta.Tokens.OutputTokens > 0 {
+		return v.Meta.Tokens.InputTokens, v.Meta.Tokens.OutputTokens
+	}
+	// No usage reported: count locally.
+	sc := tokenizer.NewStreamCounter(c.model)
+	for _, ch := range v.Choices {
+		sc.Add(ch.Text)
+		if s, ok := ch.Message.Content.(string); ok {
+			sc.Add(s)
+		}
+		sc.AddToolCalls(ch.Message.ToolCalls)
+	}
+	return c.prompt, sc.Tokens()
+}
+
+// settle charges the call and writes its log; frt is the time to first
+// byte in ms (-1 when not streamed).
+func (rl *Relay) settle(c *call, ch *store.Channel, prompt, completion int, frt int64, set *store.Settings) *Error {
+	p := c.price
+	quota := p.charge(prompt, completion)
+	if c.k == kindImage {
+		quota = c.res.Amount
+	}
+	var log *store.Log
+	if set.Bool("LogConsumeEnabled") {
+		log = rl.consumeLog(c, ch, prompt, completion, quota, frt)
+	}
+	if err := rl.store.Settle(c.res, ch.ID, quota, log); err != nil {
+		return &Error{Status: 500, Type: "new_api_error", Code: "billing_failed", Message: "计费失败，请稍后重试", Local: true, Cause: err}
+	}
+	c.res = nil
+	if rl.cfg.Events != nil {
+		a := Activity{Time: time.Now(), UserID: c.caller.User.ID, Model: c.model, ChannelID: ch.ID, Tokens: int64(prompt + completion)}
+		if c.caller.Token != nil {
+			a.TokenName = c.caller.Token.Name
+		} else {
+			a.TokenName = "playground-" + c.caller.Group
+		}
+		rl.cfg.Events.Activity(a)
+	}
+	return nil
+}
+
+// logOther is the JSON kept in a consume log's other field.
+type logOther struct {
+	ModelRatio      float64 `json:"model_ratio"`
+	GroupRatio      float64 `json:"group_ratio"`
+	CompletionRatio float64 `json:"completion_ratio"`
+	ModelPrice      float64 `json:"model_price"`
+	FRT             int64   `json:"frt"`
+	UpstreamModel   string  `json:"upstream_model,omitempty"`
+	RequestID       string  `json:"request_id"`
+	AdminInfo       struct {
+		UseChannel []uint64 `json:"use_channel"`
+	} `json:"admin_info"`
+}
+
+func (rl *Relay) consumeLog(c *call, ch *store.Channel, prompt, completion int, quota, frt int64) *store.Log {
+	p := c.price
+	o := logOther{ModelRatio: p.ModelRatio, GroupRatio: p.GroupRatio, CompletionRatio: p.CompletionRatio, ModelPrice: p.ModelPrice, FRT: frt, RequestID: c.id}
+	if frt < 0 {
+		o.FRT = -1000
+	}
+	if up, _ := mapModel(ch, c.model); up != c.model {
+		o.UpstreamModel = up
+	}
+	o.AdminInfo.UseChannel = c.tried
+	other, _ := json.Marshal(o)
+	var content string
+	if p.fixed() {
+		content = "模型价格 $" + strconv.FormatFloat(p.ModelPrice, 'f', -1, 64) + "，分组倍率 " + strconv.FormatFloat(p.GroupRatio, 'f', -1, 64)
+	} else {
+		content = "模型倍率 " + strconv.FormatFloat(p.ModelRatio, 'f', -1, 64) + "，补全倍率 " + strconv.FormatFloat(p.CompletionRatio, 'f', -1, 64) +
+			"，分组倍率 " + strconv.FormatFloat(p.GroupRatio, 'f', -1, 64)
+	}
+	if prompt+completion == 0 && !p.fixed() && c.k != kindImage {
+		content += "（可能是上游超时）"
+	}
+	l := &store.Log{
+		UserID: c.caller.User.ID, Username: c.caller.User.Username, Type: store.LogTypeConsume, Content: content,
+		ModelName: c.model, Quota: quota, PromptTokens: int64(prompt), CompletionTokens: int64(completion),
+		UseTime: int64(time.Since(c.start).Seconds()), IsStream: c.stream, ChannelID: ch.ID, Group: c.caller.Group,
+		Other: string(other), CreatedAt: time.Now().Unix(),
+	}
+	if c.caller.Token != nil {
+		l.TokenID, l.TokenName = c.caller.Token.ID, c.caller.Token.Name
+	} else {
+		l.TokenName = "playground-" + c.caller.Group
+	}
+	return l
+}
+
+// sensitiveHit returns the first configured word found in the prompt.
+func sensitiveHit(words []string, c *call) string {
+	if len(words) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	p := &c.parsed
+	for _, m := range p.Messages {
+		switch v := m.Content.(type) {
+		case string:
+			b.WriteString(v)
+			b.WriteByte('\n')
+		case []any:
+			for _, part := range v {
+				if obj, ok := part.(map[string]any); ok {
+					if t, ok := obj["text"].(string); ok {
+						b.WriteString(t)
+						b.WriteByte('\n')
+					}
+				}
+			}
+		case []tokenizer.ContentPart:
+			for _, part := range v {
+				b.WriteString(part.Text)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	for _, v := range []any{p.Prompt, p.Input} {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+		case []any:
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					b.WriteString(s)
+					b.WriteByte('\n')
+				}
+			}
+		}
+	}
+	text := strings.ToLower(b.String())
+	for _, w := range words {
+		if strings.Contains(text, w) {
+			return w
+		}
+	}
+	return ""
+}

@@ -1,0 +1,424 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Token costs of S §5.8.1.
+const (
+	// TokensPerMessage is added for every chat message.
+	TokensPerMessage = 3
+	// TokensPerName is added, besides the name's own tokens, for every
+	// message that carries a name.
+	TokensPerName = 1
+	// ReplyPrimingTokens is added once per chat request for the assistant
+	// turn the model is primed with.
+	ReplyPrimingTokens = 3
+	// ToolsTokens is added once when a request declares at least one tool.
+	ToolsTokens = 8
+	// LowDetailImageTokens is what an image part with detail "low" costs.
+	LowDetailImageTokens = 85
+	// GLM4VImageTokens is what an image part costs for glm-4v models.
+	GLM4VImageTokens = 1047
+	// DefaultImageTokens is what an image part costs when no ImageCounter
+	// is plugged in, or when it fails (media counting off).
+	DefaultImageTokens = 1000
+	// InputAudioTokens is what an input_audio part costs.
+	InputAudioTokens = 100
+)
+
+// Message is one chat message in the OpenAI chat-completions shape. It
+// decodes directly from the request JSON; for a request decoded into
+// map[string]any use MessagesFrom.
+type Message struct {
+	// Role is "system", "user", "assistant", "tool" and so on.
+	Role string `json:"role"`
+	// Name is the optional participant name.
+	Name string `json:"name,omitempty"`
+	// Content is a string, a []ContentPart, or what encoding/json decodes
+	// an array into ([]any of map[string]any); json.RawMessage and nil are
+	// accepted too.
+	Content any `json:"content,omitempty"`
+	// ToolCalls are the tool calls of an earlier assistant turn.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ContentPart is one element of array content.
+type ContentPart struct {
+	// Type is "text", "image_url", "input_audio" and so on.
+	Type string `json:"type"`
+	// Text is the text of a "text" part.
+	Text string `json:"text,omitempty"`
+	// ImageURL is the image of an "image_url" part.
+	ImageURL *ImageURL `json:"image_url,omitempty"`
+}
+
+// ImageURL is the image_url object of an image part. It also decodes from
+// a bare URL string, which some clients send.
+type ImageURL struct {
+	// URL is an http(s) URL or a data: URL.
+	URL string `json:"url"`
+	// Detail is "low", "high", "auto" or empty.
+	Detail string `json:"detail,omitempty"`
+}
+
+// UnmarshalJSON accepts both {"url": ..., "detail": ...} and "url".
+func (u *ImageURL) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		*u = ImageURL{}
+		return json.Unmarshal(data, &u.URL)
+	}
+	type plain ImageURL
+	return json.Unmarshal(data, (*plain)(u))
+}
+
+// ToolCall is a tool call made by the assistant, in a message or in one
+// chunk of a stream.
+type ToolCall struct {
+	// ID identifies the call.
+	ID string `json:"id,omitempty"`
+	// Type is "function".
+	Type string `json:"type,omitempty"`
+	// Function is the called function and its JSON arguments (a fragment
+	// of them in a stream chunk).
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the function part of a ToolCall.
+type FunctionCall struct {
+	// Name is the function's name.
+	Name string `json:"name,omitempty"`
+	// Arguments is the JSON text of the arguments.
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Tool is a tool declared in a chat request.
+type Tool struct {
+	// Type is "function".
+	Type string `json:"type,omitempty"`
+	// Function describes the function.
+	Function Function `json:"function"`
+}
+
+// Function describes a callable function.
+type Function struct {
+	// Name is the function's name.
+	Name string `json:"name"`
+	// Description tells the model what the function does.
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON Schema of the arguments: a json.RawMessage,
+	// or any value encoding/json can marshal (map[string]any after a
+	// generic decode).
+	Parameters any `json:"parameters,omitempty"`
+}
+
+// ImageCounter returns the tokens of one image part whose detail is not
+// "low". url is an http(s) URL or a data: URL. A relay implements it by
+// reading the image (ImageTokensFromDataURL for data: URLs, a download
+// through its guarded HTTP client otherwise) and calling
+// ImageTokensFromBytes or ImageTokens. It must be safe for concurrent use if
+// the Counter holding it is shared.
+type ImageCounter func(url, detail string) (int, error)
+
+// Counter counts chat requests. The zero value counts every image part that
+// is not low-detail as DefaultImageTokens.
+type Counter struct {
+	// Images counts image parts. When nil, or when it returns an error,
+	// the part counts DefaultImageTokens.
+	Images ImageCounter
+}
+
+// CountChat returns the prompt tokens of a chat request with the zero
+// Counter, that is without reading images. It never fails.
+func CountChat(model string, messages []Message, tools []Tool) int {
+	n, _ := Counter{}.CountChat(model, messages, tools)
+	return n
+}
+
+// CountChat returns the prompt tokens of a chat request (S §5.8.1):
+//
+//	3 per message + role + content (+ 1 + name when named)
+//	+ the function names and arguments of earlier tool calls
+//	+ 3 at the end
+//	+ 8 + name, description and JSON parameters of every tool, if any
+//
+// Text parts count as text, input_audio parts as InputAudioTokens, and
+// image parts as LowDetailImageTokens for detail "low", GLM4VImageTokens for
+// glm-4v models, and otherwise what c.Images returns.
+//
+// The only error is the first one returned by c.Images. The count is still
+// complete then, with DefaultImageTokens for each image that failed, so a
+// caller may log the error and use the count.
+func (c Counter) CountChat(model string, messages []Message, tools []Tool) (int, error) {
+	enc := encoderFor(model)
+	var firstErr error
+	n := 0
+	for i := range messages {
+		m := &messages[i]
+		n += TokensPerMessage + enc.count(m.Role)
+		k, err := c.content(enc, model, m.Content)
+		n += k
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if m.Name != "" {
+			n += TokensPerName + enc.count(m.Name)
+		}
+		for j := range m.ToolCalls {
+			f := &m.ToolCalls[j].Function
+			n += enc.count(f.Name) + enc.count(f.Arguments)
+		}
+	}
+	n += ReplyPrimingTokens
+	n += countTools(enc, tools)
+	return n, firstErr
+}
+
+// countTools counts the tool declarations. The reference implementation
+// overwrote its buffer on every tool and so counted only the last one; every
+// tool is counted here.
+func countTools(enc *encoder, tools []Tool) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	n := ToolsTokens
+	for i := range tools {
+		f := &tools[i].Function
+		n += enc.count(f.Name) + enc.count(f.Description)
+		if p := jsonText(f.Parameters); p != "" {
+			n += enc.count(p)
+		}
+	}
+	return n
+}
+
+// jsonText renders v as compact JSON, or "" for nothing.
+func jsonText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case json.RawMessage:
+		var b bytes.Buffer
+		if json.Compact(&b, v) != nil {
+			return string(v)
+		}
+		return b.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// content counts a message's content in any of the shapes Message.Content
+// documents.
+func (c Counter) content(enc *encoder, model string, content any) (int, error) {
+	switch v := content.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		return enc.count(v), nil
+	case []ContentPart:
+		var firstErr error
+		n := 0
+		for i := range v {
+			k, err := c.part(enc, model, &v[i])
+			n += k
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return n, firstErr
+	case []any:
+		var firstErr error
+		n := 0
+		for _, e := range v {
+			var k int
+			var err error
+			switch e := e.(type) {
+			case string:
+				k = enc.count(e)
+			case map[string]any:
+				p := partFromMap(e)
+				k, err = c.part(enc, model, &p)
+			case ContentPart:
+				k, err = c.part(enc, model, &e)
+			case *ContentPart:
+				if e != nil {
+					k, err = c.part(enc, model, e)
+				}
+			}
+			n += k
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return n, firstErr
+	case []map[string]any:
+		var firstErr error
+		n := 0
+		for _, e := range v {
+			p := partFromMap(e)
+			k, err := c.part(enc, model, &p)
+			n += k
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return n, firstErr
+	case json.RawMessage:
+		var decoded any
+		if err := json.Unmarshal(v, &decoded); err != nil {
+			return enc.count(string(v)), nil
+		}
+		return c.content(enc, model, decoded)
+	}
+	return enc.count(jsonText(content)), nil
+}
+
+// part counts one content part.
+func (c Counter) part(enc *encoder, model string, p *ContentPart) (int, error) {
+	switch p.Type {
+	case "image_url":
+		if p.ImageURL == nil {
+			return 0, nil
+		}
+		return c.image(model, p.ImageURL)
+	case "input_audio":
+		return InputAudioTokens, nil
+	}
+	return enc.count(p.Text), nil
+}
+
+// image applies the image rows of S §5.8.1 in order.
+func (c Counter) image(model string, img *ImageURL) (int, error) {
+	if img.Detail == "low" {
+		return LowDetailImageTokens, nil
+	}
+	if strings.HasPrefix(normalizeModel(model), "glm-4v") {
+		return GLM4VImageTokens, nil
+	}
+	if c.Images == nil {
+		return DefaultImageTokens, nil
+	}
+	n, err := c.Images(img.URL, img.Detail)
+	if err != nil {
+		return DefaultImageTokens, err
+	}
+	return n, nil
+}
+
+// partFromMap converts a generically decoded content part.
+func partFromMap(m map[string]any) ContentPart {
+	p := ContentPart{}
+	p.Type, _ = m["type"].(string)
+	p.Text, _ = m["text"].(string)
+	switch u := m["image_url"].(type) {
+	case string:
+		p.ImageURL = &ImageURL{URL: u}
+	case map[string]any:
+		img := &ImageURL{}
+		img.URL, _ = u["url"].(string)
+		img.Detail, _ = u["detail"].(string)
+		p.ImageURL = img
+	}
+	return p
+}
+
+// MessagesFrom converts the "messages" value of a request decoded into
+// map[string]any (a []any of map[string]any) into Messages. Elements that
+// are not objects are skipped; a []Message is returned as is.
+func MessagesFrom(v any) []Message {
+	switch v := v.(type) {
+	case []Message:
+		return v
+	case []any:
+		out := make([]Message, 0, len(v))
+		for _, e := range v {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, messageFromMap(m))
+			}
+		}
+		return out
+	case []map[string]any:
+		out := make([]Message, 0, len(v))
+		for _, m := range v {
+			out = append(out, messageFromMap(m))
+		}
+		return out
+	}
+	return nil
+}
+
+func messageFromMap(m map[string]any) Message {
+	msg := Message{Content: m["content"]}
+	msg.Role, _ = m["role"].(string)
+	msg.Name, _ = m["name"].(string)
+	msg.ToolCalls = ToolCallsFrom(m["tool_calls"])
+	return msg
+}
+
+// ToolCallsFrom converts a generically decoded "tool_calls" array (of a
+// message or of a stream chunk's delta) into ToolCalls. A []ToolCall is
+// returned as is; anything else gives nil.
+func ToolCallsFrom(v any) []ToolCall {
+	switch v := v.(type) {
+	case []ToolCall:
+		return v
+	case []any:
+		out := make([]ToolCall, 0, len(v))
+		for _, e := range v {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			var tc ToolCall
+			tc.ID, _ = m["id"].(string)
+			tc.Type, _ = m["type"].(string)
+			if f, ok := m["function"].(map[string]any); ok {
+				tc.Function.Name, _ = f["name"].(string)
+				tc.Function.Arguments, _ = f["arguments"].(string)
+			}
+			out = append(out, tc)
+		}
+		return out
+	}
+	return nil
+}
+
+// ToolsFrom converts a generically decoded "tools" array into Tools. Both
+// the chat-completions shape {"type", "function": {...}} and the flat
+// {"type", "name", "description", "parameters"} shape are understood. A
+// []Tool is returned as is; anything else gives nil.
+func ToolsFrom(v any) []Tool {
+	switch v := v.(type) {
+	case []Tool:
+		return v
+	case []any:
+		out := make([]Tool, 0, len(v))
+		for _, e := range v {
+			m, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			var t Tool
+			t.Type, _ = m["type"].(string)
+			f, ok := m["function"].(map[string]any)
+			if !ok {
+				f = m
+			}
+			t.Function.Name, _ = f["name"].(string)
+			t.Function.Description, _ = f["description"].(string)
+			t.Function.Parameters = f["parameters"]
+			out = append(out, t)
+		}
+		return out
+	}
+	return nil
+}

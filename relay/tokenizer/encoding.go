@@ -1,0 +1,293 @@
+package tokenizer
+
+import (
+	"errors"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Encoding names returned by EncoderFor.
+const (
+	// O200KBase is the encoding of the gpt-4o family and its successors.
+	O200KBase = "o200k_base"
+	// CL100KBase is the encoding of gpt-3.5-turbo and gpt-4, and the
+	// fallback for every model this package does not recognise.
+	CL100KBase = "cl100k_base"
+)
+
+func init() {
+	// tiktoken-go's default loader downloads the rank files over HTTP and
+	// caches them in a temp dir. The gateway must run offline, so switch to
+	// the loader that reads the copies embedded in the binary. Doing it in
+	// init (and not in a sync.Once) guarantees it happens before any
+	// encoding is built and cannot race with one.
+	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+}
+
+// encoder is one lazily built encoding. Building one parses a rank file of a
+// few MB and sorts its vocabulary, so it happens once per process.
+type encoder struct {
+	name  string
+	once  sync.Once
+	tk    *tiktoken.Tiktoken
+	err   error
+	cache countCache
+}
+
+var (
+	o200k  = &encoder{name: O200KBase}
+	cl100k = &encoder{name: CL100KBase}
+)
+
+func (e *encoder) load() (*tiktoken.Tiktoken, error) {
+	e.once.Do(func() {
+		e.tk, e.err = tiktoken.GetEncoding(e.name)
+		if e.err == nil && e.tk == nil {
+			e.err = errors.New("tokenizer: no encoding " + e.name)
+		}
+	})
+	return e.tk, e.err
+}
+
+// Preload builds both encodings now instead of on first use, so that the
+// first request does not pay for it, and reports whether they could be
+// built. It is safe to call more than once and concurrently with counting.
+func Preload() error {
+	var wg sync.WaitGroup
+	for _, e := range []*encoder{o200k, cl100k} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.load()
+		}()
+	}
+	wg.Wait()
+	_, err1 := o200k.load()
+	_, err2 := cl100k.load()
+	return errors.Join(err1, err2)
+}
+
+// o200kPrefixes are the model families tokenized with o200k_base. S §5.8.1
+// names only gpt-4o* and chatgpt-4o*; the o-series reasoning models, gpt-4.1,
+// gpt-4.5 and gpt-5 use the same vocabulary, and counting them with
+// cl100k_base would misestimate their prompts, so they are included.
+// Entries ending in "-" also match the bare family name ("o1", "o3").
+var o200kPrefixes = []string{
+	"gpt-4o",
+	"chatgpt-4o",
+	"gpt-4.1",
+	"gpt-4.5",
+	"gpt-5",
+	"o1-",
+	"o3-",
+	"o4-",
+}
+
+// EncoderFor returns the name of the encoding used to count tokens for
+// model: O200KBase for names starting with gpt-4o, chatgpt-4o, gpt-4.1,
+// gpt-4.5, gpt-5, o1, o3 or o4, and CL100KBase for everything else. The
+// comparison ignores case and any provider prefix up to the last "/" (as in
+// "openai/gpt-4o").
+func EncoderFor(model string) string {
+	if useO200K(normalizeModel(model)) {
+		return O200KBase
+	}
+	return CL100KBase
+}
+
+func useO200K(m string) bool {
+	for _, p := range o200kPrefixes {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+		if p[len(p)-1] == '-' && m == p[:len(p)-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeModel lower-cases model and drops a provider prefix. It does not
+// allocate for the usual already-lower-case names.
+func normalizeModel(model string) string {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	return strings.ToLower(model)
+}
+
+func encoderFor(model string) *encoder {
+	if EncoderFor(model) == O200KBase {
+		return o200k
+	}
+	return cl100k
+}
+
+// CountText returns the number of tokens of text in model's encoding.
+// Special tokens such as <|endoftext|> are counted as ordinary text. It is
+// safe for concurrent use. Counts of recently seen texts are remembered,
+// so resent conversation history is not tokenized again.
+//
+// Should the embedded encoding fail to build (which would be a broken
+// binary, and Preload reports it), it returns an estimate of one token per
+// four bytes rather than failing the request.
+func CountText(model, text string) int {
+	return encoderFor(model).count(text)
+}
+
+func (e *encoder) count(text string) int {
+	if text == "" {
+		return 0
+	}
+	h := maphash.String(cacheSeed, text)
+	if n, ok := e.cache.get(h); ok {
+		return n
+	}
+	n, exact := e.encode(text)
+	if exact {
+		e.cache.put(h, n)
+	}
+	return n
+}
+
+// encode counts text without the cache. exact is false when the encoding
+// could not be built and n is only an estimate.
+func (e *encoder) encode(text string) (n int, exact bool) {
+	tk, err := e.load()
+	if err != nil {
+		return (len(text) + 3) / 4, false
+	}
+	for len(text) > 0 {
+		seg := text
+		if len(text) > maxRunBytes {
+			seg = text[:segmentEnd(text)]
+		}
+		n += len(tk.EncodeOrdinary(seg))
+		text = text[len(seg):]
+	}
+	return n, true
+}
+
+// maxRunBytes bounds the work spent on one pre-token. tiktoken's byte-pair
+// merge is quadratic in the length of a pre-token, and a pre-token is a run
+// of letters, of punctuation or of white space, which a client controls:
+// 100 KB of "a" would take minutes. Text is therefore cut inside any run of
+// one character class longer than this, and the pieces are counted
+// separately. No token in either vocabulary is longer than 128 bytes, so
+// ordinary prose is never cut and keeps its exact count; a pathological run
+// may come out a token or so higher per cut.
+const maxRunBytes = 256
+
+// segmentEnd returns where to end the first segment of text: just before
+// the rune that would make a single-class run exceed maxRunBytes, or
+// len(text) when there is no such run.
+func segmentEnd(text string) int {
+	runStart, class := 0, -1
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		c := runeClass(r)
+		if c != class {
+			runStart, class = i, c
+		} else if i+size-runStart > maxRunBytes && c != classNumber {
+			return i
+		}
+		i += size
+	}
+	return len(text)
+}
+
+const (
+	classLetter = iota
+	classNumber
+	classSpace
+	classOther
+)
+
+// runeClass mirrors the character classes of the encodings' split patterns:
+// \p{L} and \p{M} (which o200k_base groups with letters), \p{N}, \s, and the
+// rest.
+func runeClass(r rune) int {
+	if r < utf8.RuneSelf {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+			return classLetter
+		case '0' <= r && r <= '9':
+			return classNumber
+		case r == ' ', '\t' <= r && r <= '\r':
+			return classSpace
+		}
+		return classOther
+	}
+	switch {
+	case unicode.IsLetter(r), unicode.IsMark(r):
+		return classLetter
+	case unicode.IsNumber(r):
+		return classNumber
+	case unicode.IsSpace(r):
+		return classSpace
+	}
+	return classOther
+}
+
+// Tokenizing costs about 0.3 µs per byte, plus about a microsecond per call,
+// and chat clients resend the whole conversation (system prompt, history,
+// tool results) on every turn, so the same texts, and always the same roles,
+// are counted again and again. Each encoding therefore remembers the counts
+// of the texts it has seen recently, keyed by a 64-bit hash with a
+// per-process random seed (a collision is improbable and cannot be provoked
+// by a client); a hit costs about 0.1 µs per KB. Memory stays bounded at
+// cacheShards × cacheShardEntries entries of about 20 bytes, some 1.3 MB per
+// encoding when full.
+const (
+	cacheShards       = 32
+	cacheShardEntries = 2048
+)
+
+var cacheSeed = maphash.MakeSeed()
+
+// countCache maps text hashes to token counts. It is sharded so that
+// concurrent requests rarely contend on one mutex.
+type countCache struct {
+	shards [cacheShards]cacheShard
+}
+
+type cacheShard struct {
+	mu sync.Mutex
+	m  map[uint64]int
+}
+
+func (c *countCache) get(h uint64) (int, bool) {
+	s := &c.shards[h%cacheShards]
+	s.mu.Lock()
+	n, ok := s.m[h]
+	s.mu.Unlock()
+	return n, ok
+}
+
+func (c *countCache) put(h uint64, n int) {
+	s := &c.shards[h%cacheShards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[uint64]int, cacheShardEntries)
+	}
+	if len(s.m) >= cacheShardEntries {
+		// Evict an arbitrary entry: map iteration starts at a random
+		// place, which is as good as LRU for a cache this size and needs
+		// no bookkeeping on the read path.
+		for k := range s.m {
+			delete(s.m, k)
+			break
+		}
+	}
+	s.m[h] = n
+}

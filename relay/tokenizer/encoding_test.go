@@ -1,0 +1,291 @@
+package tokenizer
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestEncoderFor(t *testing.T) {
+	scenarios := []struct {
+		model string
+		want  string
+	}{
+		{"gpt-4o", O200KBase},
+		{"gpt-4o-2024-08-06", O200KBase},
+		{"gpt-4o-mini", O200KBase},
+		{"chatgpt-4o-latest", O200KBase},
+		{"o1", O200KBase},
+		{"o1-mini", O200KBase},
+		{"o3", O200KBase},
+		{"o3-mini-2025-01-31", O200KBase},
+		{"o4-mini", O200KBase},
+		{"gpt-4.1", O200KBase},
+		{"gpt-4.1-nano", O200KBase},
+		{"gpt-4.5-preview", O200KBase},
+		{"gpt-5-mini", O200KBase},
+		{"openai/gpt-4o", O200KBase},
+		{"GPT-4o", O200KBase},
+		{"gpt-4", CL100KBase},
+		{"gpt-4-turbo", CL100KBase},
+		{"gpt-3.5-turbo-0613", CL100KBase},
+		{"claude-3-5-sonnet", CL100KBase},
+		{"o100", CL100KBase},
+		{"", CL100KBase},
+	}
+	for _, s := range scenarios {
+		if got := EncoderFor(s.model); got != s.want {
+			t.Errorf("EncoderFor(%q) = %q, want %q", s.model, got, s.want)
+		}
+	}
+}
+
+func TestCountTextKnown(t *testing.T) {
+	scenarios := []struct {
+		model string
+		text  string
+		want  int
+	}{
+		{"gpt-4", "", 0},
+		{"gpt-4", "hello world", 2},
+		{"gpt-4o", "hello world", 2},
+		{"gpt-3.5-turbo", "tiktoken is great!", 6},
+		{"gpt-4o", "tiktoken is great!", 6},
+		// Special tokens are plain text to the counter.
+		{"gpt-4", "<|endoftext|>", 7},
+	}
+	for _, s := range scenarios {
+		if got := CountText(s.model, s.text); got != s.want {
+			t.Errorf("CountText(%q, %q) = %d, want %d", s.model, s.text, got, s.want)
+		}
+	}
+}
+
+// TestEmbeddedRanks checks token ids against OpenAI's published examples, so
+// that a wrong or truncated rank file cannot pass on counts alone.
+func TestEmbeddedRanks(t *testing.T) {
+	scenarios := []struct {
+		enc  *encoder
+		text string
+		want []int
+	}{
+		{cl100k, "tiktoken is great!", []int{83, 1609, 5963, 374, 2294, 0}},
+		{o200k, "tiktoken is great!", []int{83, 8251, 2488, 382, 2212, 0}},
+		{cl100k, "hello world", []int{15339, 1917}},
+	}
+	for _, s := range scenarios {
+		tk, err := s.enc.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tk.EncodeOrdinary(s.text); !slices.Equal(got, s.want) {
+			t.Errorf("%s %q = %v, want %v", s.enc.name, s.text, got, s.want)
+		}
+	}
+}
+
+// prose is ordinary English text with punctuation and digits.
+const prose = `The quick brown fox jumps over the lazy dog. In 2024, more than 1,500 ` +
+	`requests per second were relayed through a single gateway instance; each one ` +
+	`needed its prompt counted before the upstream call so that quota could be ` +
+	`reserved. "Why not just trust the upstream usage?" someone asked. Because ` +
+	`streams get cut, providers forget to send usage, and a reservation has to ` +
+	`happen before any of that is known! Tokens aren't words: "tokenization" ` +
+	`splits into pieces, and numbers like 3.14159 or 65536 split into groups of ` +
+	`up to three digits.
+`
+
+func TestCountTextNoCutForProse(t *testing.T) {
+	text := strings.Repeat(prose, 20) // about 11 KB
+	for _, enc := range []*encoder{cl100k, o200k} {
+		tk, err := enc.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(tk.EncodeOrdinary(text))
+		if got := enc.count(text); got != want {
+			t.Errorf("%s: count = %d, want exact %d", enc.name, got, want)
+		}
+	}
+}
+
+// TestCountTextLongRun checks that a long single-class run, which makes
+// tiktoken's byte-pair merge quadratic, is counted quickly and closely.
+func TestCountTextLongRun(t *testing.T) {
+	scenarios := []struct {
+		name string
+		text string
+	}{
+		{"letters", strings.Repeat("a", 100_000)},
+		{"punctuation", strings.Repeat("=", 100_000)},
+		{"spaces", "x" + strings.Repeat(" ", 100_000) + "x"},
+		{"cjk", strings.Repeat("汉字测试", 10_000)},
+	}
+	for _, s := range scenarios {
+		for _, enc := range []*encoder{cl100k, o200k} {
+			start := time.Now()
+			got := enc.count(s.text)
+			elapsed := time.Since(start)
+			if elapsed > 2*time.Second {
+				t.Errorf("%s/%s: took %v", s.name, enc.name, elapsed)
+			}
+			// Exact counts of the first 2 KB, scaled, bound the result:
+			// each cut may add a token or so.
+			tk, _ := enc.load()
+			sample := s.text[:segmentEndAt(s.text, 2048)]
+			exact := len(tk.EncodeOrdinary(sample)) * len(s.text) / len(sample)
+			cuts := len(s.text) / maxRunBytes
+			if got < exact-cuts || got > exact+2*cuts+2 {
+				t.Errorf("%s/%s: count = %d, want about %d (±%d)", s.name, enc.name, got, exact, cuts)
+			}
+		}
+	}
+}
+
+// segmentEndAt returns a rune boundary at or before n.
+func segmentEndAt(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
+func TestCountTextLongRunExactForLetters(t *testing.T) {
+	// "a"*8 is one token in both vocabularies and 256 is a multiple of 8,
+	// so cutting changes nothing here.
+	if got := CountText("gpt-4", strings.Repeat("a", 100_000)); got != 12_500 {
+		t.Errorf("count = %d, want 12500", got)
+	}
+}
+
+func TestCountTextConcurrent(t *testing.T) {
+	texts := []string{"hello world", prose, strings.Repeat(prose, 3), "汉字 テスト 한국어"}
+	models := []string{"gpt-4", "gpt-4o"}
+	want := map[string]int{}
+	for _, m := range models {
+		for _, s := range texts {
+			want[m+s] = CountText(m, s)
+		}
+	}
+	t.Run("group", func(t *testing.T) {
+		for i := range 8 {
+			t.Run("", func(t *testing.T) {
+				t.Parallel()
+				for j := range 20 {
+					m := models[(i+j)%2]
+					s := texts[j%len(texts)]
+					if got := CountText(m, s); got != want[m+s] {
+						t.Errorf("CountText(%s) = %d, want %d", m, got, want[m+s])
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestLazyLoadConcurrent builds a fresh encoder from many goroutines at once:
+// exactly one build must happen and every caller must see it.
+func TestLazyLoadConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an extra encoding")
+	}
+	e := &encoder{name: CL100KBase}
+	var wg sync.WaitGroup
+	got := make([]int, 16)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = e.count("hello world")
+		}()
+	}
+	wg.Wait()
+	for i, n := range got {
+		if n != 2 {
+			t.Errorf("goroutine %d: count = %d, want 2", i, n)
+		}
+	}
+}
+
+// BenchmarkCountText1KB measures counting 1 KB of English prose: "cold"
+// tokenizes every time (a text seen for the first time), "cached" is a text
+// counted before (resent conversation history).
+func BenchmarkCountText1KB(b *testing.B) {
+	text := strings.Repeat(prose, 3)[:1024]
+	for _, model := range []string{"gpt-4", "gpt-4o"} {
+		enc := encoderFor(model)
+		enc.count(text)
+		b.Run("cold/"+enc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				enc.encode(text)
+			}
+		})
+		b.Run("cached/"+enc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				CountText(model, text)
+			}
+		})
+	}
+}
+
+func BenchmarkCountText1KBParallel(b *testing.B) {
+	text := strings.Repeat(prose, 3)[:1024]
+	enc := encoderFor("gpt-4o")
+	enc.count(text)
+	b.SetBytes(int64(len(text)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			enc.encode(text)
+		}
+	})
+}
+
+// BenchmarkCountTextLongRun64KB measures the worst case the run cutting
+// guards against: 64 KB of one letter, which uncut takes seconds.
+func BenchmarkCountTextLongRun64KB(b *testing.B) {
+	text := strings.Repeat("a", 64<<10)
+	enc := encoderFor("gpt-4o")
+	enc.count("warm up")
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		enc.encode(text)
+	}
+}
+
+// FuzzCount checks that counting never hangs or panics, that cutting always
+// makes progress, and that text without long runs keeps its exact count.
+func FuzzCount(f *testing.F) {
+	for _, s := range []string{"", "hello world", prose, "\xff\xfe\x00", strings.Repeat("é", 300), strings.Repeat(" \n", 200), "<|endoftext|>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for rest := text; rest != ""; {
+			end := segmentEnd(rest)
+			if end <= 0 || end > len(rest) {
+				t.Fatalf("segmentEnd = %d for %d bytes", end, len(rest))
+			}
+			rest = rest[end:]
+		}
+		for _, enc := range []*encoder{cl100k, o200k} {
+			n, _ := enc.encode(text)
+			if n < 0 || (text != "" && n == 0) {
+				t.Fatalf("%s: %d tokens for %q", enc.name, n, text)
+			}
+			if segmentEnd(text) == len(text) {
+				tk, _ := enc.load()
+				if exact := len(tk.EncodeOrdinary(text)); n != exact {
+					t.Fatalf("%s: %d tokens, want exact %d", enc.name, n, exact)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,570 @@
+package store
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Channel statuses.
+const (
+	ChannelStatusUnknown      = 0
+	ChannelStatusEnabled      = 1
+	ChannelStatusManuallyOff  = 2
+	ChannelStatusAutoDisabled = 3
+)
+
+// Channel is an upstream provider account.
+type Channel struct {
+	ID                 uint64  `json:"id"`
+	Type               int     `json:"type"`
+	Key                string  `json:"key"`
+	OpenAIOrganization string  `json:"openai_organization"`
+	TestModel          string  `json:"test_model"`
+	Status             int     `json:"status"`
+	Name               string  `json:"name"`
+	Weight             int64   `json:"weight"`
+	CreatedTime        int64   `json:"created_time"`
+	TestTime           int64   `json:"test_time"`
+	ResponseTime       int64   `json:"response_time"`
+	BaseURL            string  `json:"base_url"`
+	Other              string  `json:"other"`
+	Balance            float64 `json:"balance"`
+	BalanceUpdatedTime int64   `json:"balance_updated_time"`
+	Models             string  `json:"models"`
+	Group              string  `json:"group"`
+	UsedQuota          int64   `json:"used_quota"`
+	ModelMapping       string  `json:"model_mapping"`
+	StatusCodeMapping  string  `json:"status_code_mapping"`
+	Priority           int64   `json:"priority"`
+	AutoBan            int     `json:"auto_ban"`
+	OtherInfo          string  `json:"other_info"`
+}
+
+// ModelList returns the channel's models, trimmed, without empties or repeats.
+func (c *Channel) ModelList() []string { return csvList(c.Models) }
+
+// GroupList returns the channel's groups, trimmed; "default" when none.
+func (c *Channel) GroupList() []string {
+	g := csvList(c.Group)
+	if len(g) == 0 {
+		return []string{"default"}
+	}
+	return g
+}
+
+func csvList(v string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// Validate checks a channel before it is written.
+func (c *Channel) Validate() error {
+	if strings.TrimSpace(c.Name) == "" {
+		return Errorf(EINVALID, "请填写渠道名称和渠道密钥！")
+	}
+	if c.Type <= 0 {
+		return Errorf(EINVALID, "请选择渠道类型")
+	}
+	if len(c.ModelList()) == 0 {
+		return Errorf(EINVALID, "请至少选择一个模型！")
+	}
+	if c.Priority < -999 {
+		return Errorf(EINVALID, "优先级不能小于 -999")
+	}
+	if c.Weight < 0 {
+		c.Weight = 0
+	}
+	for _, m := range []struct{ name, v string }{{"模型映射", c.ModelMapping}, {"状态码复写", c.StatusCodeMapping}} {
+		if strings.TrimSpace(m.v) == "" {
+			continue
+		}
+		var obj map[string]string
+		if err := json.Unmarshal([]byte(m.v), &obj); err != nil {
+			if m.name == "模型映射" {
+				return Errorf(EINVALID, "模型映射必须是合法的 JSON 格式！")
+			}
+			return Errorf(EINVALID, "状态码复写必须是合法的 JSON 格式！")
+		}
+	}
+	if c.Type == 41 {
+		if strings.TrimSpace(c.Other) == "" {
+			return Errorf(EINVALID, "部署地区不能为空")
+		}
+		if strings.HasPrefix(strings.TrimSpace(c.Other), "{") {
+			var regions map[string]string
+			if err := json.Unmarshal([]byte(c.Other), &regions); err != nil || regions["default"] == "" {
+				return Errorf(EINVALID, "部署地区必须是合法的 JSON 且包含 default")
+			}
+		}
+	}
+	c.BaseURL = strings.TrimRight(strings.TrimSpace(c.BaseURL), "/")
+	return nil
+}
+
+func getChannel(tx *bolt.Tx, id uint64) (*Channel, error) {
+	var c Channel
+	ok, err := getJSON(tx.Bucket(bucketChannels), itob(id), &c)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if !ok {
+		return nil, Errorf(ENOTFOUND, "渠道未找到，请刷新页面后重试。")
+	}
+	return &c, nil
+}
+
+// abilityKey is group \x00 model \x00 channel id.
+func abilityKey(group, model string, id uint64) []byte {
+	k := make([]byte, 0, len(group)+len(model)+10)
+	k = append(k, group...)
+	k = append(k, 0)
+	k = append(k, model...)
+	k = append(k, 0)
+	return append(k, itob(id)...)
+}
+
+// Ability is one (group, model, channel) routing row.
+type Ability struct {
+	Group     string `json:"group"`
+	Model     string `json:"model"`
+	ChannelID uint64 `json:"channel_id"`
+	Enabled   bool   `json:"enabled"`
+	Priority  int64  `json:"priority"`
+	Weight    int64  `json:"weight"`
+}
+
+// putChannel writes c and replaces its ability rows in the same transaction.
+func putChannel(tx *bolt.Tx, old, c *Channel) error {
+	if err := deleteAbilities(tx, old); err != nil {
+		return err
+	}
+	ab := tx.Bucket(bucketAbilities)
+	for _, g := range c.GroupList() {
+		for _, m := range c.ModelList() {
+			a := Ability{Group: g, Model: m, ChannelID: c.ID, Enabled: c.Status == ChannelStatusEnabled, Priority: c.Priority, Weight: c.Weight}
+			if err := putJSON(ab, abilityKey(g, m, c.ID), a); err != nil {
+				return err
+			}
+		}
+	}
+	return putJSON(tx.Bucket(bucketChannels), itob(c.ID), c)
+}
+
+func deleteAbilities(tx *bolt.Tx, c *Channel) error {
+	if c == nil {
+		return nil
+	}
+	ab := tx.Bucket(bucketAbilities)
+	for _, g := range c.GroupList() {
+		for _, m := range c.ModelList() {
+			if err := ab.Delete(abilityKey(g, m, c.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CreateChannels creates channels in one transaction: all or none.
+// Errors: EINVALID.
+func (s *Store) CreateChannels(chs []*Channel) error {
+	for _, c := range chs {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if strings.TrimSpace(c.Key) == "" {
+			return Errorf(EINVALID, "请填写渠道名称和渠道密钥！")
+		}
+	}
+	now := s.nowUnix()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChannels)
+		for _, c := range chs {
+			id, _ := b.NextSequence()
+			c.ID = id
+			c.CreatedTime = now
+			if c.Status == 0 {
+				c.Status = ChannelStatusEnabled
+			}
+			c.UsedQuota = 0
+			if err := putChannel(tx, nil, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapTx(err)
+	}
+	return s.rebuildRouting()
+}
+
+// Channel returns one channel, its key included; callers decide what to show.
+// Errors: ENOTFOUND.
+func (s *Store) Channel(id uint64) (*Channel, error) {
+	var c *Channel
+	err := s.db.View(func(tx *bolt.Tx) (err error) { c, err = getChannel(tx, id); return })
+	if err != nil {
+		return nil, err
+	}
+	s.ledger.overlayChannel(c)
+	return c, nil
+}
+
+// ChannelUpdate lists the fields to change; nil fields stay as they are. A
+// non-nil empty string clears the field, except Key: an empty key keeps the
+// stored one.
+type ChannelUpdate struct {
+	Type               *int     `json:"type"`
+	Key                *string  `json:"key"`
+	OpenAIOrganization *string  `json:"openai_organization"`
+	TestModel          *string  `json:"test_model"`
+	Status             *int     `json:"status"`
+	Name               *string  `json:"name"`
+	Weight             *int64   `json:"weight"`
+	BaseURL            *string  `json:"base_url"`
+	Other              *string  `json:"other"`
+	Models             *string  `json:"models"`
+	Group              *string  `json:"group"`
+	ModelMapping       *string  `json:"model_mapping"`
+	StatusCodeMapping  *string  `json:"status_code_mapping"`
+	Priority           *int64   `json:"priority"`
+	AutoBan            *int     `json:"auto_ban"`
+}
+
+// UpdateChannel applies upd and rebuilds the channel's abilities in one
+// transaction; routing sees the change at once. A manual status change clears
+// the automatic-status note. Errors: ENOTFOUND, EINVALID.
+func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
+	var out *Channel
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		c, err := getChannel(tx, id)
+		if err != nil {
+			return err
+		}
+		old := *c
+		setS := func(dst *string, v *string) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		if upd.Type != nil {
+			c.Type = *upd.Type
+		}
+		if upd.Key != nil && strings.TrimSpace(*upd.Key) != "" {
+			c.Key = strings.TrimSpace(*upd.Key)
+		}
+		setS(&c.OpenAIOrganization, upd.OpenAIOrganization)
+		setS(&c.TestModel, upd.TestModel)
+		setS(&c.Name, upd.Name)
+		setS(&c.BaseURL, upd.BaseURL)
+		setS(&c.Other, upd.Other)
+		setS(&c.Models, upd.Models)
+		setS(&c.Group, upd.Group)
+		setS(&c.ModelMapping, upd.ModelMapping)
+		setS(&c.StatusCodeMapping, upd.StatusCodeMapping)
+		if upd.Weight != nil {
+			c.Weight = *upd.Weight
+		}
+		if upd.Priority != nil {
+			c.Priority = *upd.Priority
+		}
+		if upd.AutoBan != nil {
+			c.AutoBan = *upd.AutoBan
+		}
+		if upd.Status != nil && *upd.Status != c.Status {
+			c.Status = *upd.Status
+			c.OtherInfo = ""
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if err := putChannel(tx, &old, c); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	if err != nil {
+		return nil, wrapTx(err)
+	}
+	s.ledger.overlayChannel(out)
+	return out, s.rebuildRouting()
+}
+
+// ChannelStatusInfo is the note kept in other_info for automatic changes.
+type ChannelStatusInfo struct {
+	StatusReason string `json:"status_reason"`
+	StatusTime   int64  `json:"status_time"`
+}
+
+// SetChannelStatusAuto changes the status of a channel automatically and
+// records why. It never touches a manually disabled channel (status 2), and
+// only enables a channel that was disabled automatically. It reports whether
+// the status changed.
+func (s *Store) SetChannelStatusAuto(id uint64, status int, reason string) (bool, *Channel, error) {
+	changed := false
+	var out *Channel
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		c, err := getChannel(tx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.Status == ChannelStatusManuallyOff, c.Status == status:
+			out = c
+			return nil
+		case status == ChannelStatusEnabled && c.Status != ChannelStatusAutoDisabled:
+			out = c
+			return nil
+		}
+		old := *c
+		c.Status = status
+		info, _ := json.Marshal(ChannelStatusInfo{StatusReason: reason, StatusTime: s.nowUnix()})
+		c.OtherInfo = string(info)
+		if err := putChannel(tx, &old, c); err != nil {
+			return err
+		}
+		changed = true
+		out = c
+		return nil
+	})
+	if err != nil {
+		return false, nil, wrapTx(err)
+	}
+	if changed {
+		if err := s.rebuildRouting(); err != nil {
+			return changed, out, err
+		}
+	}
+	s.ledger.overlayChannel(out)
+	return changed, out, nil
+}
+
+// RecordChannelTest stores the outcome of a test: response time in ms.
+func (s *Store) RecordChannelTest(id uint64, responseMs int64) error {
+	return s.patchChannel(id, func(c *Channel) { c.ResponseTime = responseMs; c.TestTime = s.nowUnix() })
+}
+
+// RecordChannelBalance stores a balance read from the upstream.
+func (s *Store) RecordChannelBalance(id uint64, balance float64) error {
+	return s.patchChannel(id, func(c *Channel) { c.Balance = balance; c.BalanceUpdatedTime = s.nowUnix() })
+}
+
+// patchChannel changes fields that do not affect routing.
+func (s *Store) patchChannel(id uint64, fn func(c *Channel)) error {
+	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+		c, err := getChannel(tx, id)
+		if err != nil {
+			return err
+		}
+		fn(c)
+		return putJSON(tx.Bucket(bucketChannels), itob(id), c)
+	}))
+}
+
+// DeleteChannels deletes channels and their abilities in one transaction and
+// returns how many existed. Errors: none for missing ids.
+func (s *Store) DeleteChannels(ids []uint64) (int, error) {
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		n = 0
+		for _, id := range ids {
+			c, err := getChannel(tx, id)
+			if ErrorCode(err) == ENOTFOUND {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := deleteAbilities(tx, c); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketChannels).Delete(itob(id)); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, wrapTx(err)
+	}
+	return n, s.rebuildRouting()
+}
+
+// DeleteDisabledChannels deletes every channel with status 2 or 3, with its
+// abilities, and returns the count.
+func (s *Store) DeleteDisabledChannels() (int, error) {
+	all, err := s.Channels()
+	if err != nil {
+		return 0, err
+	}
+	var ids []uint64
+	for _, c := range all {
+		if c.Status == ChannelStatusManuallyOff || c.Status == ChannelStatusAutoDisabled {
+			ids = append(ids, c.ID)
+		}
+	}
+	return s.DeleteChannels(ids)
+}
+
+// FixAbilities drops ability rows whose channel is gone or that do not match
+// their channel, and writes the rows every channel should have. It returns
+// how many rows it removed and how many it added.
+func (s *Store) FixAbilities() (removed, added int, err error) {
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		removed, added = 0, 0
+		want := map[string]Ability{}
+		if err := tx.Bucket(bucketChannels).ForEach(func(k, v []byte) error {
+			var c Channel
+			if err := json.Unmarshal(v, &c); err != nil {
+				return err
+			}
+			for _, g := range c.GroupList() {
+				for _, m := range c.ModelList() {
+					want[string(abilityKey(g, m, c.ID))] = Ability{Group: g, Model: m, ChannelID: c.ID,
+						Enabled: c.Status == ChannelStatusEnabled, Priority: c.Priority, Weight: c.Weight}
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		ab := tx.Bucket(bucketAbilities)
+		var stale [][]byte
+		have := map[string]bool{}
+		if err := ab.ForEach(func(k, v []byte) error {
+			var a Ability
+			w, ok := want[string(k)]
+			if ok && json.Unmarshal(v, &a) == nil && a == w {
+				have[string(k)] = true
+				return nil
+			}
+			stale = append(stale, append([]byte(nil), k...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := ab.Delete(k); err != nil {
+				return err
+			}
+			removed++
+		}
+		for k, a := range want {
+			if have[k] {
+				continue
+			}
+			if err := putJSON(ab, []byte(k), a); err != nil {
+				return err
+			}
+			added++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, wrapTx(err)
+	}
+	return removed, added, s.rebuildRouting()
+}
+
+// Abilities returns every ability row (for checks and tests).
+func (s *Store) Abilities() ([]Ability, error) {
+	var out []Ability
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAbilities).ForEach(func(k, v []byte) error {
+			var a Ability
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			out = append(out, a)
+			return nil
+		})
+	})
+	return out, Internal(err)
+}
+
+// Channels returns every channel, newest first.
+func (s *Store) Channels() ([]*Channel, error) {
+	var out []*Channel
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketChannels).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var ch Channel
+			if err := json.Unmarshal(v, &ch); err != nil {
+				return err
+			}
+			out = append(out, &ch)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	for _, c := range out {
+		s.ledger.overlayChannel(c)
+	}
+	return out, nil
+}
+
+// ChannelFilter selects channels for the console list and search.
+type ChannelFilter struct {
+	Keyword string // id, part of the name, or the exact key
+	Group   string
+	Model   string // part of the model list
+	IDSort  bool   // id desc instead of priority desc
+}
+
+// FindChannels returns the channels matching f, sorted for the console.
+func (s *Store) FindChannels(f ChannelFilter) ([]*Channel, error) {
+	all, err := s.Channels()
+	if err != nil {
+		return nil, err
+	}
+	kw := strings.TrimSpace(f.Keyword)
+	var out []*Channel
+	for _, c := range all {
+		if kw != "" {
+			id, perr := strconv.ParseUint(kw, 10, 64)
+			if !(perr == nil && id == c.ID) && !strings.Contains(strings.ToLower(c.Name), strings.ToLower(kw)) && c.Key != kw {
+				continue
+			}
+		}
+		if f.Model != "" && !strings.Contains(c.Models, f.Model) {
+			continue
+		}
+		if f.Group != "" && f.Group != "null" {
+			found := false
+			for _, g := range c.GroupList() {
+				found = found || g == f.Group
+			}
+			if !found {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	if !f.IDSort {
+		sort.SliceStable(out, func(i, j int) bool {
+			if out[i].Priority != out[j].Priority {
+				return out[i].Priority > out[j].Priority
+			}
+			return out[i].ID > out[j].ID
+		})
+	}
+	return out, nil
+}

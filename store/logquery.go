@@ -1,0 +1,292 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	bolt "go.etcd.io/bbolt"
+)
+
+// LogFilter selects log entries. Zero fields do not filter.
+type LogFilter struct {
+	Type      int
+	UserID    uint64
+	Username  string // resolved to a user id
+	TokenID   uint64
+	TokenName string
+	ModelName string
+	ChannelID uint64
+	Start     int64 // created_at >= Start (unix seconds)
+	End       int64 // created_at <= End; 0 = no end
+	Keyword   string
+}
+
+// LogPage is one page of a log query.
+type LogPage struct {
+	Items    []*Log `json:"items"`
+	Total    int    `json:"total"`
+	Page     int    `json:"page"`
+	PageSize int    `json:"page_size"`
+}
+
+// scanLogs walks the entries matching f newest first, using the most
+// selective index available: user, token, channel, then model, else the
+// primary bucket. fn returns false to stop.
+func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(l *Log) bool) error {
+	var idx *bolt.Bucket
+	var prefix []byte
+	switch {
+	case f.UserID != 0:
+		idx, prefix = tx.Bucket(bucketIdxLogsByUser), itob(f.UserID)
+	case f.TokenID != 0:
+		idx, prefix = tx.Bucket(bucketIdxLogsByToken), itob(f.TokenID)
+	case f.ChannelID != 0:
+		idx, prefix = tx.Bucket(bucketIdxLogsByChannel), itob(f.ChannelID)
+	case f.ModelName != "" && !strings.ContainsAny(f.ModelName, "%_"):
+		idx, prefix = tx.Bucket(bucketIdxLogsByModel), append([]byte(f.ModelName), 0)
+	}
+	end := uint64(math.MaxInt64)
+	if f.End > 0 {
+		end = uint64(f.End)
+	}
+	// Position on the last key <= (end, maxid) within the prefix.
+	hi := make([]byte, 16)
+	binary.BigEndian.PutUint64(hi, end)
+	binary.BigEndian.PutUint64(hi[8:], math.MaxUint64)
+	primary := tx.Bucket(bucketLogs)
+	var c *bolt.Cursor
+	seek := hi
+	if idx != nil {
+		c = idx.Cursor()
+		seek = append(append([]byte(nil), prefix...), hi...)
+	} else {
+		c = primary.Cursor()
+	}
+	k, v := c.Seek(seek)
+	if k == nil {
+		k, v = c.Last()
+	} else if bytes.Compare(k, seek) > 0 {
+		k, v = c.Prev()
+	}
+	for ; k != nil; k, v = c.Prev() {
+		pk := k
+		if idx != nil {
+			if !bytes.HasPrefix(k, prefix) {
+				break
+			}
+			pk = k[len(prefix):]
+			v = primary.Get(pk)
+			if v == nil {
+				continue
+			}
+		}
+		ts := int64(binary.BigEndian.Uint64(pk[:8]))
+		if f.Start > 0 && ts < f.Start {
+			break
+		}
+		if f.End > 0 && ts > f.End {
+			continue
+		}
+		var l Log
+		if err := json.Unmarshal(v, &l); err != nil {
+			return err
+		}
+		if !logMatches(&l, f) {
+			continue
+		}
+		if !fn(&l) {
+			break
+		}
+	}
+	return nil
+}
+
+func logMatches(l *Log, f LogFilter) bool {
+	if f.Type != 0 && l.Type != f.Type {
+		return false
+	}
+	if f.UserID != 0 && l.UserID != f.UserID {
+		return false
+	}
+	if f.TokenID != 0 && l.TokenID != f.TokenID {
+		return false
+	}
+	if f.TokenName != "" && l.TokenName != f.TokenName {
+		return false
+	}
+	if f.ChannelID != 0 && l.ChannelID != f.ChannelID {
+		return false
+	}
+	if f.ModelName != "" && !likeMatch(l.ModelName, f.ModelName) {
+		return false
+	}
+	if f.Keyword != "" {
+		if t, err := strconv.Atoi(f.Keyword); !(err == nil && t == l.Type) && !strings.HasPrefix(l.Content, f.Keyword) {
+			return false
+		}
+	}
+	return true
+}
+
+// likeMatch implements SQL LIKE with % and _ wildcards; without them it is
+// an exact match.
+func likeMatch(s, pattern string) bool {
+	if !strings.ContainsAny(pattern, "%_") {
+		return s == pattern
+	}
+	var match func(s, p string) bool
+	match = func(s, p string) bool {
+		for len(p) > 0 {
+			switch p[0] {
+			case '%':
+				for i := 0; i <= len(s); i++ {
+					if match(s[i:], p[1:]) {
+						return true
+					}
+				}
+				return false
+			case '_':
+				if len(s) == 0 {
+					return false
+				}
+				s, p = s[1:], p[1:]
+			default:
+				if len(s) == 0 || s[0] != p[0] {
+					return false
+				}
+				s, p = s[1:], p[1:]
+			}
+		}
+		return len(s) == 0
+	}
+	return match(s, pattern)
+}
+
+func (s *Store) resolveLogFilter(f *LogFilter) bool {
+	if f.Username != "" {
+		u, err := s.UserByUsername(f.Username)
+		if err != nil {
+			return false
+		}
+		if f.UserID != 0 && f.UserID != u.ID {
+			return false
+		}
+		f.UserID = u.ID
+	}
+	return true
+}
+
+// Logs returns page (1-based) of the entries matching f, newest first, with
+// the total count.
+func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
+	if page < 1 {
+		page = 1
+	}
+	if pageSize <= 0 {
+		pageSize = 10
+	}
+	out := &LogPage{Items: []*Log{}, Page: page, PageSize: pageSize}
+	if !s.resolveLogFilter(&f) {
+		return out, nil
+	}
+	skip := (page - 1) * pageSize
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return s.scanLogs(tx, f, func(l *Log) bool {
+			if out.Total >= skip && len(out.Items) < pageSize {
+				out.Items = append(out.Items, l)
+			}
+			out.Total++
+			return true
+		})
+	})
+	return out, Internal(err)
+}
+
+// SearchLogs returns up to limit entries matching f, newest first.
+func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
+	out := []*Log{}
+	if !s.resolveLogFilter(&f) {
+		return out, nil
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return s.scanLogs(tx, f, func(l *Log) bool {
+			out = append(out, l)
+			return limit <= 0 || len(out) < limit
+		})
+	})
+	return out, Internal(err)
+}
+
+// LogQuotaSum returns the sum of consume quota of entries matching f.
+func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
+	f.Type = LogTypeConsume
+	var sum int64
+	if !s.resolveLogFilter(&f) {
+		return 0, nil
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return s.scanLogs(tx, f, func(l *Log) bool { sum += l.Quota; return true })
+	})
+	return sum, Internal(err)
+}
+
+// logDeleteChunk bounds one transaction of a log clear, so the relay's
+// charges are never held up for long.
+const logDeleteChunk = 5000
+
+// DeleteLogsBefore removes entries created before ts (unix seconds) in
+// bounded transactions and returns how many it removed.
+func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
+	if ts <= 0 {
+		return 0, Errorf(EINVALID, "请选择日志记录时间")
+	}
+	limit := make([]byte, 8)
+	binary.BigEndian.PutUint64(limit, uint64(ts))
+	total := 0
+	for {
+		n := 0
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			primary := tx.Bucket(bucketLogs)
+			c := primary.Cursor()
+			var keys [][]byte
+			var logs []Log
+			for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit) < 0 && len(keys) < logDeleteChunk; k, v = c.Next() {
+				var l Log
+				_ = json.Unmarshal(v, &l)
+				keys = append(keys, append([]byte(nil), k...))
+				logs = append(logs, l)
+			}
+			for i, k := range keys {
+				l := logs[i]
+				if l.UserID != 0 {
+					_ = tx.Bucket(bucketIdxLogsByUser).Delete(append(itob(l.UserID), k...))
+				}
+				if l.TokenID != 0 {
+					_ = tx.Bucket(bucketIdxLogsByToken).Delete(append(itob(l.TokenID), k...))
+				}
+				if l.ChannelID != 0 {
+					_ = tx.Bucket(bucketIdxLogsByChannel).Delete(append(itob(l.ChannelID), k...))
+				}
+				if l.ModelName != "" {
+					_ = tx.Bucket(bucketIdxLogsByModel).Delete(modelIndexKey(l.ModelName, k))
+				}
+				if err := primary.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(keys)
+			return nil
+		})
+		if err != nil {
+			return total, Internal(err)
+		}
+		total += n
+		if n < logDeleteChunk {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"gateway/store"
+)
+
+// MustOpenStore opens a store on a fresh file in tb.TempDir and closes it
+// when the test ends.
+func MustOpenStore(tb testing.TB) *store.Store {
+	tb.Helper()
+	return MustOpenStoreAt(tb, filepath.Join(tb.TempDir(), "gateway.db"))
+}
+
+// MustOpenStoreAt opens the store at path and closes it when the test ends.
+func MustOpenStoreAt(tb testing.TB, path string) *store.Store {
+	tb.Helper()
+	s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("close store: %v", err)
+		}
+	})
+	return s
+}
+
+// MustReopen closes s and opens its file again, so a test sees only what
+// reached the file.
+func MustReopen(tb testing.TB, s *store.Store) *store.Store {
+	tb.Helper()
+	if err := s.Close(); err != nil {
+		tb.Fatalf("close store: %v", err)
+	}
+	return MustOpenStoreAt(tb, s.Path())
+}
+
+// MustCreateUser creates an account through CreateUser (bcrypt at the
+// default cost: about a second under -race; prefer MustPutUser when the
+// creation path itself is not under test).
+func MustCreateUser(tb testing.TB, s *store.Store, in store.NewUser) *store.User {
+	tb.Helper()
+	u, err := s.CreateUser(in)
+	if err != nil {
+		tb.Fatalf("CreateUser(%q): %v", in.Username, err)
+	}
+	return u
+}
+
+// MustPutUser writes an account with password store.FastPassword quickly.
+func MustPutUser(tb testing.TB, s *store.Store, u store.User) *store.User {
+	tb.Helper()
+	return store.MustPutUser(tb, s, u)
+}
+
+// MustUser reads a user back.
+func MustUser(tb testing.TB, s *store.Store, id uint64) *store.User {
+	tb.Helper()
+	u, err := s.User(id)
+	if err != nil {
+		tb.Fatalf("User(%d): %v", id, err)
+	}
+	return u
+}
+
+// wantCode fails unless err carries code (and, when msg is not empty, a
+// message containing msg).
+func wantCode(tb testing.TB, err error, code, msg string) {
+	tb.Helper()
+	if got := store.ErrorCode(err); got != code {
+		tb.Fatalf("error code = %q (%v), want %q", got, err, code)
+	}
+	if msg != "" && !strings.Contains(store.ErrorMessage(err), msg) {
+		tb.Fatalf("error message = %q, want it to contain %q", store.ErrorMessage(err), msg)
+	}
+}
+
+// clock is a controllable time source for Store.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock(s *store.Store) *clock {
+	c := &clock{now: time.Unix(1_700_000_000, 0)}
+	s.Now = c.Now
+	return c
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// backupBytes returns the whole file as Backup writes it.
+func backupBytes(tb testing.TB, s *store.Store) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	var size int64 = -1
+	if err := s.Backup(context.Background(), &buf, func(n int64) { size = n }); err != nil {
+		tb.Fatalf("Backup: %v", err)
+	}
+	if size != int64(buf.Len()) {
+		tb.Fatalf("Backup reported size %d, wrote %d bytes", size, buf.Len())
+	}
+	return buf.Bytes()
+}
+
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	t.Run("CreatesDirectoryAndReopens", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "nested", "dir", "gateway.db")
+		s := MustOpenStoreAt(t, path)
+		if s.Path() != path {
+			t.Fatalf("Path() = %q, want %q", s.Path(), path)
+		}
+		if err := s.Ping(); err != nil {
+			t.Fatalf("Ping: %v", err)
+		}
+		u := MustPutUser(t, s, store.User{Username: "alice"})
+		s = MustReopen(t, s)
+		if got := MustUser(t, s, u.ID); got.Username != "alice" {
+			t.Fatalf("after reopen username = %q", got.Username)
+		}
+	})
+	t.Run("LockedFile", func(t *testing.T) {
+		t.Parallel()
+		s := MustOpenStore(t)
+		_, err := store.Open(s.Path(), store.Options{NoSync: true, Timeout: 50 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("second Open = %v, want a locked-file error", err)
+		}
+	})
+}
+
+func TestBackup(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	alice := MustPutUser(t, s, store.User{Username: "alice", Email: "alice@example.com"})
+	bob := MustPutUser(t, s, store.User{Username: "bob"})
+	if err := s.UpdateOption("Notice", "hello"); err != nil {
+		t.Fatal(err)
+	}
+
+	data := backupBytes(t, s)
+	path := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The copy is a valid bbolt file with the users in it.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("bolt.Open(backup): %v", err)
+	}
+	var ids []uint64
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("users"))
+		if b == nil {
+			return errors.New("backup has no users bucket")
+		}
+		return b.ForEach(func(k, v []byte) error {
+			ids = append(ids, binary.BigEndian.Uint64(k))
+			if !bytes.Contains(v, []byte(`"username":"alice"`)) && !bytes.Contains(v, []byte(`"username":"bob"`)) {
+				t.Errorf("unexpected user record %s", v)
+			}
+			return nil
+		})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 || ids[0] != alice.ID || ids[1] != bob.ID {
+		t.Fatalf("backup user ids = %v, want [%d %d]", ids, alice.ID, bob.ID)
+	}
+
+	// And the store opens it as a data file with indexes and options intact.
+	restored := MustOpenStoreAt(t, path)
+	u, err := restored.UserByLogin("ALICE@example.com")
+	if err != nil || u.ID != alice.ID {
+		t.Fatalf("restored UserByLogin = %v, %v", u, err)
+	}
+	if got := restored.Settings().Get("Notice"); got != "hello" {
+		t.Fatalf("restored Notice = %q", got)
+	}
+}
