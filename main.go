@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -57,6 +58,7 @@ type Main struct {
 
 	store    *store.Store
 	server   *api.Server
+	stopBG   context.CancelFunc
 	http     *http.Server
 	listener net.Listener
 }
@@ -191,6 +193,25 @@ func (m *Main) Run(ctx context.Context) error {
 		Events:            api.RelayEvents{Hub: hub},
 		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
+	bg, stopBG := context.WithCancel(context.Background())
+	m.stopBG = stopBG
+	go rl.RunPeriodicTests(bg)
+	go func() {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+				if n, err := st.PurgeExpiredSessions(); err != nil {
+					slog.Error("purge sessions", "err", err)
+				} else if n > 0 {
+					slog.Info("purged expired sessions", "count", n)
+				}
+			}
+		}
+	}()
 	m.server = api.New(api.Config{
 		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl,
 		TrustedProxies:     trusted,
@@ -215,6 +236,15 @@ func (m *Main) Run(ctx context.Context) error {
 			slog.Error("serve", "err", err)
 		}
 	}()
+	if addr := os.Getenv("GATEWAY_PPROF"); addr != "" {
+		// Profiling stays off unless asked for, on its own listener.
+		go func() {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			slog.Info("pprof listening", "addr", addr, "err", http.ListenAndServe(addr, mux))
+		}()
+	}
 	slog.Info("gateway listening", "addr", ln.Addr().String(), "data", c.Data, "version", Version)
 	return nil
 }
@@ -226,6 +256,9 @@ func (m *Main) Addr() string { return m.listener.Addr().String() }
 // shutdown timeout, and closes the store cleanly.
 func (m *Main) Close() error {
 	var errs []error
+	if m.stopBG != nil {
+		m.stopBG()
+	}
 	if m.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		if err := m.http.Shutdown(ctx); err != nil {

@@ -159,6 +159,7 @@ func (s *Server) registerRoutes() {
 	s.registerChannelRoutes()
 	s.registerLogRoutes()
 	s.registerChannelOpsRoutes()
+	s.registerTokenLogRoutes()
 
 	// Root.
 	s.handle("GET /api/option/{$}", s.listOptions)

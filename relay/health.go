@@ -292,3 +292,27 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 	}
 	return out, nil
 }
+
+// RunPeriodicTests tests every channel each ChannelTestInterval minutes (the
+// option is read every minute, so a change applies without a restart) until
+// ctx ends.
+func (rl *Relay) RunPeriodicTests(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			every := time.Duration(rl.store.Settings().Int("ChannelTestInterval")) * time.Minute
+			if every <= 0 || now.Sub(last) < every {
+				continue
+			}
+			last = now
+			if err := rl.TestAll(nil); err != nil {
+				slog.Info("periodic channel test skipped", "err", err)
+			}
+		}
+	}
+}

@@ -332,6 +332,8 @@ const maxBatch = 2048
 func (l *ledger) writer() {
 	defer l.wg.Done()
 	batch := make([]*charge, 0, maxBatch)
+	var lastCommit time.Duration
+	lastBatch := 0
 	var tick <-chan time.Time
 	if l.interval > 0 {
 		t := time.NewTicker(l.interval)
@@ -371,14 +373,42 @@ func (l *ledger) writer() {
 					break drain
 				}
 			}
+			// Under load, the callers released by the last commit come back
+			// within a fraction of a commit's time. Waiting briefly for them
+			// turns alternating full and tiny batches into full ones; with a
+			// single caller (lastBatch 1) nothing waits.
+			if lastBatch > 4 && len(batch) < lastBatch/2 {
+				linger := lastCommit / 2
+				if linger > 2*time.Millisecond {
+					linger = 2 * time.Millisecond
+				}
+				timer := time.NewTimer(linger)
+			gather2:
+				for len(batch) < lastBatch && len(batch) < maxBatch {
+					select {
+					case c, ok := <-l.queue:
+						if !ok {
+							break gather2
+						}
+						batch = append(batch, c)
+					case <-timer.C:
+						break gather2
+					}
+				}
+				timer.Stop()
+			}
 		}
+		t0 := time.Now()
 		l.commit(batch)
+		lastCommit = time.Since(t0)
+		lastBatch = len(batch)
 	}
 }
 
 func (l *ledger) commit(batch []*charge) {
 	s := l.s
 	now := s.nowUnix()
+
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		users := map[uint64]*User{}
 		tokens := map[uint64]*Token{}

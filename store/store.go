@@ -54,7 +54,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
+		// The freelist is rebuilt at open instead of written by every commit, and a
+		// large initial mapping spares readers the wait of frequent remaps as the
+		// file grows.
+		NoFreelistSync: true, InitialMmapSize: 1 << 30})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is locked by another process", path)

@@ -1,0 +1,37 @@
+// Package store keeps all state in one bbolt file and is the only package
+// that opens it. It holds the entities (users, sessions, options, channels
+// with their abilities, tokens, logs), their validation, the error type
+// shared by every layer, and the ledger that keeps live balances.
+//
+// Buckets (all created at open, declared in buckets.go):
+//
+//	meta                      schema_version -> uint64 (big-endian)
+//	users                     id(8) -> User JSON
+//	  idx_user_by_username    lower(username) -> id      unique; deleted users keep theirs
+//	  idx_user_by_email       lower(email) -> id         unique
+//	  idx_user_by_aff_code    aff code -> id             unique
+//	  idx_user_by_access_token sha256(token) -> id       the token itself is never stored
+//	  idx_user_by_github_id, _wechat_id, _telegram_id, _linux_do_id
+//	sessions                  sha256(cookie) -> Session JSON
+//	  idx_session_by_user     user id(8) + sha256(cookie) -> nil   ends all sessions of a user
+//	options                   key -> value
+//	codes                     purpose 0x00 address -> {code, expiry, sent_at}   single use
+//	channels                  id(8) -> Channel JSON
+//	abilities                 group 0x00 model 0x00 channel id(8) -> Ability JSON
+//	tokens                    id(8) -> Token JSON
+//	  idx_token_by_key        sha256(key) -> id
+//	  idx_token_by_user       user id(8) + token id(8) -> nil
+//	logs                      created_at(8) + id(8) -> Log JSON      time-ordered
+//	  idx_log_by_user         user id(8) + log key(16) -> nil
+//	  idx_log_by_token        token id(8) + log key(16) -> nil
+//	  idx_log_by_channel      channel id(8) + log key(16) -> nil
+//	  idx_log_by_model        model 0x00 + log key(16) -> nil
+//
+// Every record is written with its index entries in one transaction.
+// Integers in keys are 8-byte big-endian so that keys sort by value; ids come
+// from NextSequence, so newest-first is a reverse cursor walk.
+//
+// Balances (user quota, used quota and request count; token remain and used;
+// channel used) are held in memory by the ledger while the process owns the
+// file; see ledger.go for how charges and credits reach the file.
+package store
