@@ -269,10 +269,8 @@ func PublishChannel(hub *ws.Hub, c *store.Channel) {
 func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	for _, l := range b.Logs {
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, l)
-		own := *l
-		own.Other = stripAdminInfo(own.Other)
-		own.ChannelID = 0
-		hub.Publish(ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}, TopicLogTail, &own)
+		// The owner sees it as the self log list shows it.
+		hub.Publish(ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}, TopicLogTail, viewSelfLogs([]*store.Log{l})[0])
 	}
 	for _, bal := range b.Balances {
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{

@@ -75,8 +75,8 @@ func viewChannels(chs []*store.Channel) []channelView {
 // listChannels answers one page: p is 0-based; page_size negative (or
 // missing) gives 10 and 0 an empty page, as the reference's LIMIT 0 did.
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
-	p := max(queryNum(r, "p", 0), 0)
-	size := queryNum(r, "page_size", 10)
+	p := pageNum(r, 0)
+	size := min(queryNum(r, "page_size", 10), maxPageNum)
 	if size < 0 {
 		size = 10
 	}
@@ -224,6 +224,7 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	PublishChannel(s.hub, c) // other consoles see status toggles at once
 	writeMessage(w, "渠道更新成功！", viewChannel(c))
 }
 

@@ -54,7 +54,7 @@ func logFilter(r *http.Request, admin bool) store.LogFilter {
 
 // logPage reads p (1-based) and page_size (≤0 → 10, capped).
 func logPage(r *http.Request, maxSize int) (page, size int) {
-	page = max(queryNum(r, "p", 1), 1)
+	page = pageNum(r, 1)
 	size = queryNum(r, "page_size", 10)
 	if size <= 0 {
 		size = 10

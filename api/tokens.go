@@ -28,7 +28,7 @@ func (s *Server) registerTokenRoutes() {
 const maxTokenPageSize = 100
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
-	p := max(queryNum(r, "p", 0), 0)
+	p := pageNum(r, 0)
 	size := queryNum(r, "size", 10)
 	if size <= 0 {
 		size = 10
@@ -259,6 +259,14 @@ func routeID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 		return 0, false
 	}
 	return id, true
+}
+
+// maxPageNum bounds page numbers so that page × size cannot overflow.
+const maxPageNum = 1 << 24
+
+// pageNum reads the page number p, clamped to [min, maxPageNum].
+func pageNum(r *http.Request, min_ int) int {
+	return min(max(queryNum(r, "p", min_), min_), maxPageNum)
 }
 
 // queryNum reads an integer query parameter; missing or malformed gives def.

@@ -28,7 +28,14 @@ type consoleEnv struct {
 
 func newConsoleEnv(tb testing.TB) *consoleEnv {
 	tb.Helper()
-	st, err := store.Open(filepath.Join(tb.TempDir(), "data.db"), store.Options{NoSync: true})
+	return newConsoleEnvAt(tb, filepath.Join(tb.TempDir(), "data.db"))
+}
+
+// newConsoleEnvAt serves the data file at path, which a test may have
+// prepared.
+func newConsoleEnvAt(tb testing.TB, path string) *consoleEnv {
+	tb.Helper()
+	st, err := store.Open(path, store.Options{NoSync: true})
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
@@ -244,7 +251,7 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": "x", "group": "nope"}, wantStatus: 400},
 		{name: "not JSON", method: "POST", url: "/api/token/", token: tok, body: "{", wantStatus: 400},
 		{name: "usable group", method: "POST", url: "/api/token/", token: tok,
-			body: map[string]any{"name": "vip-token", "group": "vip", "model_limits_enabled": true, "model_limits": []string{"gpt-4o", " gpt-4o-mini", "gpt-4o"}},
+			body:       map[string]any{"name": "vip-token", "group": "vip", "model_limits_enabled": true, "model_limits": []string{"gpt-4o", " gpt-4o-mini", "gpt-4o"}},
 			wantStatus: 200, wantContains: []string{`"group":"vip"`, `"model_limits":"gpt-4o,gpt-4o-mini"`, "令牌创建成功"}},
 		{name: "expiry 0 becomes -1", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "never", "expired_time": 0}, wantStatus: 200, wantContains: []string{`"expired_time":-1`}},
@@ -352,6 +359,9 @@ func TestTokenSearchAndPaging(t *testing.T) {
 	}
 	if got := list("/api/token/?p=-3&size=1000"); len(got) != 12 {
 		t.Fatalf("capped size: %d items", len(got))
+	}
+	if got := list("/api/token/?p=9223372036854775807&size=100"); len(got) != 0 {
+		t.Fatalf("huge page: %d items", len(got))
 	}
 }
 

@@ -10,8 +10,12 @@
 #   FAKE_ADDR    fake upstream listen address (default 127.0.0.1:9100); a
 #                gateway channel under test must point at http://$FAKE_ADDR
 #   DURATION     length of each run (default 10s)
-#   GATEWAY_URL  gateway base URL, e.g. http://127.0.0.1:3000 (optional)
-#   GATEWAY_KEY  gateway token for the channel above (optional)
+#   GATEWAY_URL  a running gateway to measure, e.g. http://127.0.0.1:3000;
+#                unset: the script builds the gateway, starts it on a fresh
+#                data file (durable default mode) and sets it up with gwctl
+#   GATEWAY_KEY  token of a running gateway's channel pointing at the fake
+#   GATEWAY_ARGS extra flags for the gateway the script starts (e.g. --sync 5ms)
+#   SWEEP        concurrencies of the accounting check (default 1,8,64,256)
 #   RESULTS_DIR  where the output is kept (default bench/results)
 set -euo pipefail
 
@@ -21,21 +25,24 @@ FAKE_ADDR=${FAKE_ADDR:-127.0.0.1:9100}
 DURATION=${DURATION:-10s}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 
+SWEEP=${SWEEP:-1,8,64,256}
+
 tmp=$(mktemp -d)
 fake_pid=""
+gw_pid=""
 
 cleanup() {
-	if [[ -n $fake_pid ]]; then
-		kill "$fake_pid" 2>/dev/null || true
-		wait "$fake_pid" 2>/dev/null || true
-	fi
+	for pid in $fake_pid $gw_pid; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 # build compiles both tools into the temp dir.
 build() {
-	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load)
+	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load ./bench/gwctl)
 }
 
 # start_fake starts the fake upstream and waits until it accepts connections.
@@ -78,16 +85,47 @@ floor() {
 	run_set "http://$FAKE_ADDR"
 }
 
-# through_gateway: load -> gateway -> fakeupstream. Needs a running gateway
-# at GATEWAY_URL with a channel pointing at http://$FAKE_ADDR and the token
-# GATEWAY_KEY.
+# start_gateway builds the gateway, starts it on a fresh data file and
+# creates a channel pointing at the fake and an unlimited token.
+start_gateway() {
+	(cd "$root" && go build -trimpath -o "$tmp/gateway" .)
+	local port=${GATEWAY_PORT:-3900}
+	GATEWAY_API_RATE_LIMIT=0 GATEWAY_CRITICAL_RATE_LIMIT=0 "$tmp/gateway" --addr "127.0.0.1:$port" \
+		--data "$tmp/gw/gateway.db" --allow-private-upstreams --log-level warn ${GATEWAY_ARGS:-} 2>"$tmp/gateway.log" &
+	gw_pid=$!
+	GATEWAY_URL="http://127.0.0.1:$port"
+	for _ in $(seq 100); do
+		if curl -fsS "$GATEWAY_URL/api/status" >/dev/null 2>&1; then
+			GATEWAY_KEY=$("$tmp/gwctl" setup --url "$GATEWAY_URL" --upstream "http://$FAKE_ADDR")
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "gateway did not start:" >&2
+	cat "$tmp/gateway.log" >&2
+	return 1
+}
+
+# through_gateway: load -> gateway -> fakeupstream, then the accounting
+# check: over a sweep of concurrencies, requests sent == upstream calls ==
+# log rows == charges, and used quota == the sum of the logs' quota.
 through_gateway() {
-	if [[ -z ${GATEWAY_URL:-} || -z ${GATEWAY_KEY:-} ]]; then
-		echo "== through gateway: skipped (set GATEWAY_URL and GATEWAY_KEY; see bench/README.md)"
-		return 0
+	if [[ -z ${GATEWAY_URL:-} ]]; then
+		start_gateway
+	elif [[ -z ${GATEWAY_KEY:-} ]]; then
+		echo "== through gateway: GATEWAY_URL is set but GATEWAY_KEY is not" >&2
+		return 1
 	fi
-	echo "== through gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR)"
+	echo "== through gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR) ${GATEWAY_ARGS:-}"
 	run_set "$GATEWAY_URL" "$GATEWAY_KEY"
+	echo "== accounting check over concurrencies $SWEEP"
+	local stats="http://$FAKE_ADDR/__stats"
+	"$tmp/gwctl" account --url "$GATEWAY_URL" --stats-url "$stats" >"$tmp/before.json"
+	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --sweep "$SWEEP" --duration "${SWEEP_DURATION:-3s}" \
+		--stats-url "$stats" --json >"$tmp/sweep.json"
+	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --sweep "$SWEEP" --duration "${SWEEP_DURATION:-3s}" --stream \
+		--stats-url "$stats" --json >"$tmp/sweep-stream.json"
+	"$tmp/gwctl" verify --url "$GATEWAY_URL" --stats-url "$stats" --before "$tmp/before.json" --load "$tmp/sweep.json,$tmp/sweep-stream.json"
 }
 
 # machine prints what the figures depend on.

@@ -1,0 +1,148 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"gateway/ws"
+)
+
+// liveMessage is one {topic, data} frame of the console socket.
+type liveMessage struct {
+	Topic string          `json:"topic"`
+	Data  json.RawMessage `json:"data"`
+}
+
+type liveUser struct {
+	ID    uint64 `json:"id"`
+	Quota int64  `json:"quota"`
+	Role  int    `json:"role"`
+}
+
+// dialLive opens /api/ws with a session cookie and extra headers.
+func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) (*websocket.Conn, *http.Response, error) {
+	tb.Helper()
+	if header == nil {
+		header = http.Header{}
+	}
+	if cookie != "" {
+		header.Set("Cookie", "session="+cookie)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/ws", &websocket.DialOptions{HTTPHeader: header})
+	if c != nil {
+		tb.Cleanup(func() { c.CloseNow() })
+	}
+	return c, resp, err
+}
+
+// readLive reads the next message, failing the test after 5 s.
+func readLive(tb testing.TB, c *websocket.Conn) liveMessage {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, data, err := c.Read(ctx)
+	if err != nil {
+		tb.Fatalf("read live message: %v", err)
+	}
+	var m liveMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		tb.Fatalf("live message %s: %v", data, err)
+	}
+	return m
+}
+
+// readTopic skips messages of other topics until one of topic arrives.
+func readTopic(tb testing.TB, c *websocket.Conn, topic string) liveMessage {
+	tb.Helper()
+	for {
+		if m := readLive(tb, c); m.Topic == topic {
+			return m
+		}
+	}
+}
+
+func TestLive(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "inviter")
+	before := mustUser(t, ts, id)
+
+	c, _, err := dialLive(t, ts, cookie, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatalf("dial with a session cookie: %v", err)
+	}
+	hello := readLive(t, c)
+	var u liveUser
+	if err := json.Unmarshal(hello.Data, &u); err != nil || hello.Topic != "user.self" || u.ID != id || u.Quota != before.Quota {
+		t.Fatalf("hello = %s %s, want user.self for %d with quota %d", hello.Topic, hello.Data, id, before.Quota)
+	}
+
+	// A transfer of invite earnings pushes the new balance.
+	ApiScenario{Method: "POST", URL: "/api/user/aff_transfer", Cookie: cookie, UserID: id,
+		Body: `{"quota":500000}`, WantStatus: 200}.Test(t, ts)
+	m := readTopic(t, c, "user.self")
+	if err := json.Unmarshal(m.Data, &u); err != nil || u.ID != id || u.Quota != before.Quota+500000 {
+		t.Fatalf("after transfer: %s, want quota %d", m.Data, before.Quota+500000)
+	}
+
+	// Logging out closes the sockets of that session with 4401.
+	ApiScenario{URL: "/api/user/logout", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		_, _, err := c.Read(ctx)
+		if err == nil {
+			continue // a message queued before the close
+		}
+		if got := websocket.CloseStatus(err); got != ws.CloseUnauthorized {
+			t.Fatalf("after logout the socket ended with %v (status %d), want %d", err, got, ws.CloseUnauthorized)
+		}
+		break
+	}
+}
+
+func TestLive_Refused(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "alice")
+	for _, tt := range []struct {
+		name   string
+		cookie string
+		header http.Header
+		status int
+	}{
+		{"ForeignOrigin", cookie, http.Header{"Origin": {"https://evil.example.com"}}, http.StatusForbidden},
+		{"NoSession", "", nil, http.StatusUnauthorized},
+		{"UnknownSession", "forged", nil, http.StatusUnauthorized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, resp, err := dialLive(t, ts, tt.cookie, tt.header)
+			if err == nil {
+				c.CloseNow()
+				t.Fatal("dial succeeded")
+			}
+			if resp == nil || resp.StatusCode != tt.status {
+				t.Fatalf("dial answer = %v (%v), want %d", resp, err, tt.status)
+			}
+		})
+	}
+	// The console sends no New-Api-User on a socket; the cookie suffices, and
+	// a session of a deleted account does not.
+	if _, _, err := dialLive(t, ts, cookie, nil); err != nil {
+		t.Fatalf("same-origin dial: %v", err)
+	}
+	if err := ts.Store.DeleteUser(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, resp, err := dialLive(t, ts, cookie, nil); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("dial after delete = %v, %v", resp, err)
+	}
+}

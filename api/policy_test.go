@@ -1,0 +1,192 @@
+package api_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"testing"
+
+	"gateway/policy"
+)
+
+// wantAccess is the least privileged role that may call each console route,
+// written from the spec's permission tables (S §3: P public, U user, A admin,
+// R root; A §6), not from policy.csv, so that a wrong policy line fails.
+var wantAccess = map[string]string{
+	// S §3.1 and §3.2: public.
+	"GET /api/status":            policy.Guest,
+	"GET /api/notice":            policy.Guest,
+	"GET /api/about":             policy.Guest,
+	"GET /api/home_page_content": policy.Guest,
+	"GET /api/user/groups":       policy.Guest,
+	"POST /api/user/register":    policy.Guest,
+	"POST /api/user/login":       policy.Guest,
+	"GET /api/user/logout":       policy.Guest,
+	"POST /api/user/logout":      policy.Guest,
+	"GET /api/verification":      policy.Guest,
+	"GET /api/reset_password":    policy.Guest,
+	"POST /api/user/reset":       policy.Guest,
+	"GET /api/log/token":         policy.Guest, // S §3.1: P, by token key
+
+	// S §3.2: signed-in users, their own account.
+	"GET /api/user/self":          policy.User,
+	"PUT /api/user/self":          policy.User,
+	"DELETE /api/user/self":       policy.User,
+	"GET /api/user/token":         policy.User,
+	"GET /api/user/aff":           policy.User,
+	"POST /api/user/aff_transfer": policy.User,
+	"GET /api/user/self/groups":   policy.User,
+	"GET /api/oauth/email/bind":   policy.User,
+	"GET /api/ws":                 policy.User,
+
+	// S §3.1, §3.2, §11: models and the playground.
+	"GET /api/models":           policy.User,
+	"GET /api/user/models":      policy.User,
+	"POST /pg/chat/completions": policy.User,
+
+	// S §3.5: tokens, always scoped to the caller.
+	"GET /api/token/{$}":      policy.User,
+	"GET /api/token/search":   policy.User,
+	"GET /api/token/{id}":     policy.User,
+	"POST /api/token/{$}":     policy.User,
+	"PUT /api/token/{$}":      policy.User,
+	"DELETE /api/token/{id}":  policy.User,
+	"DELETE /api/token/{id}/": policy.User,
+
+	// S §8: own logs (U) and all logs (A); log clearing is A, not root (§3.7).
+	"GET /api/log/self/{$}":    policy.User,
+	"GET /api/log/self":        policy.User,
+	"GET /api/log/self/stat":   policy.User,
+	"GET /api/log/self/search": policy.User,
+	"GET /api/log/{$}":         policy.Admin,
+	"DELETE /api/log/{$}":      policy.Admin,
+	"GET /api/log/stat":        policy.Admin,
+	"GET /api/log/search":      policy.Admin,
+
+	// S §3.4 and A §6: channels are administrators' business.
+	"GET /api/channel/{$}":                  policy.Admin,
+	"GET /api/channel/search":               policy.Admin,
+	"GET /api/channel/{id}":                 policy.Admin,
+	"POST /api/channel/{$}":                 policy.Admin,
+	"PUT /api/channel/{$}":                  policy.Admin,
+	"DELETE /api/channel/{id}":              policy.Admin,
+	"DELETE /api/channel/{id}/":             policy.Admin,
+	"DELETE /api/channel/disabled":          policy.Admin,
+	"POST /api/channel/batch":               policy.Admin,
+	"POST /api/channel/fix":                 policy.Admin,
+	"POST /api/channel/copy/{id}":           policy.Admin,
+	"GET /api/channel/test/{id}":            policy.Admin,
+	"GET /api/channel/test":                 policy.Admin,
+	"GET /api/channel/update_balance/{id}":  policy.Admin,
+	"GET /api/channel/update_balance/{id}/": policy.Admin,
+	"GET /api/channel/update_balance":       policy.Admin,
+	"GET /api/channel/models":               policy.Admin,
+	"GET /api/channel/fetch_models/{id}":    policy.Admin,
+	"POST /api/channel/fetch_models":        policy.Admin,
+
+	// S §3.7 and A §6: super administrator.
+	"GET /api/option/{$}":               policy.Root,
+	"PUT /api/option/{$}":               policy.Root,
+	"POST /api/option/rest_model_ratio": policy.Root,
+	"GET /api/backup":                   policy.Root,
+}
+
+var roleRank = map[string]int{policy.Guest: 0, policy.User: 1, policy.Admin: 2, policy.Root: 3}
+
+// destructive routes run last in the matrix: they end the caller's account.
+var destructive = map[string]bool{"DELETE /api/user/self": true}
+
+var pathParam = regexp.MustCompile(`\{[^}]*\}`)
+
+func TestPolicyCoversRoutes(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	pol, err := policy.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, pm := range pol.Routes() {
+		lines[pm[1]+" "+pm[0]] = true
+	}
+	registered := map[string]bool{}
+	for _, r := range ts.API.Routes() {
+		key := r.Method + " " + r.Path
+		if registered[key] {
+			t.Errorf("route %s registered twice", key)
+		}
+		registered[key] = true
+		if !lines[key] {
+			t.Errorf("route %s has no policy line", key)
+		}
+		if _, ok := wantAccess[key]; !ok {
+			t.Errorf("route %s is missing from this test's access table", key)
+		}
+	}
+	for key := range lines {
+		if !registered[key] {
+			t.Errorf("policy line %s names no registered route", key)
+		}
+	}
+	for key := range wantAccess {
+		if !registered[key] {
+			t.Errorf("access table names %s, which is not registered", key)
+		}
+	}
+	if len(registered) == 0 {
+		t.Fatal("no routes registered")
+	}
+}
+
+func TestPolicyMatrix(t *testing.T) {
+	t.Parallel()
+	// Rate limits are off (the zero Config), so nothing but the guard and
+	// the handlers answer.
+	for _, role := range policy.Roles {
+		t.Run(role, func(t *testing.T) {
+			t.Parallel()
+			ts := MustStartServer(t)
+			routes := ts.API.Routes()
+			sort.SliceStable(routes, func(i, j int) bool {
+				return !destructive[routes[i].Method+" "+routes[i].Path] && destructive[routes[j].Method+" "+routes[j].Path]
+			})
+			for _, r := range routes {
+				key := r.Method + " " + r.Path
+				min, ok := wantAccess[key]
+				if !ok {
+					t.Errorf("%s: not in the access table", key)
+					continue
+				}
+				allowed := roleRank[role] >= roleRank[min]
+				url := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string {
+					if p == "{$}" {
+						return ""
+					}
+					return "1"
+				})
+				// A fresh session per request: logout ends the one it gets.
+				resp := ApiScenario{Method: r.Method, URL: url, As: role, Body: `{}`}.Do(t, ts)
+				guardRefusal := false
+				if resp.StatusCode == 401 || resp.StatusCode == 403 {
+					if e, err := decodeEnvelope(resp.Body); err == nil && (e.Message == msgNotLoggedIn || e.Message == msgNoPermission) {
+						guardRefusal = true
+					}
+				}
+				switch {
+				case allowed && guardRefusal:
+					t.Errorf("%s as %s: refused by the guard (%d %s); the spec allows %s and up", key, role, resp.StatusCode, resp.Body, min)
+				case !allowed && role == policy.Guest && (resp.StatusCode != 401 || !guardRefusal):
+					t.Errorf("%s as guest: %d %s, want 401 from the guard", key, resp.StatusCode, resp.Body)
+				case !allowed && role != policy.Guest && (resp.StatusCode != 403 || !guardRefusal):
+					t.Errorf("%s as %s: %d %s, want 403 from the guard", key, role, resp.StatusCode, resp.Body)
+				}
+			}
+		})
+	}
+}
+
+func decodeEnvelope(body []byte) (Envelope, error) {
+	var e Envelope
+	err := json.Unmarshal(body, &e)
+	return e, err
+}

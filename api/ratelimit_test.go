@@ -1,0 +1,136 @@
+package api_test
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+	"time"
+
+	"gateway/api"
+)
+
+func TestCriticalRateLimit(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t, func(c *api.Config) {
+		c.CriticalRateLimit = api.RateLimit{N: 3, Window: time.Hour}
+	})
+	login := ApiScenario{Method: "POST", URL: "/api/user/login", Body: `{}`}
+	for i := 0; i < 3; i++ {
+		login.WantStatus = 400
+		login.Test(t, ts)
+	}
+	login.WantStatus = http.StatusTooManyRequests
+	login.WantContains = []string{`"success":false`}
+	login.Test(t, ts)
+	// The critical limit is shared by every critical route...
+	ApiScenario{URL: "/api/verification?email=a@example.com", WantStatus: 429}.Test(t, ts)
+	ApiScenario{Method: "POST", URL: "/api/user/register", Body: `{}`, WantStatus: 429}.Test(t, ts)
+	// ...and does not touch the others.
+	ApiScenario{URL: "/api/status", WantStatus: 200}.Test(t, ts)
+	ApiScenario{URL: "/api/user/self", As: "user", WantStatus: 200}.Test(t, ts)
+}
+
+func TestAPIRateLimit(t *testing.T) {
+	t.Parallel()
+	trusted := netip.MustParsePrefix("127.0.0.1/32")
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+		// whether a request claiming another client through
+		// X-Forwarded-For gets its own budget
+		forwardedHonoured bool
+	}{
+		{"UntrustedPeer", nil, false},
+		{"TrustedPeer", []netip.Prefix{trusted}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ts := MustStartServer(t, func(c *api.Config) {
+				c.APIRateLimit = api.RateLimit{N: 5, Window: time.Hour}
+				c.TrustedProxies = tt.trusted
+			})
+			status := ApiScenario{URL: "/api/status", WantStatus: 200}
+			for i := 0; i < 5; i++ {
+				status.Test(t, ts)
+			}
+			ApiScenario{URL: "/api/status", WantStatus: 429}.Test(t, ts)
+			// The limit covers every /api route, signed in or not...
+			ApiScenario{URL: "/api/user/self", As: "user", WantStatus: 429}.Test(t, ts)
+			// ...but not the console pages.
+			ApiScenario{URL: "/", WantStatus: 200}.Test(t, ts)
+
+			forwarded := ApiScenario{URL: "/api/status", Headers: map[string]string{"X-Forwarded-For": "203.0.113.7"}, WantStatus: 429}
+			if tt.forwardedHonoured {
+				forwarded.WantStatus = 200
+			}
+			forwarded.Test(t, ts)
+		})
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	prefixes := func(ss ...string) []netip.Prefix {
+		var out []netip.Prefix
+		for _, s := range ss {
+			out = append(out, netip.MustParsePrefix(s))
+		}
+		return out
+	}
+	proxies := prefixes("10.0.0.0/8", "127.0.0.1/32")
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+		remote  string
+		xff     []string
+		want    string
+	}{
+		{"NoProxiesConfigured", nil, "198.51.100.1:5000", []string{"203.0.113.9"}, "198.51.100.1"},
+		{"UntrustedPeerIgnored", proxies, "198.51.100.1:5000", []string{"203.0.113.9"}, "198.51.100.1"},
+		{"TrustedPeer", proxies, "10.1.2.3:5000", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"TrustedPeerNoHeader", proxies, "10.1.2.3:5000", nil, "10.1.2.3"},
+		{"ChainOfProxies", proxies, "10.1.2.3:5000", []string{"203.0.113.9, 10.9.9.9"}, "203.0.113.9"},
+		{"SpoofedLeftmost", proxies, "10.1.2.3:5000", []string{"6.6.6.6, 203.0.113.9"}, "203.0.113.9"},
+		{"SeveralHeaders", proxies, "10.1.2.3:5000", []string{"6.6.6.6", "203.0.113.9"}, "203.0.113.9"},
+		{"AllTrusted", proxies, "10.1.2.3:5000", []string{"10.4.4.4"}, "10.1.2.3"},
+		{"GarbageHop", proxies, "10.1.2.3:5000", []string{"6.6.6.6, not-an-ip"}, "10.1.2.3"},
+		{"MappedPeer", proxies, "[::ffff:127.0.0.1]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"MappedClient", proxies, "10.1.2.3:5000", []string{"::ffff:203.0.113.9"}, "203.0.113.9"},
+		{"IPv6", proxies, "[2001:db8::1]:5000", []string{"203.0.113.9"}, "2001:db8::1"},
+		{"NoPort", nil, "198.51.100.1", nil, "198.51.100.1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := http.NewRequest("GET", "http://gw.example.com/api/status", nil)
+			r.RemoteAddr = tt.remote
+			for _, v := range tt.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if got := api.ClientIP(tt.trusted, r); got != tt.want {
+				t.Fatalf("ClientIP = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSecureCookieBehindTrustedProxy(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+		secure  bool
+	}{
+		{"Untrusted", nil, false},
+		{"Trusted", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ts := MustStartServer(t, func(c *api.Config) { c.TrustedProxies = tt.trusted })
+			cookie, id := ts.MustSession(t, "alice")
+			r := ApiScenario{URL: "/api/user/logout", Cookie: cookie, UserID: id,
+				Headers: map[string]string{"X-Forwarded-Proto": "https"}, WantStatus: 200}.Test(t, ts)
+			if c := r.Cookie("session"); c == nil || c.Secure != tt.secure {
+				t.Fatalf("cookie = %+v, want Secure=%v", c, tt.secure)
+			}
+		})
+	}
+}
