@@ -239,7 +239,7 @@ func (rl *Relay) run(c *call) *Error {
 		return perr
 	}
 	c.price = p
-	c.prompt = promptTokens(c)
+	c.prompt = rl.promptTokens(c)
 	amount := p.reserve(c.prompt, c.maxTokens, set.Int("PreConsumedQuota"))
 	if c.k == kindImage {
 		amount = imageQuota(c, p)
@@ -409,11 +409,16 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 
 // promptTokens counts the prompt locally; it prices the reservation and is
 // the fallback when the upstream reports no usage.
-func promptTokens(c *call) int {
+func (rl *Relay) promptTokens(c *call) int {
 	p := &c.parsed
 	switch c.k {
 	case kindChat:
-		return tokenizer.CountChat(c.model, p.Messages, p.Tools)
+		counter := tokenizer.Counter{Images: func(url, detail string) (int, error) { return rl.imageTokens(c, url, detail) }}
+		n, err := counter.CountChat(c.model, p.Messages, p.Tools)
+		if err != nil {
+			slog.Debug("image tokens", "request_id", c.id, "err", err)
+		}
+		return n
 	case kindCompletion:
 		return tokenizer.CountInput(c.model, p.Prompt)
 	case kindEmbedding, kindModeration:

@@ -1,0 +1,332 @@
+package relay_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"gateway/relay/relaytest"
+	"gateway/relay/tokenizer"
+	"gateway/store"
+)
+
+// A non-stream chat: the client gets the upstream's bytes, one consume log
+// records the upstream's usage, and the user, the token and the channel all
+// move by exactly the log's quota, which follows the ratio formula.
+func TestChat_NonStream(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const prompt, completion = 21, 13
+	// The client's body, sent upstream byte for byte (no mapping, no stream).
+	clientBody := `{"model":"test-model","messages":[{"role":"user","content":"Say hello"}],"temperature":0.3}`
+	answer, _ := json.Marshal(relaytest.Completion(ratioModel, "Hello there!", relaytest.NewUsage(prompt, completion)))
+	up := relaytest.NewChat(t, "sk-upstream-1", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if string(req.Body) != clientBody {
+			t.Errorf("upstream body = %s, want the client's bytes %s", req.Body, clientBody)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	// A vip token: group ratio 0.5 takes part in the price.
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000, Group: "vip"})
+	before := g.balances(t, "alice", tok.ID, ch)
+
+	res := g.post(t, key, "/v1/chat/completions", clientBody)
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if !bytes.Equal(res.Body, answer) {
+		t.Errorf("client body = %s, want the upstream's %s", res.Body, answer)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	reqID := res.Header.Get("X-Oneapi-Request-Id")
+	if reqID == "" {
+		t.Error("no X-Oneapi-Request-Id")
+	}
+	if up.Hits() != 1 {
+		t.Errorf("upstream hits = %d, want 1", up.Hits())
+	}
+
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d, want 1", len(logs))
+	}
+	l := logs[0]
+	want := ratioQuota(prompt, completion, ratioModelMR, ratioModelCR, vipGroupRatio)
+	if l.Quota != want {
+		t.Errorf("log quota = %d, want %d", l.Quota, want)
+	}
+	if l.PromptTokens != prompt || l.CompletionTokens != completion {
+		t.Errorf("log tokens = %d/%d, want %d/%d", l.PromptTokens, l.CompletionTokens, prompt, completion)
+	}
+	if l.ModelName != ratioModel || l.TokenID != tok.ID || l.TokenName != tok.Name || l.ChannelID != ch.ID || l.IsStream || l.Group != "vip" {
+		t.Errorf("log = %+v", l)
+	}
+	o := other(t, l)
+	if o.RequestID != reqID {
+		t.Errorf("other.request_id = %q, want the response's %q", o.RequestID, reqID)
+	}
+	if len(o.AdminInfo.UseChannel) != 1 || o.AdminInfo.UseChannel[0] != ch.ID {
+		t.Errorf("use_channel = %v, want [%d]", o.AdminInfo.UseChannel, ch.ID)
+	}
+	if o.FRT != -1000 || o.ModelRatio != ratioModelMR || o.GroupRatio != vipGroupRatio || o.ModelPrice != -1 {
+		t.Errorf("other = %s", l.Other)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+}
+
+// streamCase is one upstream stream and what the client and the ledger
+// must see of it.
+type streamCase struct {
+	name         string
+	model        string
+	includeUsage bool // the client asks for usage
+	// send writes the upstream's events (after the checks on the request).
+	send func(sse *relaytest.SSE, model string)
+	// wantEvents checks the client's data payloads.
+	wantEvents func(t *testing.T, events []string)
+	// wantTokens returns the prompt and completion the log must hold.
+	wantTokens func(messages []tokenizer.Message) (int, int)
+	mr, cr     float64
+}
+
+// contentOf joins the content deltas of events.
+func contentOf(t *testing.T, events []string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, e := range events {
+		if e == "[DONE]" {
+			continue
+		}
+		ev, err := relaytest.ParseEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range ev.Choices {
+			b.WriteString(c.Delta.Content)
+		}
+	}
+	return b.String()
+}
+
+// usageEvents returns the events that carry a usage object.
+func usageEvents(t *testing.T, events []string) []relaytest.StreamEvent {
+	t.Helper()
+	var out []relaytest.StreamEvent
+	for _, e := range events {
+		if e == "[DONE]" {
+			continue
+		}
+		ev, err := relaytest.ParseEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Usage != nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func wantDoneLast(t *testing.T, events []string) {
+	t.Helper()
+	if len(events) == 0 || events[len(events)-1] != "[DONE]" {
+		t.Fatalf("events do not end with [DONE]: %q", events)
+	}
+	for _, e := range events[:len(events)-1] {
+		if e == "[DONE]" {
+			t.Fatalf("[DONE] before the end: %q", events)
+		}
+	}
+}
+
+// Streams: events are relayed in order with [DONE] last; the upstream's
+// usage chunk reaches the client only when it asked; without upstream usage
+// the call is billed by local count, and a client that asked gets a
+// synthetic usage chunk; tool-call deltas are counted.
+func TestChat_Stream(t *testing.T) {
+	t.Parallel()
+	words := []string{"Hel", "lo", " wor", "ld", ", how are you?"}
+	const upPrompt, upCompletion = 9, 5
+	sendWords := func(withUsage bool) func(sse *relaytest.SSE, model string) {
+		return func(sse *relaytest.SSE, model string) {
+			for _, w := range words {
+				sse.Send(relaytest.Chunk(model, w))
+			}
+			sse.Send(relaytest.FinishChunk(model, "stop"))
+			if withUsage {
+				sse.Send(relaytest.UsageChunk(model, upPrompt, upCompletion))
+			}
+			sse.Done()
+		}
+	}
+	wantWords := func(t *testing.T, events []string) {
+		wantDoneLast(t, events)
+		if got := contentOf(t, events); got != strings.Join(words, "") {
+			t.Errorf("client content = %q, want %q in order", got, strings.Join(words, ""))
+		}
+		// Five content chunks and the finish chunk come first, in order.
+		for i, w := range words {
+			ev, _ := relaytest.ParseEvent(events[i])
+			if len(ev.Choices) != 1 || ev.Choices[0].Delta.Content != w {
+				t.Errorf("event %d = %s, want content %q", i, events[i], w)
+			}
+		}
+	}
+	upstreamUsage := func([]tokenizer.Message) (int, int) { return upPrompt, upCompletion }
+	localCount := func(model string) func(msgs []tokenizer.Message) (int, int) {
+		return func(msgs []tokenizer.Message) (int, int) {
+			return tokenizer.CountChat(model, msgs, nil), tokenizer.CountText(model, strings.Join(words, ""))
+		}
+	}
+	const toolArgs1, toolArgs2 = `{"city":`, `"Paris"}`
+	cases := []streamCase{{
+		name: "usage asked", model: miniModel, includeUsage: true, mr: miniModelMR, cr: miniModelCR,
+		send: sendWords(true),
+		wantEvents: func(t *testing.T, events []string) {
+			wantWords(t, events)
+			// Words, finish, usage, [DONE]: the usage chunk passes through.
+			if len(events) != len(words)+3 {
+				t.Fatalf("events = %q", events)
+			}
+			ev, _ := relaytest.ParseEvent(events[len(events)-2])
+			if ev.Usage == nil || ev.Usage.PromptTokens != upPrompt || ev.Usage.CompletionTokens != upCompletion || len(ev.Choices) != 0 {
+				t.Errorf("usage event = %s", events[len(events)-2])
+			}
+		},
+		wantTokens: upstreamUsage,
+	}, {
+		name: "usage not asked", model: miniModel, mr: miniModelMR, cr: miniModelCR,
+		send: sendWords(true),
+		wantEvents: func(t *testing.T, events []string) {
+			wantWords(t, events)
+			if u := usageEvents(t, events); len(u) != 0 {
+				t.Errorf("the client did not ask for usage but got %d usage chunks: %q", len(u), events)
+			}
+			if len(events) != len(words)+2 {
+				t.Errorf("events = %q", events)
+			}
+		},
+		wantTokens: upstreamUsage,
+	}, {
+		name: "no upstream usage, asked", model: ratioModel, includeUsage: true, mr: ratioModelMR, cr: ratioModelCR,
+		send: sendWords(false),
+		wantEvents: func(t *testing.T, events []string) {
+			wantWords(t, events)
+			u := usageEvents(t, events)
+			if len(u) != 1 {
+				t.Fatalf("want one synthetic usage chunk, got %d: %q", len(u), events)
+			}
+			// It comes right before [DONE].
+			last, _ := relaytest.ParseEvent(events[len(events)-2])
+			if last.Usage == nil {
+				t.Errorf("the usage chunk is not the last event before [DONE]: %q", events)
+			}
+			if u[0].Usage.CompletionTokens != tokenizer.CountText(ratioModel, strings.Join(words, "")) ||
+				u[0].Usage.TotalTokens != u[0].Usage.PromptTokens+u[0].Usage.CompletionTokens || u[0].Usage.PromptTokens == 0 {
+				t.Errorf("synthetic usage = %+v", *u[0].Usage)
+			}
+		},
+		wantTokens: localCount(ratioModel),
+	}, {
+		name: "no upstream usage, not asked", model: ratioModel, mr: ratioModelMR, cr: ratioModelCR,
+		send: sendWords(false),
+		wantEvents: func(t *testing.T, events []string) {
+			wantWords(t, events)
+			if u := usageEvents(t, events); len(u) != 0 {
+				t.Errorf("usage chunks = %d, want none", len(u))
+			}
+		},
+		wantTokens: localCount(ratioModel),
+	}, {
+		name: "tool calls without usage", model: ratioModel, includeUsage: true, mr: ratioModelMR, cr: ratioModelCR,
+		send: func(sse *relaytest.SSE, model string) {
+			sse.Send(relaytest.ToolCallChunk(model, 0, "call_1", "get_weather", ""))
+			sse.Send(relaytest.ToolCallChunk(model, 0, "", "", toolArgs1))
+			sse.Send(relaytest.ToolCallChunk(model, 0, "", "", toolArgs2))
+			sse.Send(relaytest.FinishChunk(model, "tool_calls"))
+			sse.Done()
+		},
+		wantEvents: func(t *testing.T, events []string) {
+			wantDoneLast(t, events)
+			var args, name string
+			for _, e := range events[:len(events)-1] {
+				ev, err := relaytest.ParseEvent(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range ev.Choices {
+					for _, tc := range c.Delta.ToolCalls {
+						name += tc.Function.Name
+						args += tc.Function.Arguments
+					}
+				}
+			}
+			if name != "get_weather" || args != toolArgs1+toolArgs2 {
+				t.Errorf("client tool call = %q(%q)", name, args)
+			}
+		},
+		wantTokens: func(msgs []tokenizer.Message) (int, int) {
+			// Name and arguments, plus 7 for the one call per chunk.
+			return tokenizer.CountChat(ratioModel, msgs, nil),
+				tokenizer.CountText(ratioModel, "get_weather"+toolArgs1+toolArgs2) + tokenizer.StreamToolCallTokens
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-stream", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				if !req.Stream() {
+					t.Errorf("upstream request is not a stream: %s", req.Body)
+				}
+				// An OpenAI channel always asks its upstream for usage.
+				if !req.IncludeUsage() {
+					t.Errorf("upstream request lacks stream_options.include_usage: %s", req.Body)
+				}
+				if req.Model() != tc.model {
+					t.Errorf("upstream model = %q", req.Model())
+				}
+				tc.send(relaytest.NewSSE(w), tc.model)
+			})
+			ch := g.MustCreateChannel(t, up, tc.model, nil)
+			tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+			before := g.balances(t, "alice", tok.ID, ch)
+			body := streamChat(tc.model, "Tell me something nice about the weather", tc.includeUsage)
+			res := g.post(t, key, "/v1/chat/completions", body)
+			if res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			tc.wantEvents(t, relaytest.Events(res.Body))
+
+			logs := g.consumeLogs(t, "alice")
+			if len(logs) != 1 {
+				t.Fatalf("consume logs = %d, want 1", len(logs))
+			}
+			l := logs[0]
+			msgs := []tokenizer.Message{{Role: "user", Content: "Tell me something nice about the weather"}}
+			p, c := tc.wantTokens(msgs)
+			if int(l.PromptTokens) != p || int(l.CompletionTokens) != c {
+				t.Errorf("log tokens = %d/%d, want %d/%d", l.PromptTokens, l.CompletionTokens, p, c)
+			}
+			if want := ratioQuota(p, c, tc.mr, tc.cr, 1); l.Quota != want {
+				t.Errorf("log quota = %d, want %d", l.Quota, want)
+			}
+			if !l.IsStream {
+				t.Error("log is_stream = false")
+			}
+			if o := other(t, l); o.FRT < 0 || o.RequestID != res.Header.Get("X-Oneapi-Request-Id") {
+				t.Errorf("other = %s", l.Other)
+			}
+			wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+		})
+	}
+}

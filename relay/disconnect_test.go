@@ -1,0 +1,115 @@
+package relay_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gateway/relay/relaytest"
+	"gateway/relay/tokenizer"
+	"gateway/store"
+)
+
+// A client that leaves in the middle of a stream: the gateway cancels the
+// upstream request, and bills once for what was produced up to then,
+// counted locally since the upstream never got to send its usage.
+func TestStream_ClientDisconnect(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const maxChunks = 400 // 8 s at 20 ms: far longer than the test runs
+	var sent atomic.Int64
+	upstreamCancelled := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := range maxChunks {
+			word := " hello"
+			if i == 0 {
+				word = "hello"
+			}
+			if sse.Send(relaytest.Chunk(miniModel, word)) != nil {
+				break
+			}
+			sent.Add(1)
+			select {
+			case <-r.Context().Done():
+				close(upstreamCancelled)
+				return
+			case <-tick.C:
+			}
+		}
+		t.Error("the upstream streamed to the end: its request was never cancelled")
+		sse.Done()
+	})
+	ch := g.MustCreateChannel(t, up, miniModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	before := g.balances(t, "alice", tok.ID, ch)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"count forever"}]}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	// Read five events, then hang up.
+	const seen = 5
+	rd := bufio.NewReader(resp.Body)
+	for n := 0; n < seen; {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read after %d events: %v", n, err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			if strings.Contains(line, "[DONE]") {
+				t.Fatal("stream ended early")
+			}
+			n++
+		}
+	}
+	cancel()
+	resp.Body.Close()
+
+	select {
+	case <-upstreamCancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not cancelled after the client left")
+	}
+	var logs []*store.Log
+	eventually(t, 10*time.Second, "the consume log", func() bool {
+		logs = g.consumeLogs(t, "alice")
+		return len(logs) > 0
+	})
+	// One log; the balances below show there was one charge only.
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d, want 1", len(logs))
+	}
+	l := logs[0]
+	produced := sent.Load()
+	// Every chunk is one token. The gateway read at least what the client
+	// saw and at most what the upstream wrote.
+	if l.CompletionTokens < seen || l.CompletionTokens > produced {
+		t.Errorf("completion_tokens = %d, want between %d (seen by the client) and %d (sent upstream)", l.CompletionTokens, seen, produced)
+	}
+	wantPrompt := tokenizer.CountChat(miniModel, []tokenizer.Message{{Role: "user", Content: "count forever"}}, nil)
+	if l.PromptTokens != int64(wantPrompt) {
+		t.Errorf("prompt_tokens = %d, want the local count %d", l.PromptTokens, wantPrompt)
+	}
+	if want := ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), miniModelMR, miniModelCR, 1); l.Quota != want {
+		t.Errorf("quota = %d, want %d", l.Quota, want)
+	}
+	if !l.IsStream {
+		t.Error("is_stream = false")
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+}

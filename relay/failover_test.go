@@ -1,0 +1,296 @@
+package relay_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// failWith answers every request with status and an OpenAI error.
+func failWith(status int, typ, code, msg string) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteError(w, status, typ, code, msg)
+	}
+}
+
+// tier creates a channel for model on up at priority.
+func (g *gateway) tier(t *testing.T, up *relaytest.Upstream, model string, priority int64, edit func(*store.Channel)) *store.Channel {
+	t.Helper()
+	return g.MustCreateChannel(t, up, model, func(c *store.Channel) {
+		c.Priority = priority
+		c.Name = up.Key
+		if edit != nil {
+			edit(c)
+		}
+	})
+}
+
+// Failover walks the priority tiers: a 429 and a 500 move on, the answer
+// comes from the third tier, the log names every channel tried, and only
+// the channel that answered is charged.
+func TestFailover_Tiers(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "2"}})
+	busy := relaytest.NewChat(t, "sk-busy", failWith(429, "rate_limit_error", "rate_limit_exceeded", "slow down"))
+	broken := relaytest.NewChat(t, "sk-broken", failWith(500, "server_error", "", "boom"))
+	good := relaytest.NewChat(t, "sk-good", okChat(t, ratioModel, "fine", relaytest.NewUsage(10, 4)))
+	c1 := g.tier(t, busy, ratioModel, 10, nil)
+	c2 := g.tier(t, broken, ratioModel, 5, nil)
+	c3 := g.tier(t, good, ratioModel, 0, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, c1, c2, c3)
+
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	for _, u := range []*relaytest.Upstream{busy, broken, good} {
+		if u.Hits() != 1 {
+			t.Errorf("upstream %s hits = %d, want 1", u.Key, u.Hits())
+		}
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d, want 1", len(logs))
+	}
+	if got, want := other(t, logs[0]).AdminInfo.UseChannel, []uint64{c1.ID, c2.ID, c3.ID}; !slices.Equal(got, want) {
+		t.Errorf("use_channel = %v, want %v", got, want)
+	}
+	if logs[0].ChannelID != c3.ID {
+		t.Errorf("log channel = %d, want %d", logs[0].ChannelID, c3.ID)
+	}
+	after := g.balances(t, "alice", tok.ID, c1, c2, c3)
+	wantMoved(t, before, after, true, c3.ID, logs[0].Quota, 1)
+	for _, c := range []*store.Channel{c1, c2} {
+		if after.Channels[c.ID] != before.Channels[c.ID] {
+			t.Errorf("channel %d that failed was charged", c.ID)
+		}
+	}
+}
+
+// A 400 is the caller's fault: it is not retried, and nothing is charged.
+func TestFailover_BadRequestNotRetried(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "2"}})
+	bad := relaytest.NewChat(t, "sk-bad", failWith(400, "invalid_request_error", "context_length_exceeded", "too long"))
+	good := relaytest.NewChat(t, "sk-good", okChat(t, ratioModel, "fine", relaytest.NewUsage(10, 4)))
+	c1 := g.tier(t, bad, ratioModel, 10, nil)
+	c2 := g.tier(t, good, ratioModel, 0, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, c1, c2)
+
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+	e := res.wantError(t, http.StatusBadRequest, "bad_response_status_code")
+	if !strings.HasPrefix(e.Error.Message, "too long") || e.Error.Type != "upstream_error" || e.Error.Param != "400" {
+		t.Errorf("error = %+v", e.Error)
+	}
+	if bad.Hits() != 1 || good.Hits() != 0 {
+		t.Errorf("hits = %d/%d, want 1/0", bad.Hits(), good.Hits())
+	}
+	if n := len(g.consumeLogs(t, "alice")); n != 0 {
+		t.Errorf("consume logs = %d, want 0", n)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, c1, c2), true, c1.ID, 0, 0)
+}
+
+// Retries never pick a channel twice, even when there are more attempts
+// than channels: two failing channels on one tier are each hit once.
+func TestFailover_NoChannelTwice(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "5"}})
+	a := relaytest.NewChat(t, "sk-a", failWith(502, "server_error", "", "bad gateway a"))
+	b := relaytest.NewChat(t, "sk-b", failWith(503, "server_error", "", "unavailable b"))
+	ca := g.tier(t, a, ratioModel, 0, nil)
+	cb := g.tier(t, b, ratioModel, 0, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, ca, cb)
+	for i := range 5 {
+		res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+		if res.Status != 502 && res.Status != 503 {
+			t.Fatalf("call %d: status %d: %s", i, res.Status, res.Body)
+		}
+		if a.Hits() != i+1 || b.Hits() != i+1 {
+			t.Fatalf("after call %d hits = %d/%d, want each channel once per call", i, a.Hits(), b.Hits())
+		}
+	}
+	if n := len(g.consumeLogs(t, "alice")); n != 0 {
+		t.Errorf("consume logs = %d, want 0", n)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ca, cb), true, 0, 0, 0)
+}
+
+// A stream upstream that sends its headers and then nothing for longer than
+// FirstByteTimeout is abandoned for the next channel before anything
+// reached the client.
+func TestFailover_FirstByteTimeout(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{
+		Options: map[string]string{"RetryTimes": "2"},
+		Relay:   relay.Config{FirstByteTimeout: 200 * time.Millisecond},
+	})
+	released := make(chan struct{})
+	mute := relaytest.NewChat(t, "sk-mute", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.NewSSE(w) // headers only
+		select {
+		case <-r.Context().Done():
+			close(released)
+		case <-time.After(20 * time.Second):
+			t.Error("the gateway never gave up on the silent upstream")
+		}
+	})
+	good := relaytest.NewChat(t, "sk-good", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(ratioModel, "quick"))
+		sse.Send(relaytest.UsageChunk(ratioModel, 3, 1))
+		sse.Done()
+	})
+	c1 := g.tier(t, mute, ratioModel, 10, nil)
+	c2 := g.tier(t, good, ratioModel, 0, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, c1, c2)
+
+	start := time.Now()
+	res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	events := relaytest.Events(res.Body)
+	wantDoneLast(t, events)
+	if got := contentOf(t, events); got != "quick" {
+		t.Errorf("content = %q", got)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("answered after %v, before the first-byte timeout", d)
+	}
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the silent upstream's request was not cancelled")
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d", len(logs))
+	}
+	if got, want := other(t, logs[0]).AdminInfo.UseChannel, []uint64{c1.ID, c2.ID}; !slices.Equal(got, want) {
+		t.Errorf("use_channel = %v, want %v", got, want)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, c1, c2), true, c2.ID, logs[0].Quota, 1)
+}
+
+// With RetryTimes 0 the first failure is the answer: OpenAI's error object
+// with the request id appended, and the reservation given back in full.
+func TestFailover_NoRetry(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	broken := relaytest.NewChat(t, "sk-broken", failWith(500, "server_error", "", "upstream exploded"))
+	good := relaytest.NewChat(t, "sk-good", okChat(t, ratioModel, "fine", relaytest.NewUsage(1, 1)))
+	c1 := g.tier(t, broken, ratioModel, 10, nil)
+	c2 := g.tier(t, good, ratioModel, 0, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, c1, c2)
+
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+	e := res.wantError(t, http.StatusInternalServerError, "bad_response_status_code")
+	id := res.Header.Get("X-Oneapi-Request-Id")
+	if id == "" || e.Error.Message != "upstream exploded (request id: "+id+")" {
+		t.Errorf("message = %q, want the upstream's message and request id %q", e.Error.Message, id)
+	}
+	if e.Error.Type != "upstream_error" || e.Error.Param != "500" {
+		t.Errorf("error = %+v", e.Error)
+	}
+	if broken.Hits() != 1 || good.Hits() != 0 {
+		t.Errorf("hits = %d/%d, want 1/0", broken.Hits(), good.Hits())
+	}
+	if n := len(g.consumeLogs(t, "alice")); n != 0 {
+		t.Errorf("consume logs = %d, want 0", n)
+	}
+	after := g.balances(t, "alice", tok.ID, c1, c2)
+	if after.UserQuota != before.UserQuota || after.TokenRemain != before.TokenRemain || after.UserUsed != before.UserUsed ||
+		after.TokenUsed != before.TokenUsed || after.UserCount != before.UserCount {
+		t.Errorf("balances moved without a charge: before %+v after %+v", before, after)
+	}
+
+	// A final 429 is reworded: the client learns the group is saturated.
+	busy := relaytest.NewChat(t, "sk-busy", failWith(429, "rate_limit_error", "", "slow down"))
+	g.tier(t, busy, miniModel, 0, nil)
+	res = g.post(t, key, "/v1/chat/completions", chat(miniModel, "hi"))
+	e = res.wantError(t, http.StatusTooManyRequests, "bad_response_status_code")
+	if strings.Contains(e.Error.Message, "slow down") || !strings.HasSuffix(e.Error.Message, "(request id: "+res.Header.Get("X-Oneapi-Request-Id")+")") {
+		t.Errorf("429 message = %q", e.Error.Message)
+	}
+}
+
+// status_code_mapping rewrites the upstream status before the retry
+// decision: a 429 mapped to 400 is not retried.
+func TestMapping_StatusCode(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "2"}})
+	busy := relaytest.NewChat(t, "sk-busy", failWith(429, "rate_limit_error", "", "slow down"))
+	good := relaytest.NewChat(t, "sk-good", okChat(t, ratioModel, "fine", relaytest.NewUsage(1, 1)))
+	g.tier(t, busy, ratioModel, 10, func(c *store.Channel) { c.StatusCodeMapping = `{"429":"400"}` })
+	g.tier(t, good, ratioModel, 0, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+	e := res.wantError(t, http.StatusBadRequest, "bad_response_status_code")
+	if e.Error.Param != "400" {
+		t.Errorf("param = %q, want the mapped status", e.Error.Param)
+	}
+	if busy.Hits() != 1 || good.Hits() != 0 {
+		t.Errorf("hits = %d/%d, want 1/0: the mapped 400 must stop the retry", busy.Hits(), good.Hits())
+	}
+}
+
+// model_mapping sends the mapped name upstream, while the log (and the
+// price) keep the requested name.
+func TestMapping_Model(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const upstreamName = "provider-model-x"
+	const p, c = 30, 20
+	up := relaytest.NewChat(t, "sk-mapped", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if req.Model() != upstreamName {
+			t.Errorf("upstream model = %q, want the mapped %q", req.Model(), upstreamName)
+		}
+		// Everything else the client sent goes along.
+		if req.JSON["temperature"] != 0.5 || req.JSON["messages"] == nil {
+			t.Errorf("upstream body lost fields: %s", req.Body)
+		}
+		if req.IncludeUsage() {
+			t.Errorf("a non-stream request got stream_options: %s", req.Body)
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(upstreamName, "ok", relaytest.NewUsage(p, c)))
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) {
+		c.ModelMapping = `{"` + ratioModel + `":"` + upstreamName + `"}`
+	})
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID, ch)
+	body := chat(ratioModel, "hi")
+	body["temperature"] = 0.5
+	res := g.post(t, key, "/v1/chat/completions", body)
+	if res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d", len(logs))
+	}
+	l := logs[0]
+	if l.ModelName != ratioModel {
+		t.Errorf("log model = %q, want the requested %q", l.ModelName, ratioModel)
+	}
+	if o := other(t, l); o.UpstreamModel != upstreamName || o.ModelRatio != ratioModelMR {
+		t.Errorf("other = %s", l.Other)
+	}
+	if want := ratioQuota(p, c, ratioModelMR, ratioModelCR, 1); l.Quota != want {
+		t.Errorf("quota = %d, want %d (priced by the requested model)", l.Quota, want)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+}

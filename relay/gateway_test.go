@@ -1,0 +1,472 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gateway/api"
+	"gateway/policy"
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+	"gateway/ws"
+)
+
+// The fixture is a data file built once per test binary and copied into
+// every test's temp dir, as the api tests do: CreateUser hashes with
+// bcrypt's default cost, about a second under -race, and every test needs
+// the same few accounts. Tests share the accounts, never a store.
+var fixture struct {
+	data []byte
+	ids  map[string]uint64
+}
+
+// Prices the fixture sets, so the tests compute expected charges from
+// numbers they own rather than from the gateway's defaults.
+const (
+	ratioModel      = "test-model" // ratio priced
+	ratioModelMR    = 1.5
+	ratioModelCR    = 2.0
+	miniModel       = "gpt-4o-mini" // ratio priced, completion ratio from the built-in rule (4)
+	miniModelMR     = 0.075
+	miniModelCR     = 4.0
+	embedModel      = "text-embedding-3-small"
+	embedModelMR    = 0.01
+	fixedModel      = "fixed-model" // ModelPrice 0.001 $ per call
+	fixedModelPrice = 0.001
+	unpricedModel   = "no-price-model"
+	quotaPerUnit    = 500000.0
+	vipGroupRatio   = 0.5
+
+	// fixedCost is what one call of fixedModel costs in the default group.
+	fixedCost = int64(fixedModelPrice * quotaPerUnit)
+
+	aliceQuota = int64(1_000_000_000)
+	fiftyQuota = 50 * fixedCost // exactly fifty calls of fixedModel
+)
+
+func TestMain(m *testing.M) {
+	if err := buildFixture(); err != nil {
+		fmt.Fprintln(os.Stderr, "build fixture:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func buildFixture() error {
+	dir, err := os.MkdirTemp("", "relay-fixture-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.Open(filepath.Join(dir, "fixture.db"), store.Options{NoSync: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.UpdateOptions([]store.Option{
+		{Key: "ModelRatio", Value: fmt.Sprintf(`{%q:%v,%q:%v,%q:%v}`, ratioModel, ratioModelMR, miniModel, miniModelMR, embedModel, embedModelMR)},
+		{Key: "CompletionRatio", Value: fmt.Sprintf(`{%q:%v}`, ratioModel, ratioModelCR)},
+		{Key: "ModelPrice", Value: fmt.Sprintf(`{%q:%v}`, fixedModel, fixedModelPrice)},
+		{Key: "GroupRatio", Value: fmt.Sprintf(`{"default":1,"vip":%v,"svip":1}`, vipGroupRatio)},
+		{Key: "QuotaPerUnit", Value: strconv.FormatFloat(quotaPerUnit, 'f', -1, 64)},
+	}); err != nil {
+		return err
+	}
+	ids := map[string]uint64{}
+	var mu sync.Mutex
+	// QuotaForNewUser is the ledger-safe way to give an account quota. Each
+	// phase creates, in parallel, the accounts that get the same amount
+	// (root gets it on top of its first-start quota).
+	phases := []struct {
+		quota int64
+		names []string
+	}{{fiftyQuota, []string{"root", "fifty"}}, {aliceQuota, []string{"alice"}}}
+	for _, ph := range phases {
+		if err := st.UpdateOption("QuotaForNewUser", strconv.FormatInt(ph.quota, 10)); err != nil {
+			return err
+		}
+		errs := make(chan error, len(ph.names))
+		for _, name := range ph.names {
+			go func() {
+				if name == "root" {
+					_, err := st.EnsureRoot()
+					errs <- err
+					return
+				}
+				u, err := st.CreateUser(store.NewUser{Username: name, Password: name + "-pass-1"})
+				if err == nil {
+					mu.Lock()
+					ids[name] = u.ID
+					mu.Unlock()
+				}
+				errs <- err
+			}()
+		}
+		for range ph.names {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+	}
+	if err := st.UpdateOption("QuotaForNewUser", "0"); err != nil {
+		return err
+	}
+	root, err := st.UserByUsername("root")
+	if err != nil {
+		return err
+	}
+	ids["root"] = root.ID
+	var buf bytes.Buffer
+	if err := st.Backup(context.Background(), &buf, nil); err != nil {
+		return err
+	}
+	fixture.data, fixture.ids = buf.Bytes(), ids
+	return nil
+}
+
+// gatewayConfig varies a test gateway.
+type gatewayConfig struct {
+	// Durable opens the store with fsync on, as production does.
+	Durable bool
+	// Relay carries the relay's timeouts; Store, Client and ClientIP are
+	// filled in. Zero timeouts get short test values.
+	Relay          relay.Config
+	TrustedProxies []netip.Prefix
+	// Options are stored before the server starts.
+	Options map[string]string
+}
+
+// gateway is the whole HTTP front (api.Server with the relay mounted) over
+// a temp copy of the fixture, behind httptest.
+type gateway struct {
+	st     *store.Store
+	srv    *httptest.Server
+	client *http.Client
+}
+
+// MustOpenGateway starts a gateway for one test.
+func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "g.db")
+	if err := os.WriteFile(path, fixture.data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	st, err := store.Open(path, store.Options{NoSync: !cfg.Durable})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if len(cfg.Options) > 0 {
+		var opts []store.Option
+		for k, v := range cfg.Options {
+			opts = append(opts, store.Option{Key: k, Value: v})
+		}
+		if err := st.UpdateOptions(opts); err != nil {
+			tb.Fatalf("options: %v", err)
+		}
+	}
+	pol, err := policy.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rc := cfg.Relay
+	rc.Store = st
+	rc.Client = http.DefaultClient // the upstreams are loopback httptest servers
+	trusted := cfg.TrustedProxies
+	rc.ClientIP = func(r *http.Request) string { return api.ClientIP(trusted, r) }
+	if rc.StreamIdleTimeout == 0 {
+		rc.StreamIdleTimeout = 5 * time.Second
+	}
+	if rc.FirstByteTimeout == 0 {
+		rc.FirstByteTimeout = 5 * time.Second
+	}
+	if rc.RelayTimeout == 0 {
+		rc.RelayTimeout = 10 * time.Second
+	}
+	hub := ws.NewHub()
+	rc.Events = api.RelayEvents{Hub: hub}
+	srv := api.New(api.Config{
+		Store: st, Policy: pol, Hub: hub, HTTPClient: http.DefaultClient,
+		Relay: relay.New(rc), TrustedProxies: trusted,
+	})
+	ts := httptest.NewServer(srv)
+	// Close the server before the store: in-flight charges finish first.
+	tb.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+	})
+	return &gateway{st: st, srv: ts, client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// MustCreateChannel creates an enabled OpenAI channel on up for models.
+func (g *gateway) MustCreateChannel(tb testing.TB, up *relaytest.Upstream, models string, edit func(c *store.Channel)) *store.Channel {
+	tb.Helper()
+	c := &store.Channel{Type: relay.TypeOpenAI, Name: "ch-" + models, Key: up.Key, BaseURL: up.URL,
+		Models: models, Group: "default,vip", AutoBan: 1}
+	if edit != nil {
+		edit(c)
+	}
+	if err := g.st.CreateChannels([]*store.Channel{c}); err != nil {
+		tb.Fatalf("create channel: %v", err)
+	}
+	return c
+}
+
+// MustCreateToken creates a token for user and returns it with its key
+// ("sk-...").
+func (g *gateway) MustCreateToken(tb testing.TB, user string, t store.Token) (*store.Token, string) {
+	tb.Helper()
+	t.UserID = fixture.ids[user]
+	if t.Name == "" {
+		t.Name = "t"
+	}
+	if t.RemainQuota == 0 && !t.UnlimitedQuota {
+		t.UnlimitedQuota = true
+	}
+	created, err := g.st.CreateToken(&t)
+	if err != nil {
+		tb.Fatalf("create token: %v", err)
+	}
+	return created, "sk-" + created.Key
+}
+
+// result is a relay answer as the client saw it.
+type result struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// apiError is OpenAI's error object.
+type apiError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   string `json:"param"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+func (r result) err(tb testing.TB) apiError {
+	tb.Helper()
+	var e apiError
+	if err := json.Unmarshal(r.Body, &e); err != nil || e.Error.Message == "" {
+		tb.Fatalf("want an OpenAI error object, got %d %s", r.Status, r.Body)
+	}
+	return e
+}
+
+// wantError checks the status and the error code of a failed call.
+func (r result) wantError(tb testing.TB, status int, code string) apiError {
+	tb.Helper()
+	if r.Status != status {
+		tb.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	e := r.err(tb)
+	if fmt.Sprint(e.Error.Code) != code {
+		tb.Fatalf("code = %v, want %s; body %s", e.Error.Code, code, r.Body)
+	}
+	return e
+}
+
+// post sends body (JSON-encoded unless it is a string) to path with key.
+func (g *gateway) post(tb testing.TB, key, path string, body any, header ...string) result {
+	tb.Helper()
+	return g.postCtx(tb, context.Background(), key, path, body, header...)
+}
+
+func (g *gateway) postCtx(tb testing.TB, ctx context.Context, key, path string, body any, header ...string) result {
+	tb.Helper()
+	var data []byte
+	if s, ok := body.(string); ok {
+		data = []byte(s)
+	} else {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+path, bytes.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		tb.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("POST %s: read: %v", path, err)
+	}
+	return result{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// chat is a chat request body with one user message.
+func chat(model, content string) map[string]any {
+	return map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": content}}}
+}
+
+// streamChat is chat with stream on and, when includeUsage, the
+// stream_options asking for usage.
+func streamChat(model, content string, includeUsage bool) map[string]any {
+	b := chat(model, content)
+	b["stream"] = true
+	if includeUsage {
+		b["stream_options"] = map[string]any{"include_usage": true}
+	}
+	return b
+}
+
+// ratioQuota is the final quota of the ratio formula:
+// round((p + round(c × CR)) × MR × GR), at least 1 when anything was used.
+func ratioQuota(p, c int, mr, cr, gr float64) int64 {
+	if p+c == 0 {
+		return 0
+	}
+	q := math.Round((float64(p) + math.Round(float64(c)*cr)) * mr * gr)
+	if q < 1 {
+		q = 1
+	}
+	return int64(q)
+}
+
+// balances is every balance a charge moves.
+type balances struct {
+	UserQuota, UserUsed, UserCount int64
+	TokenRemain, TokenUsed         int64
+	Channels                       map[uint64]int64
+}
+
+func (g *gateway) balances(tb testing.TB, user string, tokenID uint64, channels ...*store.Channel) balances {
+	tb.Helper()
+	u, err := g.st.User(fixture.ids[user])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := balances{UserQuota: u.Quota, UserUsed: u.UsedQuota, UserCount: u.RequestCount, Channels: map[uint64]int64{}}
+	if tokenID != 0 {
+		t, err := g.st.Token(0, tokenID)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.TokenRemain, b.TokenUsed = t.RemainQuota, t.UsedQuota
+	}
+	for _, c := range channels {
+		fresh, err := g.st.Channel(c.ID)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Channels[c.ID] = fresh.UsedQuota
+	}
+	return b
+}
+
+// consumeLogs returns the user's consume logs, newest first.
+func (g *gateway) consumeLogs(tb testing.TB, user string) []*store.Log {
+	tb.Helper()
+	page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, UserID: fixture.ids[user]}, 1, 100000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return page.Items
+}
+
+// logOther is the part of a consume log's other field the tests read.
+type logOther struct {
+	RequestID     string  `json:"request_id"`
+	ModelRatio    float64 `json:"model_ratio"`
+	GroupRatio    float64 `json:"group_ratio"`
+	ModelPrice    float64 `json:"model_price"`
+	FRT           int64   `json:"frt"`
+	UpstreamModel string  `json:"upstream_model"`
+	AdminInfo     struct {
+		UseChannel []uint64 `json:"use_channel"`
+	} `json:"admin_info"`
+}
+
+func other(tb testing.TB, l *store.Log) logOther {
+	tb.Helper()
+	var o logOther
+	if err := json.Unmarshal([]byte(l.Other), &o); err != nil {
+		tb.Fatalf("log other %q: %v", l.Other, err)
+	}
+	return o
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// wantMoved checks that the user, the token and the channel each moved by
+// exactly quota (and the user's request count by calls) between before and
+// after.
+func wantMoved(tb testing.TB, before, after balances, tokenLimited bool, channelID uint64, quota, calls int64) {
+	tb.Helper()
+	if d := before.UserQuota - after.UserQuota; d != quota {
+		tb.Errorf("user quota moved by %d, want %d", d, quota)
+	}
+	if d := after.UserUsed - before.UserUsed; d != quota {
+		tb.Errorf("user used_quota moved by %d, want %d", d, quota)
+	}
+	if d := after.UserCount - before.UserCount; d != calls {
+		tb.Errorf("user request_count moved by %d, want %d", d, calls)
+	}
+	if d := after.TokenUsed - before.TokenUsed; d != quota {
+		tb.Errorf("token used_quota moved by %d, want %d", d, quota)
+	}
+	if tokenLimited {
+		if d := before.TokenRemain - after.TokenRemain; d != quota {
+			tb.Errorf("token remain_quota moved by %d, want %d", d, quota)
+		}
+	}
+	if channelID != 0 {
+		if d := after.Channels[channelID] - before.Channels[channelID]; d != quota {
+			tb.Errorf("channel %d used_quota moved by %d, want %d", channelID, d, quota)
+		}
+	}
+}
+
+// okChat is an upstream handler that checks a non-stream chat request for
+// model and answers content with usage.
+func okChat(tb testing.TB, model, content string, usage *relaytest.Usage) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if req.Model() != model {
+			tb.Errorf("upstream got model %q, want %q", req.Model(), model)
+		}
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			tb.Errorf("upstream Content-Type = %q", ct)
+		}
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(model, content, usage))
+	}
+}
