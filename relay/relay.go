@@ -709,10 +709,9 @@ func (rl *Relay) settle(c *call, ch *store.Channel, prompt, completion int, frt 
 	if c.k == kindImage {
 		quota = c.res.Amount
 	}
-	var log *store.Log
-	if set.Bool("LogConsumeEnabled") {
-		log = rl.consumeLog(c, ch, prompt, completion, quota, frt)
-	}
+	// The store writes the log when consume logging is on and feeds the
+	// dashboard from it when data export is on.
+	log := rl.consumeLog(c, ch, prompt, completion, quota, frt)
 	if err := rl.store.Settle(c.res, ch.ID, quota, log); err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "billing_failed", Message: "计费失败，请稍后重试", Local: true, Cause: err}
 	}

@@ -27,6 +27,12 @@ var (
 	bucketIdxLogsByChannel = []byte("idx_log_by_channel")
 	bucketIdxLogsByModel   = []byte("idx_log_by_model")
 
+	bucketRedemptions      = []byte("redemptions")
+	bucketIdxRedemptionKey = []byte("idx_redemption_by_key")
+	bucketTopUps           = []byte("top_ups")
+	bucketIdxTopUpTradeNo  = []byte("idx_top_up_by_trade_no")
+	bucketQuotaData        = []byte("quota_data")
+
 	bucketChannels       = []byte("channels")
 	bucketAbilities      = []byte("abilities")
 	bucketTokens         = []byte("tokens")
@@ -43,6 +49,7 @@ var allBuckets = [][]byte{
 	bucketSessions, bucketIdxSessionsByUser,
 	bucketOptions, bucketCodes,
 	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel,
+	bucketRedemptions, bucketIdxRedemptionKey, bucketTopUps, bucketIdxTopUpTradeNo, bucketQuotaData,
 	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }
 

@@ -66,7 +66,9 @@ type ledger struct {
 type charge struct {
 	userID, tokenID, channelID uint64
 	quota                      int64
-	log                        *Log // nil when consume logging is off
+	log                        *Log // what the call was: model, user name, tokens
+	writeLog                   bool // consume logging is on
+	dashboard                  bool // dashboard data is collected
 	done                       chan error
 }
 
@@ -257,8 +259,9 @@ func (s *Store) Refund(r *Reservation) {
 // ErrAlreadySettled is returned when a reservation is settled twice.
 var ErrAlreadySettled = errors.New("reservation already settled")
 
-// Settle turns a reservation into the final charge of quota for the call and
-// records log (a consume log, or nil to record balances only). The live
+// Settle turns a reservation into the final charge of quota for the call;
+// log describes the call and is written when LogConsumeEnabled is on, and
+// folded into the dashboard's hourly data when DataExportEnabled is on. The live
 // balances move at once; the file follows in the writer's next transaction.
 // Settle returns when the charge is committed (unless the ledger runs with a
 // sync interval, then at once). The final charge may take a balance below
@@ -298,7 +301,9 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	if log != nil && log.CreatedAt == 0 {
 		log.CreatedAt = s.nowUnix()
 	}
-	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, log: log}
+	set := s.Settings()
+	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, log: log,
+		writeLog: log != nil && set.Bool("LogConsumeEnabled"), dashboard: log != nil && set.Bool("DataExportEnabled")}
 	if l.interval > 0 {
 		c.done = nil
 		return l.enqueue(c)
@@ -411,6 +416,7 @@ func (l *ledger) commit(batch []*charge) {
 
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		users := map[uint64]*User{}
+		rows := map[string]*QuotaDatum{}
 		tokens := map[uint64]*Token{}
 		channels := map[uint64]*Channel{}
 		for _, c := range batch {
@@ -453,11 +459,25 @@ func (l *ledger) commit(batch []*charge) {
 					ch.UsedQuota += c.quota
 				}
 			}
-			if c.log != nil {
+			if c.writeLog {
 				if err := appendLog(tx, c.log); err != nil {
 					return err
 				}
 			}
+			if c.dashboard {
+				k := string(quotaDataKey(c.log.CreatedAt-c.log.CreatedAt%3600, c.userID, c.log.ModelName))
+				d := rows[k]
+				if d == nil {
+					d = &QuotaDatum{UserID: c.userID, Username: c.log.Username, ModelName: c.log.ModelName, CreatedAt: c.log.CreatedAt - c.log.CreatedAt%3600}
+					rows[k] = d
+				}
+				d.Count++
+				d.Quota += c.quota
+				d.TokenUsed += c.log.PromptTokens + c.log.CompletionTokens
+			}
+		}
+		if err := addQuotaData(tx, rows); err != nil {
+			return err
 		}
 		for _, u := range users {
 			if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
@@ -523,7 +543,7 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 	seen := map[uint64]bool{}
 	l.mu.Lock()
 	for _, c := range batch {
-		if c.log != nil {
+		if c.writeLog {
 			out.Logs = append(out.Logs, c.log)
 		}
 		if !seen[c.userID] {
