@@ -47,8 +47,9 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 	// A password change ends every session of the account; the one that made
 	// the change continues under a new session id.
 	if upd.Password != nil {
-		s.hub.Disconnect(u.ID)
-		if id := identity(r); id.SessionID != "" {
+		id := identity(r)
+		s.hub.DisconnectOthers(u.ID, sessionTag(id.SessionID))
+		if id.SessionID != "" {
 			if err := s.startSession(w, r, updated); err != nil {
 				writeError(w, r, err)
 				return

@@ -112,6 +112,19 @@ func (h *Hub) DisconnectSession(session string) {
 	}
 }
 
+// DisconnectOthers closes the connections of userID except those opened
+// under the session keep, e.g. after the user changed their password.
+func (h *Hub) DisconnectOthers(userID uint64, keep string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.id.UserID == userID && (keep == "" || s.id.Session != keep) {
+			delete(h.subs, s)
+			go s.kick(CloseUnauthorized, "session ended")
+		}
+	}
+}
+
 // Count returns the number of connected subscribers.
 func (h *Hub) Count() int {
 	h.mu.Lock()

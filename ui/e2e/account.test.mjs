@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+let gw;
+let browser;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+async function loginInBrowser(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+}
+
+test("register, log in, edit the display name, change the password, log out, log in again", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  const username = uniqueName("acc");
+  const password = "first-pass-1";
+  const newPassword = "second-pass-2";
+
+  await page.goto("/register");
+  await page.fill("#reg-username", username);
+  await page.fill("#reg-password", "short");
+  await page.fill("#reg-password2", "short");
+  await page.click('[data-testid="register-submit"]');
+  await expectToast(page, "密码长度不得小于 8 位！");
+
+  await page.fill("#reg-password", password);
+  await page.fill("#reg-password2", password + "x");
+  await page.click('[data-testid="register-submit"]');
+  await expectToast(page, "两次输入的密码不一致");
+
+  await page.fill("#reg-password2", password);
+  await page.click('[data-testid="register-submit"]');
+  await expectToast(page, "注册成功！");
+  await page.waitForURL("**/login");
+
+  await page.click('[data-testid="login-submit"]');
+  await expectToast(page, "请输入用户名和密码！");
+
+  await loginInBrowser(page, username, password);
+  await expectToast(page, "登录成功！");
+  await page.waitForURL("**/setting?tab=personal");
+  await page.locator('[data-testid="profile-username"]', { hasText: username }).waitFor();
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
+  assert.equal(stored?.username, username);
+
+  await page.click('[data-testid="edit-profile"]');
+  await page.fill("#profile-display-name", "Tester");
+  await page.click('[data-testid="save-profile"]');
+  await expectToast(page, "用户信息更新成功！");
+  await page.locator('[data-testid="profile-display-name"]', { hasText: "Tester" }).waitFor();
+
+  await page.fill("#pw-current", password);
+  await page.fill("#pw-new", newPassword);
+  await page.fill("#pw-new2", newPassword + "x");
+  await page.click('[data-testid="change-password"]');
+  await expectToast(page, "两次输入的密码不一致！");
+  await page.fill("#pw-new2", newPassword);
+  await page.click('[data-testid="change-password"]');
+  await expectToast(page, "密码修改成功！");
+  // The session survives a password change: the page still works after a reload.
+  await page.reload();
+  await page.locator('[data-testid="profile-display-name"]', { hasText: "Tester" }).waitFor();
+  assert.match(page.url(), /\/setting/);
+
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
+
+  await loginInBrowser(page, username, password);
+  await page.locator(".toast-error", { hasNotText: "请输入用户名和密码！" }).first().waitFor();
+  assert.match(page.url(), /\/login/);
+
+  await loginInBrowser(page, username, newPassword);
+  await expectToast(page, "登录成功！");
+  await page.waitForURL("**/setting?tab=personal");
+  await page.locator('[data-testid="profile-display-name"]', { hasText: "Tester" }).waitFor();
+  await context.close();
+});
+
+test("root with the default password is warned and sent to the personal settings", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await loginInBrowser(page, "root", "123456");
+  const warning = await page.locator(".toast-warning").first();
+  await warning.waitFor();
+  assert.ok((await warning.textContent()).trim().length > 0, "the warning toast carries the server's message");
+  await page.waitForURL("**/setting?tab=personal");
+  await context.close();
+});
+
+test("access token, invite link and account deletion on the personal tab", async () => {
+  const username = uniqueName("tok");
+  const password = "token-pass-1";
+  const { context, page } = await newPage(browser, gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await page.goto("/register");
+  await page.fill("#reg-username", username);
+  await page.fill("#reg-password", password);
+  await page.fill("#reg-password2", password);
+  await page.click('[data-testid="register-submit"]');
+  await page.waitForURL("**/login");
+  await loginInBrowser(page, username, password);
+  await page.waitForURL("**/setting?tab=personal");
+
+  await page.click('[data-testid="generate-token"]');
+  await expectToast(page, "令牌已重置并已复制到剪贴板");
+  const token = (await page.locator('[data-testid="access-token"]').textContent()).trim();
+  assert.ok(token.length >= 16, `token shown: ${token}`);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+
+  await page.click('[data-testid="copy-invite"]');
+  await expectToast(page, "邀请链接已复制到剪切板");
+  const link = (await page.locator('[data-testid="invite-link"]').textContent()).trim();
+  assert.match(link, new RegExp(`^${gw.baseURL.replace(/[.]/g, "\\.")}/register\\?aff=\\w+$`));
+
+  await page.click('[data-testid="delete-account"]');
+  await page.fill('[data-testid="delete-confirm-input"]', username + "x");
+  await page.getByRole("alertdialog").getByRole("button", { name: "确认删除" }).click();
+  await expectToast(page, "请输入你的账户名以确认删除！");
+  await page.fill('[data-testid="delete-confirm-input"]', username);
+  await page.getByRole("alertdialog").getByRole("button", { name: "确认删除" }).click();
+  await expectToast(page, "账户已删除！");
+  await page.waitForURL((url) => url.pathname === "/");
+  assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
+
+  await loginInBrowser(page, username, password);
+  await page.locator(".toast-error").first().waitFor();
+  assert.match(page.url(), /\/login/);
+  await context.close();
+});
+
+test("a refused clipboard opens the manual-copy dialog", async () => {
+  const username = uniqueName("clp");
+  const password = "clip-pass-11";
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.addInitScript(() => {
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) } });
+  });
+  await page.goto("/register");
+  await page.fill("#reg-username", username);
+  await page.fill("#reg-password", password);
+  await page.fill("#reg-password2", password);
+  await page.click('[data-testid="register-submit"]');
+  await page.waitForURL("**/login");
+  await loginInBrowser(page, username, password);
+  await page.waitForURL("**/setting?tab=personal");
+  await page.click('[data-testid="copy-invite"]');
+  const text = page.locator('[data-testid="manual-copy-text"]');
+  await text.waitFor();
+  assert.match(await text.inputValue(), /\/register\?aff=/);
+  await context.close();
+});

@@ -1,0 +1,169 @@
+// Shared helpers for the browser tests: start the real gateway binary on a free
+// loopback port with a throw-away data directory, and drive Debian's chromium.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** GATEWAY_BIN is the binary under test; by default the one built at the repository root. */
+export const GATEWAY_BIN = resolve(here, "..", process.env.GATEWAY_BIN ?? "../gateway");
+
+/** CHROMIUM is the browser executable (Debian's chromium package). */
+export const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * startGateway runs the gateway on 127.0.0.1 with a fresh data directory and
+ * resolves once GET /api/status answers. Call stop() to kill it and remove the data.
+ */
+export async function startGateway() {
+  if (!existsSync(GATEWAY_BIN)) {
+    throw new Error(`gateway binary not found at ${GATEWAY_BIN}; build it (go build -o gateway .) or set GATEWAY_BIN`);
+  }
+  const dir = await mkdtemp(join(tmpdir(), "gateway-e2e-"));
+  const port = await freePort();
+  const baseURL = `http://127.0.0.1:${port}`;
+  const logs = [];
+  const child = spawn(GATEWAY_BIN, ["--addr", `127.0.0.1:${port}`, "--data", join(dir, "gateway.db"), "--allow-private-upstreams"], {
+    env: { ...process.env, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const keep = (chunk) => {
+    logs.push(chunk.toString());
+    if (logs.length > 200) logs.shift();
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  let exited = null;
+  child.on("exit", (code, signal) => {
+    exited = { code, signal };
+  });
+
+  const stop = async () => {
+    if (exited === null) {
+      child.kill("SIGTERM");
+      for (let i = 0; i < 50 && exited === null; i++) await sleep(100);
+      if (exited === null) child.kill("SIGKILL");
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (exited !== null) {
+      await rm(dir, { recursive: true, force: true });
+      throw new Error(`gateway exited early (${JSON.stringify(exited)}):\n${logs.join("")}`);
+    }
+    try {
+      const res = await fetch(`${baseURL}/api/status`);
+      if (res.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`gateway did not answer /api/status within 30 s:\n${logs.join("")}`);
+    }
+    await sleep(100);
+  }
+  return { baseURL, stop, logs };
+}
+
+/** launchBrowser starts headless chromium with the flags this machine needs. */
+export function launchBrowser() {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+/** newPage opens a page in a fresh context (own cookies and storage) at baseURL. */
+export async function newPage(browser, baseURL, options = {}) {
+  const context = await browser.newContext({ baseURL, locale: "zh-CN", ...options });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10000);
+  return { context, page };
+}
+
+/** uniqueName returns a short username (the server allows at most 12 characters). */
+export function uniqueName(prefix = "u") {
+  return (prefix + Math.random().toString(36).slice(2, 10)).slice(0, 12);
+}
+
+/** ApiSession calls the gateway from Node with a session cookie, as the console does. */
+export class ApiSession {
+  constructor(baseURL) {
+    this.baseURL = baseURL;
+    this.cookie = "";
+    this.userId = null;
+  }
+
+  async call(method, path, body, headers = {}) {
+    const h = { Accept: "application/json", ...headers };
+    if (this.cookie) h.Cookie = this.cookie;
+    if (this.userId !== null) h["New-Api-User"] = String(this.userId);
+    if (body !== undefined) h["Content-Type"] = "application/json";
+    const res = await fetch(this.baseURL + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    const setCookie = res.headers.getSetCookie?.() ?? [];
+    for (const c of setCookie) {
+      const pair = c.split(";")[0];
+      if (pair.endsWith("=")) continue;
+      this.cookie = pair;
+    }
+    const text = await res.text();
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, json };
+  }
+
+  async register(username, password) {
+    const r = await this.call("POST", "/api/user/register?turnstile=", { username, password, password2: password, email: "", verification_code: "", aff_code: "" });
+    if (r.status !== 200 || !r.json?.success) throw new Error(`register ${username} failed: ${r.status} ${JSON.stringify(r.json)}`);
+  }
+
+  async login(username, password) {
+    const r = await this.call("POST", "/api/user/login?turnstile=", { username, password });
+    if (r.status !== 200 || !r.json?.success) throw new Error(`login ${username} failed: ${r.status} ${JSON.stringify(r.json)}`);
+    this.userId = r.json.data.id;
+    return r.json;
+  }
+}
+
+/** toastText waits for a toast containing text and returns its locator. */
+export async function expectToast(page, text) {
+  const loc = page.locator(".toast", { hasText: text }).first();
+  await loc.waitFor({ state: "visible" });
+  return loc;
+}

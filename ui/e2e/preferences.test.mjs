@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { launchBrowser, newPage, startGateway } from "./harness.mjs";
+
+let gw;
+let browser;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const appearance = (page) => page.evaluate(() => document.querySelector(".radix-themes")?.classList.contains("dark") ? "dark" : "light");
+
+test("the dark-mode switch persists across reloads", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL, { colorScheme: "light" });
+  await page.goto("/");
+  await page.locator('[data-testid="theme-toggle"]').waitFor();
+  assert.equal(await appearance(page), "light");
+  await page.click('[data-testid="theme-toggle"]');
+  assert.equal(await appearance(page), "dark");
+  assert.equal(await page.evaluate(() => localStorage.getItem("theme")), "dark");
+  await page.reload();
+  await page.locator('[data-testid="theme-toggle"]').waitFor();
+  assert.equal(await appearance(page), "dark");
+  await page.click('[data-testid="theme-toggle"]');
+  await page.reload();
+  await page.locator('[data-testid="theme-toggle"]').waitFor();
+  assert.equal(await appearance(page), "light");
+  await context.close();
+});
+
+test("the language switch persists across reloads", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login");
+  await page.locator("h1", { hasText: "用户登录" }).waitFor();
+  await page.click('[data-testid="language-switch"]');
+  await page.click('[data-testid="language-en"]');
+  await page.locator("h1", { hasText: "Log in" }).waitFor();
+  assert.equal(await page.evaluate(() => localStorage.getItem("i18nextLng")), "en");
+  assert.equal(await page.evaluate(() => document.documentElement.lang), "en");
+  await page.reload();
+  await page.locator("h1", { hasText: "Log in" }).waitFor();
+  await page.click('[data-testid="language-switch"]');
+  await page.click('[data-testid="language-zh"]');
+  await page.locator("h1", { hasText: "用户登录" }).waitFor();
+  await page.reload();
+  await page.locator("h1", { hasText: "用户登录" }).waitFor();
+  await context.close();
+});

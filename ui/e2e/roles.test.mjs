@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { ApiSession, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+let gw;
+let browser;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const ADMIN_ENTRIES = ["channel", "redemption", "user"];
+
+async function login(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL("**/setting?tab=personal");
+}
+
+test("a normal user sees no admin entries and the server refuses admin APIs with 403", async () => {
+  const username = uniqueName("nrm");
+  const password = "normal-pass-1";
+  await new ApiSession(gw.baseURL).register(username, password);
+
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, username, password);
+  await page.locator('[data-testid="sidebar"]').waitFor();
+  const entries = await page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+  assert.ok(entries.includes("setting"), `settings entry expected, got ${entries}`);
+  for (const admin of ADMIN_ENTRIES) assert.ok(!entries.includes(admin), `admin entry ${admin} shown to a normal user`);
+  const tabs = await page.locator('[data-testid^="tab-"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-testid")));
+  assert.deepEqual(tabs, ["tab-personal"]);
+
+  const status = await page.evaluate(async () => {
+    const u = JSON.parse(localStorage.getItem("user"));
+    const res = await fetch("/api/option/", { headers: { "New-Api-User": String(u.id) }, credentials: "same-origin" });
+    return res.status;
+  });
+  assert.equal(status, 403);
+  await context.close();
+});
+
+test("an anonymous visitor has no sidebar and is sent from a protected page to /login", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/setting?tab=personal");
+  await page.waitForURL("**/login?expired=true");
+  await page.locator('[data-testid="expired-notice"]').waitFor();
+  assert.equal(await page.locator('[data-testid="sidebar"]').count(), 0);
+  await context.close();
+});
+
+test("a stored user whose session is gone is forgotten and sent to the login page", async () => {
+  const username = uniqueName("exp");
+  const password = "expire-pass-1";
+  await new ApiSession(gw.baseURL).register(username, password);
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, username, password);
+  await context.clearCookies();
+  await page.reload();
+  await page.waitForURL("**/login?expired=true");
+  await page.locator('[data-testid="expired-notice"]').waitFor();
+  assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
+
+  // On a public page the stale record is dropped without leaving the page.
+  await login(page, username, password);
+  await context.clearCookies();
+  await page.goto("/about");
+  await page.locator('[data-testid="user-menu"]').waitFor({ state: "detached" });
+  await page.locator("button", { hasText: "登录" }).first().waitFor();
+  assert.match(page.url(), /\/about$/);
+  assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
+  await context.close();
+});
+
+test("/login?expired=true shows the expired-session notice", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login?expired=true");
+  const notice = page.locator('[data-testid="expired-notice"]');
+  await notice.waitFor();
+  assert.match(await notice.textContent(), /未登录或登录已过期，请重新登录！/);
+  await page.goto("/login");
+  await page.locator('[data-testid="login-submit"]').waitFor();
+  assert.equal(await page.locator('[data-testid="expired-notice"]').count(), 0);
+  await context.close();
+});

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+
+let gw;
+let browser;
+let root;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  root = new ApiSession(gw.baseURL);
+  await root.login("root", "123456");
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+async function setOption(key, value) {
+  const r = await root.call("PUT", "/api/option/", { key, value });
+  assert.equal(r.status, 200, `PUT option ${key}: ${JSON.stringify(r.json)}`);
+  assert.ok(r.json?.success, `PUT option ${key}: ${JSON.stringify(r.json)}`);
+}
+
+test("an unknown address shows the not-found page", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/no/such/page");
+  const nf = page.locator('[data-testid="not-found"]');
+  await nf.waitFor();
+  assert.match(await nf.textContent(), /页面不存在/);
+  await context.close();
+});
+
+test("the default footer shows the version; a custom footer is sanitised", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  const version = (await root.call("GET", "/api/status")).json.data.version;
+  await page.goto("/about");
+  const footer = page.locator('[data-testid="footer"]');
+  await footer.waitFor();
+  if (version) assert.match(await footer.textContent(), new RegExp(version.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+
+  await setOption(
+    "Footer",
+    '<b id="ft-bold">custom footer</b><img id="ft-img" src="x" onerror="window.__pwned=1"><script>window.__pwned=2</script><a id="ft-link" href="javascript:window.__pwned=3">x</a>',
+  );
+  await page.reload();
+  await page.locator("#ft-bold", { hasText: "custom footer" }).waitFor();
+  const check = await page.evaluate(() => ({
+    pwned: window.__pwned ?? null,
+    scripts: document.querySelectorAll('[data-testid="footer"] script').length,
+    onerror: document.querySelector("#ft-img")?.getAttribute("onerror") ?? null,
+    href: document.querySelector("#ft-link")?.getAttribute("href") ?? null,
+  }));
+  assert.deepEqual(check, { pwned: null, scripts: 0, onerror: null, href: null });
+  await setOption("Footer", "");
+  await context.close();
+});
+
+test("the home page shows the notice and follows live notice updates", async () => {
+  await setOption("Notice", "**first notice**");
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login");
+  await page.fill("#login-username", "root");
+  await page.fill("#login-password", "123456");
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL("**/setting?tab=personal");
+  await page.click("a.top-link[href='/']");
+  const notice = page.locator('[data-testid="notice"]');
+  await notice.locator("strong", { hasText: "first notice" }).waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await setOption("Notice", "second notice");
+  await notice.getByText("second notice").waitFor({ timeout: 10000 });
+  await setOption("Notice", "");
+  await context.close();
+});
+
+test("the New Year lantern appears only on lantern days", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.clock.setFixedTime(new Date(2026, 1, 12, 10, 0, 0));
+  await page.goto("/");
+  const lantern = page.locator('[data-testid="lantern"]');
+  await lantern.waitFor();
+  await lantern.click();
+  await page.locator('[data-testid="lantern-show"]').waitFor();
+  await context.close();
+
+  const other = await newPage(browser, gw.baseURL);
+  await other.page.clock.setFixedTime(new Date(2026, 2, 1, 10, 0, 0));
+  await other.page.goto("/");
+  await other.page.locator('[data-testid="theme-toggle"]').waitFor();
+  assert.equal(await other.page.locator('[data-testid="lantern"]').count(), 0);
+  await other.context.close();
+});

@@ -1,0 +1,49 @@
+import { api } from "./client";
+import type { User } from "./types";
+
+/** sendVerificationCode mails a six-character code to the address. */
+export async function sendVerificationCode(email: string, turnstile = ""): Promise<void> {
+  await api.get("/api/verification", { query: { email, turnstile } });
+}
+
+/** sendResetMail mails a password-reset link. */
+export async function sendResetMail(email: string, turnstile = ""): Promise<void> {
+  await api.get("/api/reset_password", { query: { email, turnstile } });
+}
+
+/** confirmReset exchanges the mailed token for a new password, which it returns. */
+export async function confirmReset(email: string, token: string): Promise<string> {
+  return (await api.post<string>("/api/user/reset", { email, token })).data;
+}
+
+/** bindEmail attaches a verified address to the caller's account. */
+export async function bindEmail(email: string, code: string): Promise<void> {
+  await api.get("/api/oauth/email/bind", { query: { email, code } });
+}
+
+/** getOAuthState returns a fresh state string stored in the session. */
+export async function getOAuthState(aff?: string): Promise<string> {
+  return (await api.get<string>("/api/oauth/state", { query: { aff: aff || undefined } })).data;
+}
+
+/** wechatLogin logs in with a code shown by the WeChat official account. */
+export async function wechatLogin(code: string): Promise<User> {
+  return (await api.get<User>("/api/oauth/wechat", { query: { code } })).data;
+}
+
+/** wechatBind binds the caller's account to WeChat. */
+export async function wechatBind(code: string): Promise<void> {
+  await api.get("/api/oauth/wechat/bind", { query: { code } });
+}
+
+/** OAuthResult is a callback answer: "bind" as message for a binding, otherwise a login. */
+export interface OAuthResult {
+  message: string;
+  user: User | null;
+}
+
+/** oauthCallback completes a GitHub or LinuxDO redirect. */
+export async function oauthCallback(provider: "github" | "linuxdo", code: string, state: string): Promise<OAuthResult> {
+  const r = await api.get<User | null>(`/api/oauth/${provider}`, { query: { code, state } });
+  return { message: r.message, user: r.data ?? null };
+}

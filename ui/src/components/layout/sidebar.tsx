@@ -1,0 +1,85 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Text } from "@radix-ui/themes";
+import { useTranslation } from "react-i18next";
+import { Link, useLocation } from "wouter";
+import { routes, SIDEBAR_ORDER, type Access, type NavEntry } from "../../routes";
+import { isMobile, setSidebarCollapsed, sidebarCollapsed, toggleSidebar } from "../../stores/sidebar";
+import { status } from "../../stores/status";
+import { isAdmin, isLoggedIn, isRoot } from "../../stores/user";
+import { Icon } from "../icons";
+import { Tooltip } from "../ui/tooltip";
+
+function allowed(access: Access): boolean {
+  switch (access) {
+    case "public":
+      return true;
+    case "user":
+      return isLoggedIn.value;
+    case "admin":
+      return isAdmin.value;
+    case "root":
+      return isRoot.value;
+  }
+}
+
+/** visibleEntries lists the sidebar entries the current visitor may see, in sidebar order. */
+export function visibleEntries(): (NavEntry & { path: string })[] {
+  const s = status.value;
+  return routes
+    .filter((r) => r.nav && allowed(r.access) && (!r.nav.flag || s[r.nav.flag] === true))
+    .map((r) => ({ ...(r.nav as NavEntry), path: r.path }))
+    .sort((a, b) => SIDEBAR_ORDER.indexOf(a.key) - SIDEBAR_ORDER.indexOf(b.key));
+}
+
+/** Sidebar shows the navigation entries allowed by role and feature flags. */
+export function Sidebar() {
+  useSignals();
+  const { t } = useTranslation();
+  const [location] = useLocation();
+  const entries = visibleEntries();
+  if (entries.length === 0) return null;
+  const collapsed = sidebarCollapsed.value;
+  return (
+    <>
+      {!collapsed ? <div className="sidebar-backdrop" onClick={() => setSidebarCollapsed(true)} /> : null}
+      <nav className={`sidebar ${collapsed ? "collapsed" : ""}`} aria-label={t("nav.sidebar")} data-testid="sidebar">
+        <ul>
+          {entries.map((e) => {
+            const href = e.href ?? e.path;
+            const active = location === e.path || location.startsWith(e.path + "/");
+            const link = (
+              <Link
+                href={href}
+                className={`sidebar-link ${active ? "active" : ""}`}
+                data-nav={e.key}
+                aria-current={active ? "page" : undefined}
+                onClick={() => {
+                  if (isMobile()) setSidebarCollapsed(true);
+                }}
+              >
+                <Icon name={e.icon} size={18} />
+                <Text size="2" className="sidebar-label">
+                  {t(e.label)}
+                </Text>
+              </Link>
+            );
+            return (
+              <li key={e.key}>
+                {collapsed ? (
+                  <Tooltip content={t(e.label)} side="right">
+                    {link}
+                  </Tooltip>
+                ) : (
+                  link
+                )}
+              </li>
+            );
+          })}
+        </ul>
+        <button type="button" className="sidebar-collapse" onClick={toggleSidebar} aria-label={collapsed ? t("nav.expand") : t("nav.collapse")}>
+          <Icon name={collapsed ? "chevronRight" : "chevronLeft"} />
+        </button>
+      </nav>
+    </>
+  );
+}

@@ -1,0 +1,40 @@
+import { Toast as ToastPrimitive } from "radix-ui";
+import type { ReactNode } from "react";
+
+/** ToastProvider holds the toast region's settings. */
+export const ToastProvider = ToastPrimitive.Provider;
+
+/** ToastViewport is where toasts are stacked. */
+export function ToastViewport() {
+  return <ToastPrimitive.Viewport className="toast-viewport" />;
+}
+
+/** ToastProps configure one toast. */
+export interface ToastProps {
+  kind: "success" | "error" | "info" | "warning";
+  duration: number;
+  onClose: () => void;
+  children: ReactNode;
+  closeLabel: string;
+}
+
+/** Toast is one transient message over the Radix toast primitive. */
+export function Toast({ kind, duration, onClose, children, closeLabel }: ToastProps) {
+  return (
+    <ToastPrimitive.Root
+      className={`toast toast-${kind}`}
+      duration={duration}
+      type={kind === "error" || kind === "warning" ? "foreground" : "background"}
+      defaultOpen
+      onOpenChange={(open) => {
+        if (!open) onClose();
+      }}
+      data-kind={kind}
+    >
+      <ToastPrimitive.Description className="toast-text">{children}</ToastPrimitive.Description>
+      <ToastPrimitive.Close className="toast-close" aria-label={closeLabel}>
+        ×
+      </ToastPrimitive.Close>
+    </ToastPrimitive.Root>
+  );
+}

@@ -1,0 +1,3 @@
+declare module "*.css";
+declare module "*.png";
+declare module "*.svg";

@@ -1,0 +1,38 @@
+import i18n from "i18next";
+import { initReactI18next } from "react-i18next";
+import { readString, writeString } from "../lib/storage";
+import zh from "./zh";
+import en from "./en";
+
+/** LANGUAGES lists the supported interface languages; the first is the default. */
+export const LANGUAGES = ["zh", "en"] as const;
+/** Language is one supported interface language. */
+export type Language = (typeof LANGUAGES)[number];
+
+/** LANGUAGE_KEY is the localStorage key holding the chosen language. */
+export const LANGUAGE_KEY = "i18nextLng";
+
+function initialLanguage(): Language {
+  const stored = readString(LANGUAGE_KEY);
+  if (stored && stored.toLowerCase().startsWith("en")) return "en";
+  return "zh";
+}
+
+void i18n.use(initReactI18next).init({
+  resources: { zh: { translation: zh }, en: { translation: en } },
+  lng: initialLanguage(),
+  fallbackLng: "zh",
+  interpolation: { escapeValue: false },
+  returnNull: false,
+});
+
+i18n.on("languageChanged", (lng) => {
+  writeString(LANGUAGE_KEY, lng);
+  document.documentElement.lang = lng;
+});
+document.documentElement.lang = i18n.language;
+
+/** t translates outside React components. */
+export const t = i18n.t.bind(i18n);
+
+export default i18n;

@@ -1,0 +1,36 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Card, DataList, Heading, Text } from "@radix-ui/themes";
+import { useTranslation } from "react-i18next";
+import { status, systemName } from "../../../stores/status";
+
+/** DefaultHome is shown when no home page content is configured. */
+export function DefaultHome() {
+  useSignals();
+  const { t } = useTranslation();
+  const s = status.value;
+  const started = s.start_time ? new Date(s.start_time * 1000).toLocaleString() : "-";
+  return (
+    <Card size="3">
+      <Heading size="5" mb="3">
+        {t("home.welcome", { name: systemName.value })}
+      </Heading>
+      <Text as="p" color="gray" mb="4">
+        {t("home.intro")}
+      </Text>
+      <DataList.Root>
+        <DataList.Item>
+          <DataList.Label>{t("home.systemName")}</DataList.Label>
+          <DataList.Value>{systemName.value}</DataList.Value>
+        </DataList.Item>
+        <DataList.Item>
+          <DataList.Label>{t("home.version")}</DataList.Label>
+          <DataList.Value>{s.version || "-"}</DataList.Value>
+        </DataList.Item>
+        <DataList.Item>
+          <DataList.Label>{t("home.startTime")}</DataList.Label>
+          <DataList.Value>{started}</DataList.Value>
+        </DataList.Item>
+      </DataList.Root>
+    </Card>
+  );
+}

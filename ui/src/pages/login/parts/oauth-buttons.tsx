@@ -1,0 +1,51 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Flex, Separator, Text } from "@radix-ui/themes";
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { handleError } from "../../../api/client";
+import { startGitHubOAuth, startLinuxDOOAuth } from "../../../lib/oauth";
+import { readString } from "../../../lib/storage";
+import { status } from "../../../stores/status";
+import { WeChatLoginDialog } from "./wechat-login-dialog";
+
+/** OAuthButtons lists the third-party logins the site has switched on. */
+export function OAuthButtons() {
+  useSignals();
+  const { t } = useTranslation();
+  const [wechatOpen, setWechatOpen] = useState(false);
+  const s = status.value;
+  const aff = readString("aff") ?? undefined;
+  const github = s.github_oauth === true && !!s.github_client_id;
+  const linuxdo = s.linuxdo_oauth === true && !!s.linuxdo_client_id;
+  const wechat = s.wechat_login === true;
+  if (!github && !linuxdo && !wechat) return null;
+  return (
+    <Flex direction="column" gap="3">
+      <Flex align="center" gap="2">
+        <Separator size="4" />
+        <Text size="1" color="gray" className="nowrap">
+          {t("auth.otherLogin")}
+        </Text>
+        <Separator size="4" />
+      </Flex>
+      <Flex gap="2" justify="center" wrap="wrap">
+        {github ? (
+          <Button variant="outline" onClick={() => startGitHubOAuth(s.github_client_id as string, aff).catch(handleError)}>
+            GitHub
+          </Button>
+        ) : null}
+        {linuxdo ? (
+          <Button variant="outline" onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string, aff).catch(handleError)}>
+            LinuxDO
+          </Button>
+        ) : null}
+        {wechat ? (
+          <Button variant="outline" onClick={() => setWechatOpen(true)}>
+            {t("auth.wechat")}
+          </Button>
+        ) : null}
+      </Flex>
+      {wechat ? <WeChatLoginDialog open={wechatOpen} onOpenChange={setWechatOpen} /> : null}
+    </Flex>
+  );
+}

@@ -1,0 +1,80 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Card, Flex, Heading, TextField } from "@radix-ui/themes";
+import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
+import { handleError } from "../../../../api/client";
+import { changePassword } from "../../../../api/user";
+import { Field } from "../../../../components/ui/field";
+import { toast } from "../../../../stores/toast";
+import { user } from "../../../../stores/user";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../../../register/parts/register-form";
+
+const EMPTY = { original: "", password: "", password2: "" };
+
+/** PasswordCard changes the password; the current one is required. */
+export function PasswordCard() {
+  useSignals();
+  const { t } = useTranslation();
+  const [form, setForm] = useState(EMPTY);
+  const [busy, setBusy] = useState(false);
+  const set = (key: keyof typeof EMPTY) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [key]: e.target.value }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!form.original) {
+      toast.error(t("password.needCurrent"));
+      return;
+    }
+    if (form.password.length < PASSWORD_MIN) {
+      toast.error(t("auth.passwordTooShort"));
+      return;
+    }
+    if (form.password !== form.password2) {
+      toast.error(t("password.mismatch"));
+      return;
+    }
+    setBusy(true);
+    try {
+      await changePassword(form.password, form.original);
+      toast.success(t("password.changed"));
+      setForm(EMPTY);
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Card size="3">
+      <Heading size="4" mb="3">
+        {t("password.title")}
+      </Heading>
+      <form onSubmit={submit} noValidate>
+        <input type="text" name="username" autoComplete="username" value={user.value?.username ?? ""} readOnly hidden />
+        <Flex direction="column" gap="3">
+          <Field id="pw-current" label={t("password.current")}>
+            <TextField.Root id="pw-current" type="password" autoComplete="current-password" value={form.original} onChange={set("original")} />
+          </Field>
+          <Field id="pw-new" label={t("password.new")}>
+            <TextField.Root
+              id="pw-new"
+              type="password"
+              autoComplete="new-password"
+              maxLength={PASSWORD_MAX}
+              placeholder={t("auth.passwordPlaceholder", { min: PASSWORD_MIN, max: PASSWORD_MAX })}
+              value={form.password}
+              onChange={set("password")}
+            />
+          </Field>
+          <Field id="pw-new2" label={t("auth.confirmPassword")}>
+            <TextField.Root id="pw-new2" type="password" autoComplete="new-password" maxLength={PASSWORD_MAX} value={form.password2} onChange={set("password2")} />
+          </Field>
+          <Flex>
+            <Button type="submit" loading={busy} data-testid="change-password">
+              {t("password.submit")}
+            </Button>
+          </Flex>
+        </Flex>
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,90 @@
+import type { ComponentType } from "react";
+import type { IconName } from "./components/icons";
+import { setRouteLookup } from "./lib/after-login";
+import AboutPage from "./pages/about";
+import HomePage from "./pages/home";
+import LoginPage from "./pages/login";
+import OAuthCallbackPage from "./pages/oauth-callback";
+import RegisterPage from "./pages/register";
+import ResetPage from "./pages/reset";
+import SettingPage from "./pages/setting";
+import UserResetPage from "./pages/user-reset";
+
+/** Access says who may open a route: anyone, a logged-in user, an admin (role ≥ 10) or root (role ≥ 100). */
+export type Access = "public" | "user" | "admin" | "root";
+
+/** SidebarKey names a sidebar entry; SIDEBAR_ORDER fixes their order. */
+export type SidebarKey =
+  | "playground"
+  | "pricing"
+  | "channel"
+  | "chat"
+  | "token"
+  | "redemption"
+  | "topup"
+  | "user"
+  | "log"
+  | "detail"
+  | "midjourney"
+  | "task"
+  | "setting";
+
+/** SIDEBAR_ORDER is the order of sidebar entries. */
+export const SIDEBAR_ORDER: SidebarKey[] = [
+  "playground",
+  "pricing",
+  "channel",
+  "chat",
+  "token",
+  "redemption",
+  "topup",
+  "user",
+  "log",
+  "detail",
+  "midjourney",
+  "task",
+  "setting",
+];
+
+/** FeatureFlag is a status field that switches a sidebar entry on. */
+export type FeatureFlag = "enable_data_export" | "enable_drawing" | "enable_task";
+
+/** NavEntry puts a route into the sidebar. */
+export interface NavEntry {
+  key: SidebarKey;
+  /** label is an i18n key. */
+  label: string;
+  icon: IconName;
+  /** href overrides the route path as the link target (for paths with parameters). */
+  href?: string;
+  /** flag hides the entry unless that status field is true. */
+  flag?: FeatureFlag;
+}
+
+/** RouteDef is one page of the console. */
+export interface RouteDef {
+  path: string;
+  component: ComponentType;
+  access: Access;
+  nav?: NavEntry;
+}
+
+/** routes lists every page; a page joins the router and the sidebar by adding one line here. */
+export const routes: RouteDef[] = [
+  { path: "/", component: HomePage, access: "public" },
+  { path: "/about", component: AboutPage, access: "public" },
+  { path: "/login", component: LoginPage, access: "public" },
+  { path: "/register", component: RegisterPage, access: "public" },
+  { path: "/reset", component: ResetPage, access: "public" },
+  { path: "/user/reset", component: UserResetPage, access: "public" },
+  { path: "/oauth/:provider", component: OAuthCallbackPage, access: "public" },
+  { path: "/setting", component: SettingPage, access: "user", nav: { key: "setting", label: "nav.setting", icon: "settings" } },
+];
+
+/** hasRoute reports whether a literal path is served by a route. */
+export function hasRoute(path: string): boolean {
+  const bare = path.split("?")[0];
+  return routes.some((r) => r.path === bare);
+}
+
+setRouteLookup(hasRoute);

@@ -1,0 +1,78 @@
+import { computed, signal } from "@preact/signals-react";
+import { fetchStatus } from "../api/status";
+import type { Status } from "../api/types";
+import { t } from "../i18n";
+import { DEFAULT_QUOTA_PER_UNIT, formatQuota } from "../lib/quota";
+import { readJSON, writeJSON, writeString } from "../lib/storage";
+import { applyDefaultCollapse } from "./sidebar";
+import { toast } from "./toast";
+
+/** status is the public status object, cached in localStorage under "status". */
+export const status = signal<Status>(readJSON<Status>("status", {}));
+
+/** statusLoaded turns true once the server answered this page load. */
+export const statusLoaded = signal(false);
+
+/** systemName is the configured site name. */
+export const systemName = computed(() => status.value.system_name || "New API");
+
+/** quotaPerUnit is how many quota units make one dollar. */
+export const quotaPerUnit = computed(() => {
+  const v = Number(status.value.quota_per_unit);
+  return v > 0 ? v : DEFAULT_QUOTA_PER_UNIT;
+});
+
+/** displayInCurrency selects dollar display for quota. */
+export const displayInCurrency = computed(() => status.value.display_in_currency !== false);
+
+/** renderQuota formats a quota amount by the site's display rule. */
+export function renderQuota(quota: number, digits = 2): string {
+  return formatQuota(quota, { inCurrency: displayInCurrency.value, quotaPerUnit: quotaPerUnit.value }, digits);
+}
+
+const INDIVIDUAL_KEYS = [
+  "system_name",
+  "logo",
+  "footer_html",
+  "chat_link",
+  "chat_link2",
+  "enable_data_export",
+  "enable_drawing",
+  "enable_task",
+  "mj_notify_enabled",
+  "default_collapse_sidebar",
+  "quota_per_unit",
+  "display_in_currency",
+] as const;
+
+function persist(s: Status): void {
+  writeJSON("status", s);
+  for (const key of INDIVIDUAL_KEYS) {
+    const v = s[key];
+    writeString(key, v === undefined || v === null ? null : String(v));
+  }
+  writeString("chats", s.chats === undefined ? null : JSON.stringify(s.chats));
+}
+
+function applyDocument(s: Status): void {
+  if (s.system_name) document.title = s.system_name;
+  const icon = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
+  if (icon && s.logo) icon.href = s.logo;
+}
+
+/** loadStatus fetches the status object, stores it and applies title and icon. */
+export async function loadStatus(): Promise<void> {
+  try {
+    const s = await fetchStatus();
+    status.value = s;
+    persist(s);
+    applyDocument(s);
+    applyDefaultCollapse(s.default_collapse_sidebar === true);
+  } catch {
+    toast.error(t("error.cannotConnect"));
+  } finally {
+    statusLoaded.value = true;
+  }
+}
+
+applyDocument(status.value);

@@ -1,0 +1,84 @@
+import { computed, signal } from "@preact/signals-react";
+import { navigate } from "wouter/use-browser-location";
+import { setSessionHooks } from "../api/client";
+import type { User } from "../api/types";
+import * as userApi from "../api/user";
+import { ROLE_ADMIN, ROLE_ROOT } from "../lib/roles";
+import { readJSON, removeKey, writeJSON } from "../lib/storage";
+
+/** USER_BANNED is the status of a disabled account. */
+export const USER_BANNED = 2;
+
+/** user is the logged-in account, cached in localStorage under "user"; null when anonymous. */
+export const user = signal<User | null>(readJSON<User | null>("user", null));
+
+/** isLoggedIn reports whether a user record is held. */
+export const isLoggedIn = computed(() => user.value !== null);
+/** role is the current role value (0 when anonymous). */
+export const role = computed(() => user.value?.role ?? 0);
+/** isAdmin holds for role 10 and above. */
+export const isAdmin = computed(() => role.value >= ROLE_ADMIN);
+/** isRoot holds for role 100 and above. */
+export const isRoot = computed(() => role.value >= ROLE_ROOT);
+
+/** setUser stores a full user record. */
+export function setUser(u: User): void {
+  user.value = u;
+  writeJSON("user", u);
+}
+
+/** mergeUser updates fields of the held record; it does nothing when anonymous. */
+export function mergeUser(fields: Partial<User>): void {
+  if (!user.value) return;
+  const next = { ...user.value, ...fields };
+  user.value = next;
+  writeJSON("user", next);
+}
+
+/** clearUser forgets the session locally. */
+export function clearUser(): void {
+  user.value = null;
+  removeKey("user");
+}
+
+/** expireSession forgets the session and, unless quiet, sends the visitor to the login page with the expired notice. */
+export function expireSession(quiet = false): void {
+  if (!quiet) navigate("/login?expired=true");
+  clearUser();
+}
+
+/** refreshSelf reloads the held record from the server. */
+export async function refreshSelf(silent = false, quietExpiry = false): Promise<User | null> {
+  if (!user.value) return null;
+  const fresh = await userApi.getSelf(silent, quietExpiry);
+  setUser(fresh);
+  return fresh;
+}
+
+/** logout forgets the session locally at once, then ends it on the server. */
+export async function logout(): Promise<void> {
+  clearUser();
+  try {
+    await userApi.logout();
+  } catch {
+    /* the local session is already gone */
+  }
+}
+
+setSessionHooks({
+  userId: () => user.value?.id ?? null,
+  onUnauthorized: (quiet) => {
+    if (user.value) expireSession(quiet);
+  },
+});
+
+/** startSession stores the record a login returned and then reloads the full record quietly. */
+export function startSession(u: User): void {
+  setUser(u);
+  void refreshSelf(true).catch(() => {});
+}
+
+/** validateSession checks a stored record against the server once at start; an expired one is forgotten quietly. */
+export function validateSession(): void {
+  if (user.value) void refreshSelf(true, true).catch(() => {});
+}

@@ -1,0 +1,157 @@
+/** Message is one frame from the server: a topic and its payload. */
+export interface Message<T = unknown> {
+  topic: string;
+  data: T;
+}
+
+/** Handler receives the payload of one topic. */
+export type Handler = (data: unknown) => void;
+
+/** CLOSE_UNAUTHORIZED is the close code the server uses when the session is no longer valid. */
+export const CLOSE_UNAUTHORIZED = 4401;
+
+const handlers = new Map<string, Set<Handler>>();
+let onSessionEnded: () => Promise<boolean> = async () => false;
+let onReconnect: () => void = () => {};
+
+/** onTopic registers a handler for one topic and returns a function that removes it. */
+export function onTopic(topic: string, handler: Handler): () => void {
+  let set = handlers.get(topic);
+  if (!set) {
+    set = new Set();
+    handlers.set(topic, set);
+  }
+  set.add(handler);
+  return () => set.delete(handler);
+}
+
+/** SocketHooks connect the socket to the session. */
+export interface SocketHooks {
+  /** sessionEnded runs on a 4401 close and resolves true when the console is still logged in (a newer session). */
+  sessionEnded: () => Promise<boolean>;
+  /** reconnected runs after every reconnect, to catch up on missed updates. */
+  reconnected: () => void;
+}
+
+/** setSocketHooks installs what happens on a 4401 close and after a reconnect. */
+export function setSocketHooks(h: SocketHooks): void {
+  onSessionEnded = h.sessionEnded;
+  onReconnect = h.reconnected;
+}
+
+/** dispatch routes one raw frame to the handlers of its topic. */
+export function dispatch(raw: string): void {
+  let msg: Message;
+  try {
+    msg = JSON.parse(raw) as Message;
+  } catch {
+    return;
+  }
+  if (!msg || typeof msg.topic !== "string") return;
+  for (const h of handlers.get(msg.topic) ?? []) {
+    try {
+      h(msg.data);
+    } catch (err) {
+      console.error("ws handler for", msg.topic, "failed:", err);
+    }
+  }
+}
+
+const MIN_BACKOFF_MS = 1000;
+const SESSION_CHECK_DELAY_MS = 1500;
+const MAX_BACKOFF_MS = 30000;
+
+let socket: WebSocket | null = null;
+let wanted = false;
+let attempts = 0;
+let everOpened = false;
+let retryTimer: ReturnType<typeof setTimeout> | null = null;
+
+function socketUrl(): string {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${proto}//${location.host}/api/ws`;
+}
+
+function markLive(state: "open" | "closed"): void {
+  document.documentElement.dataset.live = state;
+}
+
+function scheduleReconnect(): void {
+  if (!wanted || retryTimer) return;
+  const base = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** attempts);
+  const delay = base / 2 + Math.random() * (base / 2);
+  attempts++;
+  retryTimer = setTimeout(() => {
+    retryTimer = null;
+    open();
+  }, delay);
+}
+
+function open(): void {
+  if (!wanted || socket) return;
+  let ws: WebSocket;
+  try {
+    ws = new WebSocket(socketUrl());
+  } catch {
+    scheduleReconnect();
+    return;
+  }
+  socket = ws;
+  ws.onopen = () => {
+    attempts = 0;
+    markLive("open");
+    if (everOpened) onReconnect();
+    everOpened = true;
+  };
+  ws.onmessage = (ev) => {
+    if (typeof ev.data === "string") dispatch(ev.data);
+  };
+  ws.onclose = (ev) => {
+    if (socket === ws) socket = null;
+    markLive("closed");
+    if (ev.code === CLOSE_UNAUTHORIZED) {
+      // The close can overtake the answer that rotated this console's session
+      // (a password change), so the session is checked only after a pause.
+      setTimeout(() => {
+        void onSessionEnded().then((stillValid) => {
+          if (stillValid) scheduleReconnect();
+          else wanted = false;
+        });
+      }, SESSION_CHECK_DELAY_MS);
+      return;
+    }
+    scheduleReconnect();
+  };
+  ws.onerror = () => {
+    /* onclose follows and schedules the retry */
+  };
+}
+
+/** connectSocket opens the single live-update socket (a no-op when it is already open). */
+export function connectSocket(): void {
+  wanted = true;
+  open();
+}
+
+/** disconnectSocket closes the socket and stops reconnecting. */
+export function disconnectSocket(): void {
+  wanted = false;
+  everOpened = false;
+  attempts = 0;
+  if (retryTimer) {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+  }
+  if (socket) {
+    const ws = socket;
+    socket = null;
+    ws.onclose = null;
+    ws.close(1000, "logout");
+    markLive("closed");
+  }
+}
+
+/** socketOpen reports whether the socket is currently connected. */
+export function socketOpen(): boolean {
+  return socket?.readyState === WebSocket.OPEN;
+}

@@ -1,0 +1,46 @@
+import { effect } from "@preact/signals-react";
+import { ApiError } from "../api/client";
+import type { User } from "../api/types";
+import { setNotice } from "../stores/notice";
+import { expireSession, mergeUser, refreshSelf, user, USER_BANNED } from "../stores/user";
+import { connectSocket, disconnectSocket, onTopic, setSocketHooks } from "./socket";
+
+type SelfUpdate = Pick<User, "id" | "quota" | "used_quota" | "request_count" | "status" | "role" | "group">;
+
+/** startLiveUpdates routes server topics into the stores and keeps the socket open while logged in. */
+export function startLiveUpdates(): void {
+  onTopic("user.self", (data) => {
+    const update = data as Partial<SelfUpdate>;
+    const current = user.value;
+    if (!current || (update.id !== undefined && update.id !== current.id)) return;
+    if (update.status === USER_BANNED) {
+      disconnectSocket();
+      expireSession(false);
+      return;
+    }
+    mergeUser(update);
+  });
+  onTopic("notice", (data) => {
+    const text = (data as { notice?: unknown })?.notice;
+    if (typeof text === "string") setNotice(text);
+  });
+  setSocketHooks({
+    sessionEnded: async () => {
+      try {
+        await refreshSelf(true);
+        return user.value !== null;
+      } catch (err) {
+        return !(err instanceof ApiError) || err.status !== 401 ? user.value !== null : false;
+      }
+    },
+    reconnected: () => void refreshSelf(true).catch(() => {}),
+  });
+  let connectedFor: number | null = null;
+  effect(() => {
+    const id = user.value?.id ?? null;
+    if (id === connectedFor) return;
+    disconnectSocket();
+    connectedFor = id;
+    if (id !== null) connectSocket();
+  });
+}
