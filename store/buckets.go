@@ -26,6 +26,8 @@ var (
 
 	bucketIdxLogsByChannel = []byte("idx_log_by_channel")
 	bucketIdxLogsByModel   = []byte("idx_log_by_model")
+	bucketIdxLogsByType    = []byte("idx_log_by_type")
+	bucketLogCounts        = []byte("log_counts")
 
 	bucketRedemptions      = []byte("redemptions")
 	bucketIdxRedemptionKey = []byte("idx_redemption_by_key")
@@ -48,7 +50,7 @@ var allBuckets = [][]byte{
 	bucketIdxUserByTelegram, bucketIdxUserByLinuxDO,
 	bucketSessions, bucketIdxSessionsByUser,
 	bucketOptions, bucketCodes,
-	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel,
+	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType, bucketLogCounts,
 	bucketRedemptions, bucketIdxRedemptionKey, bucketTopUps, bucketIdxTopUpTradeNo, bucketQuotaData,
 	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }

@@ -26,6 +26,13 @@
 //	  idx_log_by_token        token id(8) + log key(16) -> nil
 //	  idx_log_by_channel      channel id(8) + log key(16) -> nil
 //	  idx_log_by_model        model 0x00 + log key(16) -> nil
+//	  idx_log_by_type         type(1) + log key(16) -> nil
+//	  log_counts              "all" | "u"+user | "t"+token | "c"+channel | "m"+model | "y"+type -> row count
+//	redemptions               id(8) -> Redemption JSON
+//	  idx_redemption_by_key   key -> id
+//	top_ups                   id(8) -> TopUp JSON
+//	  idx_top_up_by_trade_no  trade no -> id
+//	quota_data                hour(8) + user id(8) + model -> QuotaDatum JSON (written with the charges)
 //
 // Every record is written with its index entries in one transaction.
 // Integers in keys are 8-byte big-endian so that keys sort by value; ids come

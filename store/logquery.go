@@ -33,22 +33,75 @@ type LogPage struct {
 	PageSize int    `json:"page_size"`
 }
 
-// scanLogs walks the entries matching f newest first, using the most
-// selective index available: user, token, channel, then model, else the
-// primary bucket. fn returns false to stop.
-func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(l *Log) bool) error {
-	var idx *bolt.Bucket
-	var prefix []byte
+// logIndex picks the most selective index for f: user, token, channel,
+// then model, else none (the primary bucket). counterKey names the counter
+// that holds the index's row count.
+func logIndex(tx *bolt.Tx, f LogFilter) (idx *bolt.Bucket, prefix []byte, counterKey []byte) {
 	switch {
 	case f.UserID != 0:
-		idx, prefix = tx.Bucket(bucketIdxLogsByUser), itob(f.UserID)
+		return tx.Bucket(bucketIdxLogsByUser), itob(f.UserID), append([]byte("u"), itob(f.UserID)...)
 	case f.TokenID != 0:
-		idx, prefix = tx.Bucket(bucketIdxLogsByToken), itob(f.TokenID)
+		return tx.Bucket(bucketIdxLogsByToken), itob(f.TokenID), append([]byte("t"), itob(f.TokenID)...)
 	case f.ChannelID != 0:
-		idx, prefix = tx.Bucket(bucketIdxLogsByChannel), itob(f.ChannelID)
+		return tx.Bucket(bucketIdxLogsByChannel), itob(f.ChannelID), append([]byte("c"), itob(f.ChannelID)...)
 	case f.ModelName != "" && !strings.ContainsAny(f.ModelName, "%_"):
-		idx, prefix = tx.Bucket(bucketIdxLogsByModel), append([]byte(f.ModelName), 0)
+		return tx.Bucket(bucketIdxLogsByModel), append([]byte(f.ModelName), 0), append([]byte("m"), f.ModelName...)
+	case f.Type != 0:
+		return tx.Bucket(bucketIdxLogsByType), []byte{byte(f.Type)}, []byte{'y', byte(f.Type)}
 	}
+	return nil, nil, []byte("all")
+}
+
+// covered reports whether the chosen index alone decides a match, so rows
+// can be counted from keys without decoding them.
+func covered(f LogFilter) bool {
+	rest := f
+	switch {
+	case f.UserID != 0:
+		rest.UserID = 0
+	case f.TokenID != 0:
+		rest.TokenID = 0
+	case f.ChannelID != 0:
+		rest.ChannelID = 0
+	case f.ModelName != "" && !strings.ContainsAny(f.ModelName, "%_"):
+		rest.ModelName = ""
+	case f.Type != 0:
+		rest.Type = 0
+	}
+	rest.Start, rest.End, rest.Username = 0, 0, ""
+	return rest == LogFilter{}
+}
+
+// logRow is one matching entry; Log decodes it on first use.
+type logRow struct {
+	primary *bolt.Bucket
+	pk      []byte
+	v       []byte
+	log     *Log
+}
+
+func (r *logRow) Log() (*Log, error) {
+	if r.log == nil {
+		if r.v == nil {
+			if r.v = r.primary.Get(r.pk); r.v == nil {
+				return nil, Errorf(ENOTFOUND, "日志不存在")
+			}
+		}
+		var l Log
+		if err := json.Unmarshal(r.v, &l); err != nil {
+			return nil, err
+		}
+		r.log = &l
+	}
+	return r.log, nil
+}
+
+// scanLogs walks the entries matching f newest first, using the most
+// selective index available. When the index covers the filter, rows are
+// not decoded unless fn asks. fn returns false to stop.
+func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) error {
+	idx, prefix, _ := logIndex(tx, f)
+	lazy := covered(f)
 	end := uint64(math.MaxInt64)
 	if f.End > 0 {
 		end = uint64(f.End)
@@ -79,10 +132,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(l *Log) bool) error {
 				break
 			}
 			pk = k[len(prefix):]
-			v = primary.Get(pk)
-			if v == nil {
-				continue
-			}
+			v = nil
 		}
 		ts := int64(binary.BigEndian.Uint64(pk[:8]))
 		if f.Start > 0 && ts < f.Start {
@@ -91,18 +141,36 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(l *Log) bool) error {
 		if f.End > 0 && ts > f.End {
 			continue
 		}
-		var l Log
-		if err := json.Unmarshal(v, &l); err != nil {
-			return err
+		row := &logRow{primary: primary, pk: pk, v: v}
+		if !lazy {
+			l, err := row.Log()
+			if err != nil {
+				return err
+			}
+			if !logMatches(l, f) {
+				continue
+			}
 		}
-		if !logMatches(&l, f) {
-			continue
-		}
-		if !fn(&l) {
+		if !fn(row) {
 			break
 		}
 	}
 	return nil
+}
+
+// countLogs returns the number of entries matching f from the row counters
+// when the filter is one index with no time bound that excludes anything;
+// ok is false when the rows must be counted.
+func countLogs(tx *bolt.Tx, f LogFilter, now int64) (n int, ok bool) {
+	if !covered(f) || f.Start > 0 || (f.End > 0 && f.End < now) {
+		return 0, false
+	}
+	_, _, ck := logIndex(tx, f)
+	v := tx.Bucket(bucketLogCounts).Get(ck)
+	if v == nil {
+		return 0, true
+	}
+	return int(btoi(v)), true
 }
 
 func logMatches(l *Log, f LogFilter) bool {
@@ -181,7 +249,8 @@ func (s *Store) resolveLogFilter(f *LogFilter) bool {
 }
 
 // Logs returns page (1-based) of the entries matching f, newest first, with
-// the total count.
+// the total count. Rows outside the page are counted from keys or counters
+// without being decoded where the filter allows.
 func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
 	if page < 1 {
 		page = 1
@@ -195,13 +264,25 @@ func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
 	}
 	skip := (page - 1) * pageSize
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return s.scanLogs(tx, f, func(l *Log) bool {
-			if out.Total >= skip && len(out.Items) < pageSize {
-				out.Items = append(out.Items, l)
+		total, counted := countLogs(tx, f, s.nowUnix())
+		seen := 0
+		err := s.scanLogs(tx, f, func(r *logRow) bool {
+			if seen >= skip && len(out.Items) < pageSize {
+				l, err := r.Log()
+				if err == nil {
+					out.Items = append(out.Items, l)
+				}
 			}
-			out.Total++
-			return true
+			seen++
+			// With a counted total, stop once the page is full.
+			return !(counted && len(out.Items) >= pageSize)
 		})
+		if counted {
+			out.Total = total
+		} else {
+			out.Total = seen
+		}
+		return err
 	})
 	return out, Internal(err)
 }
@@ -213,8 +294,10 @@ func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
 		return out, nil
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return s.scanLogs(tx, f, func(l *Log) bool {
-			out = append(out, l)
+		return s.scanLogs(tx, f, func(r *logRow) bool {
+			if l, err := r.Log(); err == nil {
+				out = append(out, l)
+			}
 			return limit <= 0 || len(out) < limit
 		})
 	})
@@ -229,7 +312,12 @@ func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
 		return 0, nil
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return s.scanLogs(tx, f, func(l *Log) bool { sum += l.Quota; return true })
+		return s.scanLogs(tx, f, func(r *logRow) bool {
+			if l, err := r.Log(); err == nil {
+				sum += l.Quota
+			}
+			return true
+		})
 	})
 	return sum, Internal(err)
 }
@@ -273,6 +361,12 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 				}
 				if l.ModelName != "" {
 					_ = tx.Bucket(bucketIdxLogsByModel).Delete(modelIndexKey(l.ModelName, k))
+				}
+				if l.Type != 0 {
+					_ = tx.Bucket(bucketIdxLogsByType).Delete(append([]byte{byte(l.Type)}, k...))
+				}
+				if err := countLog(tx, &l, -1); err != nil {
+					return err
 				}
 				if err := primary.Delete(k); err != nil {
 					return err

@@ -82,6 +82,47 @@ func appendLog(tx *bolt.Tx, l *Log) error {
 			return err
 		}
 	}
+	if l.Type != 0 {
+		if err := tx.Bucket(bucketIdxLogsByType).Put(append([]byte{byte(l.Type)}, key...), nil); err != nil {
+			return err
+		}
+	}
+	return countLog(tx, l, 1)
+}
+
+// countLog moves the row counters of every index l appears in by d; they let
+// a page of logs report its total without counting rows.
+func countLog(tx *bolt.Tx, l *Log, d int64) error {
+	b := tx.Bucket(bucketLogCounts)
+	keys := [][]byte{[]byte("all")}
+	if l.UserID != 0 {
+		keys = append(keys, append([]byte("u"), itob(l.UserID)...))
+	}
+	if l.TokenID != 0 {
+		keys = append(keys, append([]byte("t"), itob(l.TokenID)...))
+	}
+	if l.ChannelID != 0 {
+		keys = append(keys, append([]byte("c"), itob(l.ChannelID)...))
+	}
+	if l.ModelName != "" {
+		keys = append(keys, append([]byte("m"), l.ModelName...))
+	}
+	if l.Type != 0 {
+		keys = append(keys, []byte{'y', byte(l.Type)})
+	}
+	for _, k := range keys {
+		var n int64
+		if v := b.Get(k); v != nil {
+			n = int64(btoi(v))
+		}
+		n += d
+		if n < 0 {
+			n = 0
+		}
+		if err := b.Put(k, itob(uint64(n))); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

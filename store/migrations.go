@@ -11,6 +11,22 @@ import (
 var migrations = []func(tx *bolt.Tx) error{
 	// 1: the initial layout; buckets are created by Open, nothing to move.
 	func(tx *bolt.Tx) error { return nil },
+	// 2: the type index and row counters for every log index, from the
+	// logs present.
+	func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLogs).ForEach(func(k, v []byte) error {
+			var l Log
+			if err := jsonUnmarshal(v, &l); err != nil {
+				return err
+			}
+			if l.Type != 0 {
+				if err := tx.Bucket(bucketIdxLogsByType).Put(append([]byte{byte(l.Type)}, k...), nil); err != nil {
+					return err
+				}
+			}
+			return countLog(tx, &l, 1)
+		})
+	},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -473,11 +473,20 @@ func (s *Store) UpdateOptions(opts []Option) error {
 		}
 		values[o.Key] = v
 	}
-	// Enable pre-checks see the final state of the whole change.
+	// Enable pre-checks see the final state of the whole change. They also
+	// hold the other way round: clearing the prerequisite of an enabled
+	// option (the Turnstile site key, the e-mail whitelist) would lock
+	// everyone out of login or registration.
 	for _, o := range opts {
 		d := optionIndex[o.Key]
 		if d.Requires != "" && values[o.Key] == "true" && strings.TrimSpace(values[d.Requires]) == "" {
 			return Errorf(EINVALID, "无法启用 %s，请先填入 %s", o.Key, d.Requires)
+		}
+		for i := range OptionDefs {
+			dep := &OptionDefs[i]
+			if dep.Requires == o.Key && values[dep.Key] == "true" && strings.TrimSpace(values[o.Key]) == "" {
+				return Errorf(EINVALID, "无法清空 %s，请先关闭 %s", o.Key, dep.Key)
+			}
 		}
 	}
 	set, err := buildSettings(values)

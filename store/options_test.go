@@ -255,6 +255,18 @@ func TestUpdateOption_EnablePrechecks(t *testing.T) {
 			if !s.Settings().Bool(tt.enable) {
 				t.Fatal("not enabled")
 			}
+			// While enabled, its prerequisite cannot be cleared...
+			wantCode(t, s.UpdateOption(tt.requires, ""), store.EINVALID, tt.enable)
+			if got := s.Settings().Get(tt.requires); got != tt.value {
+				t.Fatalf("%s = %q after a refused clear", tt.requires, got)
+			}
+			// ...but it can be changed, or cleared together with disabling.
+			if err := s.UpdateOption(tt.requires, tt.value+"2"); err != nil {
+				t.Fatalf("change the prerequisite: %v", err)
+			}
+			if err := s.UpdateOptions([]store.Option{{Key: tt.enable, Value: "false"}, {Key: tt.requires, Value: ""}}); err != nil {
+				t.Fatalf("disable and clear together: %v", err)
+			}
 		})
 	}
 	t.Run("OneBatch", func(t *testing.T) {

@@ -134,11 +134,13 @@ func TestCheckPassword(t *testing.T) {
 
 	// With no user, CheckPassword still runs a default-cost bcrypt compare,
 	// so a login for an unknown name takes as long as a wrong password.
-	// Default cost is 2^6 times the minimum cost; demand at least 8 times
-	// the fastest minimum-cost compare measured here.
+	// Default cost is 2^6 times the minimum cost; demand at least 4 times
+	// the fastest minimum-cost compare measured here (a wide margin, so a
+	// busy machine does not make this flaky; skipping the work entirely
+	// takes microseconds).
 	minHash, _ := bcrypt.GenerateFromPassword([]byte("x"), bcrypt.MinCost)
 	fastest := time.Hour
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 5; i++ {
 		start := time.Now()
 		bcrypt.CompareHashAndPassword(minHash, []byte("y"))
 		fastest = min(fastest, time.Since(start))
@@ -149,7 +151,7 @@ func TestCheckPassword(t *testing.T) {
 	if ok {
 		t.Fatal("CheckPassword(nil) = true")
 	}
-	if took < 8*fastest {
+	if took < 4*fastest {
 		t.Fatalf("CheckPassword(nil) took %v, a min-cost compare %v: no bcrypt work done for a missing user", took, fastest)
 	}
 }
