@@ -185,7 +185,12 @@ func (m *Main) Run(ctx context.Context) error {
 	st.SetHooks(store.Hooks{
 		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
 		SettingsChanged: func(s *store.Settings) { api.PublishNotice(hub, s.Get("Notice")) },
-		Charged:         func(b store.ChargeBatch) { api.PublishCharges(hub, b) },
+		Charged: func(b store.ChargeBatch) {
+			api.PublishCharges(hub, b)
+			if m.server != nil {
+				m.server.QuotaReminder().Observe(b)
+			}
+		},
 	})
 	rl := relay.New(relay.Config{
 		Store: st, Client: out.HTTP(),

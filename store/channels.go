@@ -228,21 +228,21 @@ func (s *Store) Channel(id uint64) (*Channel, error) {
 // non-nil empty string clears the field, except Key: an empty key keeps the
 // stored one.
 type ChannelUpdate struct {
-	Type               *int     `json:"type"`
-	Key                *string  `json:"key"`
-	OpenAIOrganization *string  `json:"openai_organization"`
-	TestModel          *string  `json:"test_model"`
-	Status             *int     `json:"status"`
-	Name               *string  `json:"name"`
-	Weight             *int64   `json:"weight"`
-	BaseURL            *string  `json:"base_url"`
-	Other              *string  `json:"other"`
-	Models             *string  `json:"models"`
-	Group              *string  `json:"group"`
-	ModelMapping       *string  `json:"model_mapping"`
-	StatusCodeMapping  *string  `json:"status_code_mapping"`
-	Priority           *int64   `json:"priority"`
-	AutoBan            *int     `json:"auto_ban"`
+	Type               *int    `json:"type"`
+	Key                *string `json:"key"`
+	OpenAIOrganization *string `json:"openai_organization"`
+	TestModel          *string `json:"test_model"`
+	Status             *int    `json:"status"`
+	Name               *string `json:"name"`
+	Weight             *int64  `json:"weight"`
+	BaseURL            *string `json:"base_url"`
+	Other              *string `json:"other"`
+	Models             *string `json:"models"`
+	Group              *string `json:"group"`
+	ModelMapping       *string `json:"model_mapping"`
+	StatusCodeMapping  *string `json:"status_code_mapping"`
+	Priority           *int64  `json:"priority"`
+	AutoBan            *int    `json:"auto_ban"`
 }
 
 // UpdateChannel applies upd and rebuilds the channel's abilities in one

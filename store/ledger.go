@@ -201,7 +201,11 @@ func (l *ledger) overlayChannel(c *Channel) {
 type Reservation struct {
 	UserID, TokenID uint64
 	Amount          int64
-	done            atomic.Bool
+	// tokenHeld records that Amount was taken from the token's remaining
+	// quota. Settle and Refund give back exactly what was held, even if the
+	// token became unlimited (or limited) while the call was in flight.
+	tokenHeld bool
+	done      atomic.Bool
 }
 
 // Reserve holds amount against the user and, unless tokenID is 0 or the
@@ -231,10 +235,11 @@ func (s *Store) Reserve(userID, tokenID uint64, amount int64) (*Reservation, err
 		return nil, Errorf(EQUOTA, "令牌额度不足")
 	}
 	u.quota -= amount
-	if t != nil && !t.unlimited {
+	held := t != nil && !t.unlimited
+	if held {
 		t.remain -= amount
 	}
-	return &Reservation{UserID: userID, TokenID: tokenID, Amount: amount}, nil
+	return &Reservation{UserID: userID, TokenID: tokenID, Amount: amount, tokenHeld: held}, nil
 }
 
 // Refund returns a reservation's quota. Only the first Refund or Settle of a
@@ -248,8 +253,8 @@ func (s *Store) Refund(r *Reservation) {
 	if u := l.users[r.UserID]; u != nil {
 		u.quota += r.Amount
 	}
-	if r.TokenID != 0 {
-		if t := l.tokens[r.TokenID]; t != nil && !t.unlimited {
+	if r.tokenHeld {
+		if t := l.tokens[r.TokenID]; t != nil {
 			t.remain += r.Amount
 		}
 	}
@@ -283,8 +288,13 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	}
 	if r.TokenID != 0 {
 		if t := l.tokens[r.TokenID]; t != nil {
+			// Give back the hold, then charge as the commit will: only
+			// a token that is limited now pays from its remaining quota.
+			if r.tokenHeld {
+				t.remain += r.Amount
+			}
 			if !t.unlimited {
-				t.remain -= delta
+				t.remain -= quota
 			}
 			t.used += quota
 		}

@@ -30,8 +30,8 @@ type Store struct {
 	settingsMu sync.Mutex // serialises option writes with the settings swap
 	settings   settingsPtr
 
-	hooks hooks
-	ledger ledger
+	hooks   hooks
+	ledger  ledger
 	routing atomic.Pointer[routing]
 }
 

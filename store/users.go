@@ -733,4 +733,3 @@ func (s *Store) Users(f UserFilter) ([]*User, error) {
 
 // nowUnix is a small helper for records stamped in seconds.
 func (s *Store) nowUnix() int64 { return s.Now().Unix() }
-
