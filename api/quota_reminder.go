@@ -1,0 +1,109 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"log/slog"
+	"sync"
+	"time"
+
+	"gateway/store"
+)
+
+// MailFunc sends one HTML mail.
+type MailFunc func(ctx context.Context, to, subject, body string) error
+
+// QuotaReminder mails a user once when their live balance falls below
+// QuotaRemindThreshold (or to zero or less), with a link to the wallet, and
+// not again until the balance has been seen back at or above the threshold.
+// It learns balances from the ledger's committed charges (Observe, for the
+// store's Charged hook). What it remembers lives in memory: after a restart
+// a user who is still low gets at most one more reminder.
+type QuotaReminder struct {
+	store *store.Store
+	send  MailFunc
+
+	mu       sync.Mutex
+	reminded map[uint64]bool // low and already reminded (or skipped)
+	wg       sync.WaitGroup
+	slots    chan struct{} // bounds concurrent SMTP sessions
+}
+
+// maxReminderSends bounds the mails being sent at once.
+const maxReminderSends = 4
+
+// NewQuotaReminder returns a reminder that sends through send.
+func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
+	return &QuotaReminder{store: st, send: send, reminded: map[uint64]bool{},
+		slots: make(chan struct{}, maxReminderSends)}
+}
+
+// quotaReminders holds each server's reminder: Server has no field for it,
+// and a second call must not forget who was already reminded.
+var quotaReminders sync.Map // *Server -> *QuotaReminder
+
+// QuotaReminder returns the server's reminder, which sends with the SMTP
+// settings in force (as the verification mails do). Every call returns the
+// same one; wire it as Hooks.Charged → QuotaReminder().Observe.
+func (s *Server) QuotaReminder() *QuotaReminder {
+	if q, ok := quotaReminders.Load(s); ok {
+		return q.(*QuotaReminder)
+	}
+	q, _ := quotaReminders.LoadOrStore(s, NewQuotaReminder(s.store, s.sendMail))
+	return q.(*QuotaReminder)
+}
+
+// Observe looks at the balances of a committed charge batch. It never
+// blocks on mail: reminders are sent in the background. Nothing is sent
+// while SMTP is not configured.
+func (q *QuotaReminder) Observe(b store.ChargeBatch) {
+	set := q.store.Settings()
+	if set.Get("SMTPServer") == "" {
+		return
+	}
+	threshold := set.Int("QuotaRemindThreshold")
+	var due []store.Balance
+	q.mu.Lock()
+	for _, bal := range b.Balances {
+		low := bal.Quota < threshold || bal.Quota <= 0
+		switch {
+		case !low:
+			delete(q.reminded, bal.UserID)
+		case !q.reminded[bal.UserID]:
+			q.reminded[bal.UserID] = true
+			due = append(due, bal)
+		}
+	}
+	q.mu.Unlock()
+	for _, bal := range due {
+		q.wg.Add(1)
+		go q.remind(bal)
+	}
+}
+
+// Wait blocks until every reminder being sent has finished (tests, shutdown).
+func (q *QuotaReminder) Wait() { q.wg.Wait() }
+
+func (q *QuotaReminder) remind(bal store.Balance) {
+	defer q.wg.Done()
+	q.slots <- struct{}{}
+	defer func() { <-q.slots }()
+	u, err := q.store.User(bal.UserID)
+	if err != nil || u.Email == "" || u.Deleted() || u.Status != store.UserStatusEnabled {
+		return
+	}
+	set := q.store.Settings()
+	subject := "您的额度即将用尽"
+	if bal.Quota <= 0 {
+		subject = "您的额度已用尽"
+	}
+	link := html.EscapeString(set.ServerAddress() + "/topup")
+	body := fmt.Sprintf("<p>您好！</p><p>%s，当前剩余额度为 %s，为了不影响您的使用，请及时充值。</p><p>充值链接：<a href=\"%s\">%s</a></p>",
+		subject, html.EscapeString(q.store.FormatQuota(bal.Quota)), link, link)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := q.send(ctx, u.Email, set.Get("SystemName")+" "+subject, body); err != nil {
+		slog.Warn("quota reminder not sent", "user", u.ID, "err", err)
+	}
+}

@@ -1,0 +1,252 @@
+package api
+
+import (
+	"crypto/md5"
+	"crypto/subtle"
+	"encoding/hex"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gateway/store"
+)
+
+// Online top-up through an epay-compatible payment provider (S §6.3), with
+// the fixes S §15.6 asks for: the notification's signature is compared in
+// constant time, its pid and paid amount are checked, and the order is
+// credited exactly once by one conditional transaction in the store.
+func (s *Server) registerTopUpRoutes() {
+	s.handle("POST /api/user/amount", s.topUpAmount)
+	s.handle("POST /api/user/pay", s.topUpPay)
+	s.handle("GET /api/user/epay/notify", s.epayNotify)
+	s.handle("POST /api/user/epay/notify", s.epayNotify)
+	s.handle("GET /api/topup/{$}", s.listTopUps)
+}
+
+// maxTopUpDollars bounds one order so that quota and money cannot overflow.
+const maxTopUpDollars = 1_000_000
+
+// topUpReply is the answer of /amount and /pay: message "success" or
+// "error", with no success key (S §1); on failure data carries the reason.
+type topUpReply struct {
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+	URL     string `json:"url,omitempty"`
+}
+
+// writeTopUpError answers a refused top-up with its real status.
+func writeTopUpError(w http.ResponseWriter, r *http.Request, err error) {
+	status, ok := statusOf[store.ErrorCode(err)]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if store.ErrorCode(err) == store.EINTERNAL {
+		slog.Error("internal error", append(logAttrs(r), "err", err)...)
+	}
+	writeRaw(w, status, topUpReply{Message: "error", Data: store.ErrorMessage(err)})
+}
+
+type topUpRequest struct {
+	Amount        int64  `json:"amount"`
+	TopUpCode     string `json:"top_up_code"` // accepted and ignored, as S §6.3 does
+	PaymentMethod string `json:"payment_method"`
+}
+
+// topUpQuote is what an amount costs the caller.
+type topUpQuote struct {
+	Dollars float64 // what the order buys, in US$
+	Quota   int64   // what a paid order credits
+	Money   float64 // what the caller pays, rounded to cents
+}
+
+// quoteTopUp prices amount for a user of group: amount is dollars when the
+// console shows currency (at least MinTopUp), otherwise quota (at least
+// MinTopUp × QuotaPerUnit); money = dollars × Price × TopupGroupRatio[group],
+// a missing or zero ratio counting as 1.
+func quoteTopUp(set *store.Settings, group string, amount int64) (topUpQuote, error) {
+	if set.Get("PayAddress") == "" || set.Get("EpayId") == "" || set.Get("EpayKey") == "" {
+		return topUpQuote{}, store.Errorf(store.EFORBIDDEN, "管理员未开启在线充值")
+	}
+	qpu := set.QuotaPerUnit()
+	minTopUp := set.Int("MinTopUp")
+	dollars := float64(amount)
+	if set.Bool("DisplayInCurrencyEnabled") {
+		if amount < minTopUp {
+			return topUpQuote{}, store.Errorf(store.EINVALID, "充值数量不能小于 %d", minTopUp)
+		}
+	} else {
+		if least := int64(float64(minTopUp) * qpu); amount < least {
+			return topUpQuote{}, store.Errorf(store.EINVALID, "充值数量不能小于 %d", least)
+		}
+		dollars = float64(amount) / qpu
+	}
+	if dollars > maxTopUpDollars {
+		return topUpQuote{}, store.Errorf(store.EINVALID, "充值数量过大")
+	}
+	ratio := set.TopupGroupRatio[group]
+	if ratio == 0 {
+		ratio = 1
+	}
+	q := topUpQuote{Dollars: dollars, Quota: int64(math.Round(dollars * qpu)),
+		Money: math.Round(dollars*set.Float("Price")*ratio*100) / 100}
+	if q.Money < 0.01 {
+		return topUpQuote{}, store.Errorf(store.EINVALID, "充值金额过低")
+	}
+	return q, nil
+}
+
+// topUpAmount answers the money an amount costs, with two decimals.
+func (s *Server) topUpAmount(w http.ResponseWriter, r *http.Request) {
+	var req topUpRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeTopUpError(w, r, err)
+		return
+	}
+	q, err := quoteTopUp(s.store.Settings(), currentUser(r).Group, req.Amount)
+	if err != nil {
+		writeTopUpError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, topUpReply{Message: "success", Data: strconv.FormatFloat(q.Money, 'f', 2, 64)})
+}
+
+// epayTypes maps the console's payment methods to epay's types.
+var epayTypes = map[string]string{"zfb": "alipay", "alipay": "alipay", "wx": "wxpay", "wxpay": "wxpay"}
+
+// topUpPay stores a pending order and answers the signed form the console
+// posts to {PayAddress}/submit.php.
+func (s *Server) topUpPay(w http.ResponseWriter, r *http.Request) {
+	var req topUpRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeTopUpError(w, r, err)
+		return
+	}
+	set, u := s.store.Settings(), currentUser(r)
+	q, err := quoteTopUp(set, u.Group, req.Amount)
+	if err != nil {
+		writeTopUpError(w, r, err)
+		return
+	}
+	payType, ok := epayTypes[req.PaymentMethod]
+	if !ok {
+		writeTopUpError(w, r, store.Errorf(store.EINVALID, "不支持的支付方式"))
+		return
+	}
+	order := &store.TopUp{UserID: u.ID, Amount: req.Amount, Quota: q.Quota, Money: q.Money, PaymentMethod: payType,
+		TradeNo: "USR" + strconv.FormatUint(u.ID, 10) + "NO" + store.RandomString(6) + strconv.FormatInt(s.store.Now().Unix(), 10)}
+	if err := s.store.CreateTopUp(order); err != nil {
+		writeTopUpError(w, r, err)
+		return
+	}
+	callback := set.Get("CustomCallbackAddress")
+	if callback == "" {
+		callback = set.ServerAddress()
+	}
+	form := map[string]string{
+		"pid": set.Get("EpayId"), "type": payType, "out_trade_no": order.TradeNo,
+		"notify_url": callback + "/api/user/epay/notify", "return_url": set.ServerAddress() + "/log",
+		"name": "TUC" + strconv.FormatInt(req.Amount, 10), "money": strconv.FormatFloat(order.Money, 'f', 2, 64),
+		"device": "pc", "sign_type": "MD5",
+	}
+	form["sign"] = epaySign(form, set.Get("EpayKey"))
+	writeRaw(w, http.StatusOK, topUpReply{Message: "success", Data: form, URL: set.Get("PayAddress") + "/submit.php"})
+}
+
+// epaySign is epay's MD5 signature: the non-empty parameters except sign and
+// sign_type, sorted by name and joined as k=v&…, followed by the key.
+func epaySign(params map[string]string, key string) string {
+	names := make([]string, 0, len(params))
+	for k, v := range params {
+		if v != "" && k != "sign" && k != "sign_type" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(k + "=" + params[k])
+	}
+	sum := md5.Sum([]byte(b.String() + key))
+	return hex.EncodeToString(sum[:])
+}
+
+// epayNotify is the provider's server-to-server notification (query string,
+// or a form body). It answers plain text "success" once the order is paid,
+// also for a replay of an order already credited, and "fail" otherwise, so
+// the provider retries what failed.
+func (s *Server) epayNotify(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.completeEpay(w, r); err != nil {
+		slog.Warn("epay notification refused", append(logAttrs(r), "ip", s.ips.of(r), "err", err)...)
+		w.Write([]byte("fail"))
+		return
+	}
+	w.Write([]byte("success"))
+}
+
+// completeEpay checks a notification and credits its order.
+func (s *Server) completeEpay(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if err := r.ParseForm(); err != nil {
+		return store.Errorf(store.EINVALID, "unreadable notification")
+	}
+	set := s.store.Settings()
+	key := set.Get("EpayKey")
+	if set.Get("PayAddress") == "" || set.Get("EpayId") == "" || key == "" {
+		return store.Errorf(store.EFORBIDDEN, "online top-up is not configured")
+	}
+	params := formParams(r.Form)
+	want := epaySign(params, key)
+	if subtle.ConstantTimeCompare([]byte(strings.ToLower(params["sign"])), []byte(want)) != 1 {
+		return store.Errorf(store.EUNAUTHORIZED, "bad signature")
+	}
+	if params["pid"] != set.Get("EpayId") {
+		return store.Errorf(store.EINVALID, "pid %q is not ours", params["pid"])
+	}
+	if params["trade_status"] != "TRADE_SUCCESS" {
+		return store.Errorf(store.EINVALID, "trade status %q", params["trade_status"])
+	}
+	paid, err := strconv.ParseFloat(params["money"], 64)
+	if err != nil {
+		return store.Errorf(store.EINVALID, "money %q", params["money"])
+	}
+	order, done, err := s.store.CompleteTopUp(params["out_trade_no"], paid)
+	if err != nil {
+		return err
+	}
+	if !done {
+		slog.Info("top-up credited", "trade_no", order.TradeNo, "user", order.UserID, "quota", order.Quota, "money", order.Money)
+	}
+	return nil
+}
+
+// formParams flattens a parsed form to its first values.
+func formParams(form url.Values) map[string]string {
+	out := make(map[string]string, len(form))
+	for k, v := range form {
+		if len(v) > 0 {
+			out[k] = v[0]
+		}
+	}
+	return out
+}
+
+// topUpPageSize is the fixed page of the order list.
+const topUpPageSize = 10
+
+// listTopUps lists every user's orders, newest first, with their status.
+func (s *Server) listTopUps(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.TopUps(0, pageNum(r, 0)*topUpPageSize, topUpPageSize)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, list)
+}
