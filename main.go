@@ -50,6 +50,12 @@ type Config struct {
 	RelayTimeout          time.Duration
 	SyncInterval          time.Duration
 	NoSync                bool
+	GitHubAuthorizeURL    string
+	GitHubTokenURL        string
+	GitHubUserURL         string
+	LinuxDOAuthorizeURL   string
+	LinuxDOTokenURL       string
+	LinuxDOUserURL        string
 }
 
 // Main is the running program: Run starts it, Close stops it.
@@ -116,6 +122,12 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
 	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
+	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")
+	fs.StringVar(&c.GitHubTokenURL, "github-token-url", envOr("GATEWAY_GITHUB_TOKEN_URL", ""), "GitHub OAuth token URL; default GitHub's (GATEWAY_GITHUB_TOKEN_URL)")
+	fs.StringVar(&c.GitHubUserURL, "github-user-url", envOr("GATEWAY_GITHUB_USER_URL", ""), "GitHub user API URL; default GitHub's (GATEWAY_GITHUB_USER_URL)")
+	fs.StringVar(&c.LinuxDOAuthorizeURL, "linuxdo-authorize-url", envOr("GATEWAY_LINUXDO_AUTHORIZE_URL", ""), "LinuxDO OAuth authorize URL; default LinuxDO's (GATEWAY_LINUXDO_AUTHORIZE_URL)")
+	fs.StringVar(&c.LinuxDOTokenURL, "linuxdo-token-url", envOr("GATEWAY_LINUXDO_TOKEN_URL", ""), "LinuxDO OAuth token URL; default LinuxDO's (GATEWAY_LINUXDO_TOKEN_URL)")
+	fs.StringVar(&c.LinuxDOUserURL, "linuxdo-user-url", envOr("GATEWAY_LINUXDO_USER_URL", ""), "LinuxDO user API URL; default LinuxDO's (GATEWAY_LINUXDO_USER_URL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -223,7 +235,9 @@ func (m *Main) Run(ctx context.Context) error {
 		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},
 		CriticalRateLimit:  api.RateLimit{N: c.CriticalRateLimit, Window: c.CriticalRateWindow},
 		TurnstileVerifyURL: c.TurnstileVerifyURL,
-		Version:            Version,
+		GitHubAuthorizeURL: c.GitHubAuthorizeURL, GitHubTokenURL: c.GitHubTokenURL, GitHubUserURL: c.GitHubUserURL,
+		LinuxDOAuthorizeURL: c.LinuxDOAuthorizeURL, LinuxDOTokenURL: c.LinuxDOTokenURL, LinuxDOUserURL: c.LinuxDOUserURL,
+		Version: Version,
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {

@@ -30,14 +30,24 @@ func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
 }
 
 // startSession ends any session the request came with and starts a new one
-// for u, so a session id is never carried across a login.
+// for u, so a session id is never carried across a login. Live sockets of the
+// ended session move to the new one when it belongs to the same user (so a
+// later logout still closes them) and are closed otherwise.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	old := ""
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		_ = s.store.DeleteSession(c.Value)
+		old = c.Value
+		_ = s.store.DeleteSession(old)
 	}
 	id, _, err := s.store.CreateSession(u.ID)
 	if err != nil {
+		if old != "" {
+			s.hub.DisconnectSession(sessionTag(old))
+		}
 		return err
+	}
+	if old != "" {
+		s.hub.MoveSession(sessionTag(old), sessionTag(id), u.ID)
 	}
 	s.setSessionCookie(w, r, id)
 	return nil
@@ -87,6 +97,13 @@ func (s *Server) register_(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, store.Errorf(store.EINVALID, "管理员开启了邮箱验证，请输入邮箱地址和验证码"))
 			return
 		}
+		// Refuse what CreateUser would refuse before the single-use code is
+		// spent, so a typo in the password does not cost the user a new
+		// mail and the 30 s cooldown.
+		if err := precheckNewUser(s.store, in.Username, in.Password, req.Email); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		if err := s.store.ConsumeCode(store.CodeEmailVerify, req.Email, strings.TrimSpace(req.VerificationCode)); err != nil {
 			writeError(w, r, err)
 			return
@@ -98,6 +115,26 @@ func (s *Server) register_(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeMessage(w, "注册成功！", nil)
+}
+
+// precheckNewUser runs the checks of CreateUser that need no transaction.
+func precheckNewUser(st *store.Store, username, password, email string) error {
+	if err := store.ValidateUsername(username); err != nil {
+		return err
+	}
+	if err := store.ValidatePassword(password); err != nil {
+		return err
+	}
+	if err := store.ValidateEmail(email); err != nil {
+		return err
+	}
+	if st.UsernameTaken(username) {
+		return store.Errorf(store.ECONFLICT, "用户名已存在")
+	}
+	if st.EmailTaken(email) {
+		return store.Errorf(store.ECONFLICT, "邮箱地址已被占用")
+	}
+	return nil
 }
 
 type loginRequest struct {

@@ -89,6 +89,49 @@ var wantAccess = map[string]string{
 	"PUT /api/option/{$}":               policy.Root,
 	"POST /api/option/rest_model_ratio": policy.Root,
 	"GET /api/backup":                   policy.Root,
+
+	// S §4.4 and §6.3: public pricing; the payment provider's notification
+	// carries no session (its signature is checked by the handler).
+	"GET /api/pricing":           policy.Guest,
+	"GET /api/user/epay/notify":  policy.Guest,
+	"POST /api/user/epay/notify": policy.Guest,
+
+	// S §6.2, §6.3 and §8: the wallet and the own dashboard.
+	"POST /api/user/topup":  policy.User,
+	"POST /api/user/amount": policy.User,
+	"POST /api/user/pay":    policy.User,
+	"GET /api/data/self":    policy.User,
+
+	// S §3.3, §3.6, §8 and A §6: user, group, redemption, order and
+	// dashboard administration.
+	"GET /api/user/{$}":            policy.Admin,
+	"GET /api/user/search":         policy.Admin,
+	"GET /api/user/{id}":           policy.Admin,
+	"POST /api/user/{$}":           policy.Admin,
+	"PUT /api/user/{$}":            policy.Admin,
+	"POST /api/user/manage":        policy.Admin,
+	"GET /api/group/{$}":           policy.Admin,
+	"GET /api/redemption/{$}":      policy.Admin,
+	"GET /api/redemption/search":   policy.Admin,
+	"GET /api/redemption/{id}":     policy.Admin,
+	"POST /api/redemption/{$}":     policy.Admin,
+	"PUT /api/redemption/{$}":      policy.Admin,
+	"DELETE /api/redemption/{id}":  policy.Admin,
+	"DELETE /api/redemption/{id}/": policy.Admin,
+	"GET /api/topup/{$}":           policy.Admin,
+	"GET /api/data/{$}":            policy.Admin,
+
+	// S §9: third-party login. The callbacks are public and bind to the
+	// session's user themselves; the Telegram bind is the widget's browser
+	// redirect (no New-Api-User), so it is public too and checks the
+	// session and its state itself. WeChat bind is an ordinary user call.
+	"GET /api/oauth/state":          policy.Guest,
+	"GET /api/oauth/github":         policy.Guest,
+	"GET /api/oauth/linuxdo":        policy.Guest,
+	"GET /api/oauth/wechat":         policy.Guest,
+	"GET /api/oauth/telegram/login": policy.Guest,
+	"GET /api/oauth/telegram/bind":  policy.Guest,
+	"GET /api/oauth/wechat/bind":    policy.User,
 }
 
 var roleRank = map[string]int{policy.Guest: 0, policy.User: 1, policy.Admin: 2, policy.Root: 3}

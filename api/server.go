@@ -40,6 +40,16 @@ type Config struct {
 	// MailRootCAs, when set, replaces the system roots for SMTP (tests).
 	MailRootCAs *x509.CertPool
 
+	// Third-party login endpoints; empty means the provider's real one
+	// (DefaultGitHubTokenURL and friends). Tests point them at local
+	// doubles. The authorize URLs reach the console through /api/status.
+	GitHubAuthorizeURL  string
+	GitHubTokenURL      string
+	GitHubUserURL       string
+	LinuxDOAuthorizeURL string
+	LinuxDOTokenURL     string
+	LinuxDOUserURL      string
+
 	Version   string
 	StartTime time.Time
 }
@@ -160,6 +170,8 @@ func (s *Server) registerRoutes() {
 	s.registerLogRoutes()
 	s.registerChannelOpsRoutes()
 	s.registerTokenLogRoutes()
+	s.registerOAuthRoutes()
+	s.registerAdminRoutes()
 
 	// Root.
 	s.handle("GET /api/option/{$}", s.listOptions)

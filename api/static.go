@@ -16,13 +16,22 @@ var hashedAsset = regexp.MustCompile(`\.[0-9a-f]{8,}\.[a-z0-9]+$`)
 
 // contentSecurityPolicy is sent with every console page.
 func (s *Server) contentSecurityPolicy() string {
+	set := s.store.Settings()
 	script := "'self'"
-	if s.store.Settings().Bool("TurnstileCheckEnabled") {
+	frame := "https: http:"
+	if set.Bool("TurnstileCheckEnabled") {
 		script += " https://challenges.cloudflare.com"
+	}
+	// The Telegram Login Widget is a script from telegram.org that frames
+	// oauth.telegram.org; it is used with data-auth-url, never data-onauth,
+	// which would need 'unsafe-eval'.
+	if set.Bool("TelegramOAuthEnabled") {
+		script += " https://telegram.org"
+		frame += " https://oauth.telegram.org"
 	}
 	return "default-src 'self'; script-src " + script + "; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data: https: http:; font-src 'self' data:; connect-src 'self'; " +
-		"frame-src https: http:; object-src 'none'; base-uri 'self'; form-action 'self' https: http:"
+		"frame-src " + frame + "; object-src 'none'; base-uri 'self'; form-action 'self' https: http:"
 }
 
 // uiHandler serves the embedded console: files as they are, with long

@@ -39,6 +39,8 @@ type statusView struct {
 	WeChatQRCode            string              `json:"wechat_qrcode"`
 	TelegramOAuth           bool                `json:"telegram_oauth"`
 	TelegramBotName         string              `json:"telegram_bot_name"`
+	GitHubAuthorizeURL      string              `json:"github_authorize_url"`
+	LinuxDOAuthorizeURL     string              `json:"linuxdo_authorize_url"`
 	RegisterEnabled         bool                `json:"register_enabled"`
 	PasswordLoginEnabled    bool                `json:"password_login_enabled"`
 	PasswordRegisterEnabled bool                `json:"password_register_enabled"`
@@ -71,6 +73,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 		LinuxDOOAuth: set.Bool("LinuxDOOAuthEnabled"), LinuxDOClientID: set.Get("LinuxDOClientId"),
 		WeChatLogin: set.Bool("WeChatAuthEnabled"), WeChatQRCode: set.Get("WeChatAccountQRCodeImageURL"),
 		TelegramOAuth: set.Bool("TelegramOAuthEnabled"), TelegramBotName: set.Get("TelegramBotName"),
+		GitHubAuthorizeURL: orDefault(s.cfg.GitHubAuthorizeURL, DefaultGitHubAuthorizeURL), LinuxDOAuthorizeURL: orDefault(s.cfg.LinuxDOAuthorizeURL, DefaultLinuxDOAuthorizeURL),
 		RegisterEnabled: set.Bool("RegisterEnabled"), PasswordLoginEnabled: set.Bool("PasswordLoginEnabled"),
 		PasswordRegisterEnabled: set.Bool("PasswordRegisterEnabled"),
 	})

@@ -2,13 +2,24 @@ import type { ComponentType } from "react";
 import type { IconName } from "./components/icons";
 import { setRouteLookup } from "./lib/after-login";
 import AboutPage from "./pages/about";
+import ChannelsPage from "./pages/channels";
 import HomePage from "./pages/home";
+import LogsPage from "./pages/logs";
 import LoginPage from "./pages/login";
 import OAuthCallbackPage from "./pages/oauth-callback";
 import RegisterPage from "./pages/register";
 import ResetPage from "./pages/reset";
 import SettingPage from "./pages/setting";
+import TokensPage from "./pages/tokens";
 import UserResetPage from "./pages/user-reset";
+import UsersPage from "./pages/users";
+import RedemptionsPage from "./pages/redemptions";
+import TopUpPage from "./pages/topup";
+import PricingPage from "./pages/pricing";
+import PlaygroundPage from "./pages/playground";
+import ChatPage from "./pages/chat";
+import Chat2LinkPage from "./pages/chat/link";
+import DetailPage from "./pages/detail";
 
 /** Access says who may open a route: anyone, a logged-in user, an admin (role ≥ 10) or root (role ≥ 100). */
 export type Access = "public" | "user" | "admin" | "root";
@@ -79,6 +90,17 @@ export const routes: RouteDef[] = [
   { path: "/user/reset", component: UserResetPage, access: "public" },
   { path: "/oauth/:provider", component: OAuthCallbackPage, access: "public" },
   { path: "/setting", component: SettingPage, access: "user", nav: { key: "setting", label: "nav.setting", icon: "settings" } },
+  { path: "/channel", component: ChannelsPage, access: "admin", nav: { key: "channel", label: "nav.channel", icon: "layers" } },
+  { path: "/token", component: TokensPage, access: "user", nav: { key: "token", label: "nav.token", icon: "key" } },
+  { path: "/log", component: LogsPage, access: "user", nav: { key: "log", label: "nav.log", icon: "list" } },
+  { path: "/user", component: UsersPage, access: "admin", nav: { key: "user", label: "nav.user", icon: "users" } },
+  { path: "/redemption", component: RedemptionsPage, access: "admin", nav: { key: "redemption", label: "nav.redemption", icon: "ticket" } },
+  { path: "/topup", component: TopUpPage, access: "user", nav: { key: "topup", label: "nav.topup", icon: "wallet" } },
+  { path: "/pricing", component: PricingPage, access: "public", nav: { key: "pricing", label: "nav.pricing", icon: "tag" } },
+  { path: "/playground", component: PlaygroundPage, access: "user", nav: { key: "playground", label: "nav.playground", icon: "play" } },
+  { path: "/chat/:id?", component: ChatPage, access: "public", nav: { key: "chat", label: "nav.chat", icon: "chat", href: "/chat/0" } },
+  { path: "/chat2link", component: Chat2LinkPage, access: "user" },
+  { path: "/detail", component: DetailPage, access: "user", nav: { key: "detail", label: "nav.detail", icon: "chart", flag: "enable_data_export" } },
 ];
 
 /** hasRoute reports whether a literal path is served by a route. */

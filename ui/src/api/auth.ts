@@ -1,4 +1,4 @@
-import { api } from "./client";
+import { api, type Query } from "./client";
 import type { User } from "./types";
 
 /** sendVerificationCode mails a six-character code to the address. */
@@ -46,4 +46,13 @@ export interface OAuthResult {
 export async function oauthCallback(provider: "github" | "linuxdo", code: string, state: string): Promise<OAuthResult> {
   const r = await api.get<User | null>(`/api/oauth/${provider}`, { query: { code, state } });
   return { message: r.message, user: r.data ?? null };
+}
+
+/** telegramLogin signs in with the Telegram widget's parameters, passed on unchanged because Telegram signed them. */
+export async function telegramLogin(params: URLSearchParams): Promise<User> {
+  const query: Query = {};
+  params.forEach((value, key) => {
+    query[key] = value;
+  });
+  return (await api.get<User>("/api/oauth/telegram/login", { query, anonymous: true })).data;
 }

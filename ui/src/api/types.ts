@@ -61,6 +61,9 @@ export interface Status {
   wechat_qrcode?: string;
   telegram_oauth?: boolean;
   telegram_bot_name?: string;
+  /** github_authorize_url and linuxdo_authorize_url are the providers' consent pages (configurable on the server). */
+  github_authorize_url?: string;
+  linuxdo_authorize_url?: string;
   register_enabled?: boolean;
   password_login_enabled?: boolean;
   password_register_enabled?: boolean;

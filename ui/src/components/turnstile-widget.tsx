@@ -1,5 +1,5 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { status } from "../stores/status";
 
 interface TurnstileApi {
@@ -72,6 +72,8 @@ export interface TurnstileState {
   /** ready is true when the form may be submitted. */
   ready: boolean;
   widget: ReactNode;
+  /** reset draws a fresh check: the server accepts each token once, so call it after every request that sent one. */
+  reset: () => void;
 }
 
 /** useTurnstile renders the check when the site requires it and tracks its token. */
@@ -80,10 +82,17 @@ export function useTurnstile(): TurnstileState {
   const enabled = status.value.turnstile_check === true;
   const siteKey = status.value.turnstile_site_key ?? "";
   const [token, setToken] = useState("");
+  const [round, setRound] = useState(0);
+  const reset = useCallback(() => {
+    if (!enabled) return;
+    setToken("");
+    setRound((n) => n + 1);
+  }, [enabled]);
   return {
     enabled,
     token,
     ready: !enabled || token !== "",
-    widget: enabled ? <TurnstileWidget siteKey={siteKey} onToken={setToken} /> : null,
+    widget: enabled ? <TurnstileWidget key={round} siteKey={siteKey} onToken={setToken} /> : null,
+    reset,
   };
 }

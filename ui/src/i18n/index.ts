@@ -3,6 +3,14 @@ import { initReactI18next } from "react-i18next";
 import { readString, writeString } from "../lib/storage";
 import zh from "./zh";
 import en from "./en";
+import optionsZh from "./options.zh";
+import optionsEn from "./options.en";
+import pagesZh from "./pages.zh";
+import pagesEn from "./pages.en";
+import moneyZh from "./money.zh";
+import moneyEn from "./money.en";
+import oauthZh from "./oauth.zh";
+import oauthEn from "./oauth.en";
 
 /** LANGUAGES lists the supported interface languages; the first is the default. */
 export const LANGUAGES = ["zh", "en"] as const;
@@ -19,7 +27,7 @@ function initialLanguage(): Language {
 }
 
 void i18n.use(initReactI18next).init({
-  resources: { zh: { translation: zh }, en: { translation: en } },
+  resources: { zh: { translation: { ...zh, ...optionsZh, ...pagesZh, ...moneyZh, ...oauthZh } }, en: { translation: { ...en, ...optionsEn, ...pagesEn, ...moneyEn, ...oauthEn } } },
   lng: initialLanguage(),
   fallbackLng: "zh",
   interpolation: { escapeValue: false },

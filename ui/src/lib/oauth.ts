@@ -1,15 +1,57 @@
 import { getOAuthState } from "../api/auth";
+import { status } from "../stores/status";
+
+/** OAuthProvider is a provider with a redirect flow back to /oauth/{provider}. */
+export type OAuthProvider = "github" | "linuxdo";
+
+/** DEFAULT_AUTHORIZE_URL is each provider's consent page when the status object names none. */
+const DEFAULT_AUTHORIZE_URL: Record<OAuthProvider, string> = {
+  github: "https://github.com/login/oauth/authorize",
+  linuxdo: "https://connect.linux.do/oauth2/authorize",
+};
+
+/** oauthRedirectUri is where a provider sends the browser back: this console's callback page. */
+export function oauthRedirectUri(provider: OAuthProvider): string {
+  return `${window.location.origin}/oauth/${provider}`;
+}
+
+/** authorizeUrl builds the consent-page address for a state from GET /api/oauth/state. */
+export function authorizeUrl(provider: OAuthProvider, clientId: string, state: string): string {
+  const s = status.value;
+  const base = (provider === "github" ? s.github_authorize_url : s.linuxdo_authorize_url) || DEFAULT_AUTHORIZE_URL[provider];
+  const params = new URLSearchParams({ client_id: clientId, state, redirect_uri: oauthRedirectUri(provider) });
+  if (provider === "github") params.set("scope", "user:email");
+  else params.set("response_type", "code");
+  return `${base}${base.includes("?") ? "&" : "?"}${params}`;
+}
+
+/** startOAuth sends the browser to the provider's consent page with a fresh state; a logged-in session makes it a binding. */
+export async function startOAuth(provider: OAuthProvider, clientId: string, aff?: string): Promise<void> {
+  const state = await getOAuthState(aff);
+  window.location.href = authorizeUrl(provider, clientId, state);
+}
 
 /** startGitHubOAuth sends the browser to GitHub's consent page with a fresh state. */
-export async function startGitHubOAuth(clientId: string, aff?: string): Promise<void> {
-  const state = await getOAuthState(aff);
-  const params = new URLSearchParams({ client_id: clientId, state, scope: "user:email" });
-  window.location.href = `https://github.com/login/oauth/authorize?${params}`;
+export function startGitHubOAuth(clientId: string, aff?: string): Promise<void> {
+  return startOAuth("github", clientId, aff);
 }
 
 /** startLinuxDOOAuth sends the browser to LinuxDO's consent page with a fresh state. */
-export async function startLinuxDOOAuth(clientId: string, aff?: string): Promise<void> {
-  const state = await getOAuthState(aff);
-  const params = new URLSearchParams({ response_type: "code", client_id: clientId, state });
-  window.location.href = `https://connect.linux.do/oauth2/authorize?${params}`;
+export function startLinuxDOOAuth(clientId: string, aff?: string): Promise<void> {
+  return startOAuth("linuxdo", clientId, aff);
+}
+
+/** telegramLoginAuthUrl is where the Telegram widget sends a login: the console's callback page, which calls the API. */
+export function telegramLoginAuthUrl(): string {
+  return `${window.location.origin}/oauth/telegram`;
+}
+
+/**
+ * telegramBindAuthUrl is where the Telegram widget sends a binding: the server route itself, which answers with a
+ * redirect to the settings page. The state ties the redirect to this session, so no other site can send a
+ * logged-in browser there with someone else's Telegram data.
+ */
+export async function telegramBindAuthUrl(): Promise<string> {
+  const state = await getOAuthState();
+  return `${window.location.origin}/api/oauth/telegram/bind?state=${encodeURIComponent(state)}`;
 }

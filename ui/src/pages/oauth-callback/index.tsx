@@ -2,29 +2,38 @@ import { Flex, Spinner, Text } from "@radix-ui/themes";
 import { useEffect, useRef } from "react";
 import { useTranslation } from "react-i18next";
 import { useLocation, useParams, useSearch } from "wouter";
-import { oauthCallback } from "../../api/auth";
+import { oauthCallback, telegramLogin, type OAuthResult } from "../../api/auth";
 import { afterLoginPath } from "../../lib/after-login";
 import { toast } from "../../stores/toast";
 import { startSession } from "../../stores/user";
 import NotFoundPage from "../not-found";
 
-const PROVIDERS = ["github", "linuxdo"] as const;
+const PROVIDERS = ["github", "linuxdo", "telegram"] as const;
 type Provider = (typeof PROVIDERS)[number];
 
-/** OAuthCallbackPage completes a GitHub or LinuxDO redirect: a binding or a login. */
+/** FAILURE_REDIRECT_MS is how long a failure stays on screen before the redirect. */
+const FAILURE_REDIRECT_MS = 1500;
+
+/** complete asks the server to finish the redirect: GitHub and LinuxDO send code and state, Telegram its signed login. */
+async function complete(provider: Provider, search: URLSearchParams): Promise<OAuthResult> {
+  if (provider === "telegram") return { message: "", user: await telegramLogin(search) };
+  return oauthCallback(provider, search.get("code") ?? "", search.get("state") ?? "");
+}
+
+/** OAuthCallbackPage completes a third-party redirect: a binding (answer message "bind") or a login. */
 export default function OAuthCallbackPage() {
   const { t } = useTranslation();
   const { provider } = useParams<{ provider: string }>();
-  const search = new URLSearchParams(useSearch());
+  const search = useSearch();
   const [, navigate] = useLocation();
   const started = useRef(false);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
   const known = (PROVIDERS as readonly string[]).includes(provider);
-  const code = search.get("code") ?? "";
-  const state = search.get("state") ?? "";
   useEffect(() => {
     if (!known || started.current) return;
     started.current = true;
-    oauthCallback(provider as Provider, code, state)
+    complete(provider as Provider, new URLSearchParams(search))
       .then((r) => {
         if (r.message === "bind") {
           toast.success(t("profile.bindSuccess"));
@@ -38,10 +47,11 @@ export default function OAuthCallbackPage() {
         }
       })
       .catch(() => {
+        // The server's message was already shown by the API client.
         toast.error(t("auth.oauthFailed"));
-        navigate("/setting?tab=personal", { replace: true });
+        timer.current = setTimeout(() => navigate("/setting?tab=personal", { replace: true }), FAILURE_REDIRECT_MS);
       });
-  }, [known, provider, code, state, navigate, t]);
+  }, [known, provider, search, navigate, t]);
   if (!known) return <NotFoundPage />;
   return (
     <Flex direction="column" align="center" gap="3" py="9">

@@ -33,6 +33,7 @@ export default function ResetPage() {
     } catch (err) {
       handleError(err);
     } finally {
+      turnstile.reset();
       setBusy(false);
     }
   };

@@ -52,6 +52,7 @@ export function LoginForm() {
     } catch (err) {
       handleError(err);
     } finally {
+      turnstile.reset();
       setBusy(false);
     }
   };

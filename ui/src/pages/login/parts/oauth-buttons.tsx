@@ -3,7 +3,8 @@ import { Button, Flex, Separator, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
-import { startGitHubOAuth, startLinuxDOOAuth } from "../../../lib/oauth";
+import { TelegramLoginWidget } from "../../../components/telegram-login-widget";
+import { startGitHubOAuth, startLinuxDOOAuth, telegramLoginAuthUrl } from "../../../lib/oauth";
 import { readString } from "../../../lib/storage";
 import { status } from "../../../stores/status";
 import { WeChatLoginDialog } from "./wechat-login-dialog";
@@ -18,7 +19,8 @@ export function OAuthButtons() {
   const github = s.github_oauth === true && !!s.github_client_id;
   const linuxdo = s.linuxdo_oauth === true && !!s.linuxdo_client_id;
   const wechat = s.wechat_login === true;
-  if (!github && !linuxdo && !wechat) return null;
+  const telegram = s.telegram_oauth === true && !!s.telegram_bot_name;
+  if (!github && !linuxdo && !wechat && !telegram) return null;
   return (
     <Flex direction="column" gap="3">
       <Flex align="center" gap="2">
@@ -30,21 +32,34 @@ export function OAuthButtons() {
       </Flex>
       <Flex gap="2" justify="center" wrap="wrap">
         {github ? (
-          <Button variant="outline" onClick={() => startGitHubOAuth(s.github_client_id as string, aff).catch(handleError)}>
+          <Button
+            variant="outline"
+            data-testid="oauth-github"
+            onClick={() => startGitHubOAuth(s.github_client_id as string, aff).catch(handleError)}
+          >
             GitHub
           </Button>
         ) : null}
         {linuxdo ? (
-          <Button variant="outline" onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string, aff).catch(handleError)}>
+          <Button
+            variant="outline"
+            data-testid="oauth-linuxdo"
+            onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string, aff).catch(handleError)}
+          >
             LinuxDO
           </Button>
         ) : null}
         {wechat ? (
-          <Button variant="outline" onClick={() => setWechatOpen(true)}>
+          <Button variant="outline" data-testid="oauth-wechat" onClick={() => setWechatOpen(true)}>
             {t("auth.wechat")}
           </Button>
         ) : null}
       </Flex>
+      {telegram ? (
+        <Flex justify="center">
+          <TelegramLoginWidget botName={s.telegram_bot_name as string} authUrl={telegramLoginAuthUrl()} />
+        </Flex>
+      ) : null}
       {wechat ? <WeChatLoginDialog open={wechatOpen} onOpenChange={setWechatOpen} /> : null}
     </Flex>
   );

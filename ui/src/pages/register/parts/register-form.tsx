@@ -38,7 +38,11 @@ export function RegisterForm() {
       toast.info(t("auth.turnstileWait"));
       return false;
     }
-    await sendVerificationCode(form.email.trim(), turnstile.token);
+    try {
+      await sendVerificationCode(form.email.trim(), turnstile.token);
+    } finally {
+      turnstile.reset();
+    }
     toast.success(t("code.sent"));
     return true;
   };
@@ -83,6 +87,7 @@ export function RegisterForm() {
     } catch (err) {
       handleError(err);
     } finally {
+      turnstile.reset();
       setBusy(false);
     }
   };

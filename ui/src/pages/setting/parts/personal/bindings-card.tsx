@@ -1,11 +1,14 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Badge, Button, Card, Flex, Heading, Text } from "@radix-ui/themes";
-import type { ReactNode } from "react";
+import { Button, Card, Flex, Heading, Text } from "@radix-ui/themes";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { useLocation, useSearch } from "wouter";
 import { handleError } from "../../../../api/client";
-import { startGitHubOAuth, startLinuxDOOAuth } from "../../../../lib/oauth";
+import { TelegramLoginWidget } from "../../../../components/telegram-login-widget";
+import { startGitHubOAuth, startLinuxDOOAuth, telegramBindAuthUrl } from "../../../../lib/oauth";
 import { status } from "../../../../stores/status";
-import { user } from "../../../../stores/user";
+import { toast } from "../../../../stores/toast";
+import { refreshSelf, user } from "../../../../stores/user";
 import { showDialog } from "./dialogs";
 
 function Row({ name, value, action, testId }: { name: string; value: ReactNode; action?: ReactNode; testId: string }) {
@@ -24,10 +27,68 @@ function Row({ name, value, action, testId }: { name: string; value: ReactNode; 
   );
 }
 
+/**
+ * useBindResult reports the outcome of the Telegram binding, which comes back as a browser redirect to
+ * /setting?tab=personal with bind=telegram or error=<message>, and then drops those parameters from the address.
+ */
+function useBindResult() {
+  const { t } = useTranslation();
+  const search = useSearch();
+  const [, navigate] = useLocation();
+  const handled = useRef("");
+  useEffect(() => {
+    const q = new URLSearchParams(search);
+    const bound = q.get("bind");
+    const error = q.get("error");
+    if ((!bound && error === null) || handled.current === search) return;
+    handled.current = search;
+    if (bound) {
+      toast.success(bound === "telegram" ? t("oauth.telegramBound") : t("profile.bindSuccess"));
+      void refreshSelf().catch(() => {});
+    } else if (error !== null) {
+      toast.error(t("oauth.bindFailed", { message: error }));
+    }
+    navigate("/setting?tab=personal", { replace: true });
+  }, [search, navigate, t]);
+}
+
+/** TelegramBind offers the Telegram widget once a state for this session has been fetched. */
+function TelegramBind({ botName }: { botName: string }) {
+  const { t } = useTranslation();
+  const [authUrl, setAuthUrl] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (authUrl) {
+    return (
+      <Flex direction="column" gap="2" align="end" data-testid="telegram-bind">
+        <Text size="1" color="gray">
+          {t("oauth.telegramHint")}
+        </Text>
+        <TelegramLoginWidget botName={botName} authUrl={authUrl} />
+      </Flex>
+    );
+  }
+  const start = async () => {
+    setBusy(true);
+    try {
+      setAuthUrl(await telegramBindAuthUrl());
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Button size="1" variant="soft" loading={busy} onClick={start} data-testid="bind-telegram">
+      {t("profile.bind")}
+    </Button>
+  );
+}
+
 /** BindingsCard shows the e-mail and third-party accounts bound to the user and offers the enabled bindings. */
 export function BindingsCard() {
   useSignals();
   const { t } = useTranslation();
+  useBindResult();
   const u = user.value;
   const s = status.value;
   if (!u) return null;
@@ -55,7 +116,12 @@ export function BindingsCard() {
           value={bound(u.github_id)}
           action={
             s.github_oauth && s.github_client_id && !u.github_id ? (
-              <Button size="1" variant="soft" onClick={() => startGitHubOAuth(s.github_client_id as string).catch(handleError)}>
+              <Button
+                size="1"
+                variant="soft"
+                data-testid="bind-github"
+                onClick={() => startGitHubOAuth(s.github_client_id as string).catch(handleError)}
+              >
                 {t("profile.bind")}
               </Button>
             ) : undefined
@@ -67,7 +133,7 @@ export function BindingsCard() {
           value={u.wechat_id ? t("profile.bound") : unbound}
           action={
             s.wechat_login && !u.wechat_id ? (
-              <Button size="1" variant="soft" onClick={() => showDialog("wechat")}>
+              <Button size="1" variant="soft" onClick={() => showDialog("wechat")} data-testid="bind-wechat">
                 {t("profile.bind")}
               </Button>
             ) : undefined
@@ -77,7 +143,7 @@ export function BindingsCard() {
           testId="binding-telegram"
           name="Telegram"
           value={bound(u.telegram_id)}
-          action={s.telegram_oauth && s.telegram_bot_name ? <Badge color="gray">@{s.telegram_bot_name}</Badge> : undefined}
+          action={s.telegram_oauth && s.telegram_bot_name && !u.telegram_id ? <TelegramBind botName={s.telegram_bot_name} /> : undefined}
         />
         <Row
           testId="binding-linuxdo"
@@ -85,7 +151,12 @@ export function BindingsCard() {
           value={bound(u.linux_do_id)}
           action={
             s.linuxdo_oauth && s.linuxdo_client_id && !u.linux_do_id ? (
-              <Button size="1" variant="soft" onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string).catch(handleError)}>
+              <Button
+                size="1"
+                variant="soft"
+                data-testid="bind-linuxdo"
+                onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string).catch(handleError)}
+              >
                 {t("profile.bind")}
               </Button>
             ) : undefined

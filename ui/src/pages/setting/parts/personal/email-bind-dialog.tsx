@@ -29,7 +29,11 @@ export function EmailBindDialog({ open, onOpenChange }: { open: boolean; onOpenC
       toast.info(t("auth.turnstileWait"));
       return false;
     }
-    await sendVerificationCode(email.trim(), turnstile.token);
+    try {
+      await sendVerificationCode(email.trim(), turnstile.token);
+    } finally {
+      turnstile.reset();
+    }
     toast.success(t("code.sent"));
     return true;
   };

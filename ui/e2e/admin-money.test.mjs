@@ -1,0 +1,208 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, test } from "node:test";
+import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+let gw;
+let browser;
+let root;
+let perUnit;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  root = new ApiSession(gw.baseURL);
+  await root.login("root", "123456");
+  perUnit = (await root.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+async function login(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+const money = (quota) => "$" + (quota / perUnit).toFixed(2);
+
+test("an admin creates and downloads codes; a user redeems one and the balance follows live", async () => {
+  const name = uniqueName("code");
+  const quota = perUnit * 3;
+
+  // The administrator creates three codes and downloads them.
+  const admin = await newPage(browser, gw.baseURL, { acceptDownloads: true });
+  await login(admin.page, "root", "123456");
+  await admin.page.goto("/redemption");
+  await admin.page.locator('[data-testid="redemption-add"]').click();
+  const drawer = admin.page.locator('[data-testid="redemption-drawer"]');
+  await drawer.waitFor();
+  assert.equal(await drawer.locator("#redemption-quota").inputValue(), "100000");
+  assert.equal(await drawer.locator("#redemption-count").inputValue(), "1");
+  await drawer.locator("#redemption-name").fill(name);
+  await drawer.locator("#redemption-quota").fill(String(quota));
+  await drawer.locator("#redemption-count").fill("3");
+  await admin.page.locator('[data-testid="redemption-submit"]').click();
+  await expectToast(admin.page, "兑换码创建成功！");
+  await admin.page.locator('[data-testid="redemption-download-dialog"]').waitFor();
+  const [download] = await Promise.all([admin.page.waitForEvent("download"), admin.page.locator('[data-testid="redemption-download"]').click()]);
+  assert.equal(download.suggestedFilename(), `${name}.txt`);
+  const keys = (await readFile(await download.path(), "utf8")).split("\n").filter(Boolean);
+  assert.equal(keys.length, 3);
+  for (const k of keys) assert.match(k, /^[0-9a-f]{32}$/i);
+  // The new codes are listed as unused.
+  await admin.page.locator('[data-testid="redemption-name"]', { hasText: name }).first().waitFor();
+  assert.equal(await admin.page.locator('[data-testid^="redemption-row-"]', { hasText: name }).count(), 3);
+
+  // A user redeems one in the wallet.
+  const username = uniqueName("pay");
+  const password = "wallet-pass-1";
+  const userApi = new ApiSession(gw.baseURL);
+  await userApi.register(username, password);
+  await userApi.login(username, password);
+  const user = await newPage(browser, gw.baseURL);
+  await login(user.page, username, password);
+  await user.page.goto("/topup");
+  const balance = user.page.locator('[data-testid="wallet-balance"]');
+  await balance.waitFor();
+  await user.page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const start = (await userApi.call("GET", "/api/user/self")).json.data.quota;
+  assert.equal((await balance.textContent()).trim(), money(start));
+
+  await user.page.locator('[data-testid="redeem-submit"]').click();
+  await expectToast(user.page, "请输入兑换码！");
+  await user.page.fill('[data-testid="redeem-code"]', keys[0]);
+  await user.page.locator('[data-testid="redeem-submit"]').click();
+  await expectToast(user.page, "兑换成功！");
+  await user.page.locator('[data-testid="redeemed-quota"]', { hasText: money(quota) }).waitFor();
+  await user.page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
+  await user.page.locator('[data-testid="redeemed-quota"]').waitFor({ state: "detached" });
+  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + quota), { timeout: 10000 });
+
+  // A redemption made elsewhere reaches the open wallet through the live socket alone.
+  const r = await userApi.call("POST", "/api/user/topup", { key: keys[1] });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + 2 * quota), { timeout: 10000 });
+
+  // A used code cannot be redeemed again; the server's message is shown.
+  await user.page.fill('[data-testid="redeem-code"]', keys[0]);
+  await user.page.locator('[data-testid="redeem-submit"]').click();
+  await user.page.locator(".toast-error").first().waitFor();
+
+  // The administrator sees the used code as used, with its enable button off and edit off.
+  await admin.page.reload();
+  await admin.page.fill('[data-testid="redemption-search"]', name);
+  await admin.page.keyboard.press("Enter");
+  const usedRow = admin.page.locator('[data-testid^="redemption-row-"]', { hasText: "已使用" }).first();
+  await usedRow.waitFor();
+  assert.equal(await usedRow.locator('[data-testid="redemption-enable"]').isDisabled(), true);
+  assert.equal(await usedRow.locator('[data-testid="redemption-edit"]').isDisabled(), true);
+  await admin.context.close();
+  await user.context.close();
+});
+
+test("the wallet explains missing top-up settings", async () => {
+  const username = uniqueName("wal");
+  const password = "wallet-pass-2";
+  await new ApiSession(gw.baseURL).register(username, password);
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, username, password);
+  await page.goto("/topup");
+  await page.locator('[data-testid="get-code"]').click();
+  await expectToast(page, "超级管理员未设置充值链接！");
+  await page.locator('[data-testid="pay-zfb"]').click();
+  await expectToast(page, "管理员未开启在线充值！");
+  await context.close();
+});
+
+test("root edits a user's quota, also by a negative addition, and the row updates", async () => {
+  const username = uniqueName("edt");
+  const password = "edit-pass-11";
+  await new ApiSession(gw.baseURL).register(username, password);
+  const found = await root.call("GET", `/api/user/search?keyword=${username}&group=`);
+  const id = found.json.data.find((u) => u.username === username).id;
+  const before = found.json.data.find((u) => u.username === username).quota;
+
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  await page.locator('[data-testid="users-table"]').waitFor();
+  await page.fill('[data-testid="user-search"]', username);
+  await page.click('[data-testid="user-search-submit"]');
+  const row = page.locator(`[data-testid="user-row-${id}"]`);
+  await row.waitFor();
+  assert.equal((await row.locator('[data-testid="user-quota"]').textContent()).trim(), money(before));
+
+  const addQuota = async (delta) => {
+    await row.locator('[data-testid="user-edit"]').click();
+    const drawer = page.locator('[data-testid="user-edit-drawer"]');
+    await drawer.locator("#edit-user-quota").waitFor();
+    await drawer.locator('[data-testid="user-add-quota"]').click();
+    await page.locator('[data-testid="add-quota-input"]').fill(String(delta));
+    await page.locator('[data-testid="add-quota-confirm"]').click();
+    await page.locator('[data-testid="user-edit-submit"]').click();
+    await expectToast(page, "用户信息更新成功！");
+    await drawer.waitFor({ state: "detached" });
+  };
+  await addQuota(perUnit * 4);
+  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 4) }).waitFor();
+  await addQuota(-perUnit);
+  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 3) }).waitFor();
+  const stored = await root.call("GET", `/api/user/${id}`);
+  assert.equal(stored.json.data.quota, before + perUnit * 3);
+
+  // Row actions update the row from the server's answer.
+  await row.locator('[data-testid="user-disable"]').click();
+  await row.getByText("已封禁").waitFor();
+  await row.locator('[data-testid="user-promote"]').click();
+  await row.locator('[data-testid="user-role"]', { hasText: "管理员" }).waitFor();
+  await row.locator('[data-testid="user-delete"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "注销" }).click();
+  await row.getByText("已注销").waitFor();
+  assert.equal(await row.locator("button").count(), 0);
+  await context.close();
+});
+
+test("the users table shows client pages of any size over the server's pages of ten", async () => {
+  // Fill the list to more than two server pages.
+  const have = async () => {
+    let n = 0;
+    for (let p = 0; ; p++) {
+      const r = await root.call("GET", `/api/user/?p=${p}`);
+      n += r.json.data.length;
+      if (r.json.data.length < 10) return n;
+    }
+  };
+  const api = new ApiSession(gw.baseURL);
+  for (let n = await have(); n < 25; n++) await api.register(uniqueName("pg"), "paging-pass-1");
+  const total = await have();
+
+  const { context, page } = await newPage(browser, gw.baseURL);
+  const fetched = [];
+  page.on("request", (req) => {
+    const m = req.url().match(/\/api\/user\/\?p=(\d+)/);
+    if (m) fetched.push(Number(m[1]));
+  });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  const rows = page.locator('[data-testid^="user-row-"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="user-row-"]').length === 10);
+  // The first client page is also the last fetched one, so the next server page was read.
+  assert.deepEqual([...new Set(fetched)].sort(), [0, 1]);
+  assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), false);
+
+  await page.locator('[data-testid="page-size"]').click();
+  await page.getByRole("option", { name: /^20/ }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="user-row-"]').length === 20);
+  assert.ok(new Set(fetched).has(2), "reaching the last client page reads the next server page");
+  await page.locator('[data-testid="page-next"]').click();
+  await page.waitForFunction((want) => document.querySelectorAll('[data-testid^="user-row-"]').length === want, total - 20);
+  assert.equal(await rows.count(), total - 20);
+  assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), true);
+  await context.close();
+});

@@ -1,0 +1,308 @@
+// Channel management page: create a channel against a fake OpenAI upstream,
+// never see its key, test it, edit inline, run the confirmed bulk actions,
+// and keep the page away from normal users.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { after, before, test } from "node:test";
+import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+// startFakeUpstream runs a tiny OpenAI-compatible upstream on 127.0.0.1:
+// POST /v1/chat/completions answers a chat.completion with usage (SSE chunks
+// when stream is true) and GET /v1/models lists FAKE_MODELS. Every request is
+// recorded in calls, so a test can check what the gateway sent.
+const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
+const FAKE_USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
+
+async function startFakeUpstream() {
+  const calls = [];
+  const server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      body = null;
+    }
+    const path = (req.url ?? "").split("?")[0];
+    calls.push({ method: req.method, path, authorization: req.headers.authorization ?? "", body });
+    const json = (status, obj) => {
+      res.writeHead(status, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(obj));
+    };
+    if (req.method === "GET" && path === "/v1/models") {
+      json(200, { object: "list", data: FAKE_MODELS.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) });
+      return;
+    }
+    if (req.method === "POST" && path === "/v1/chat/completions") {
+      const model = body?.model ?? "gpt-4o-mini";
+      const id = `chatcmpl-fake${calls.length}`;
+      const created = Math.floor(Date.now() / 1000);
+      if (body?.stream) {
+        res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+        const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+        const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+        send(chunk({ role: "assistant", content: "" }));
+        send(chunk({ content: "Hello" }));
+        send(chunk({ content: " from the fake" }));
+        send(chunk({}, "stop"));
+        send({ id, object: "chat.completion.chunk", created, model, choices: [], usage: FAKE_USAGE });
+        res.end("data: [DONE]\n\n");
+        return;
+      }
+      json(200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake" }, finish_reason: "stop" }],
+        usage: FAKE_USAGE,
+      });
+      return;
+    }
+    json(404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    calls,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let gw;
+let browser;
+let upstream;
+
+before(async () => {
+  gw = await startGateway();
+  upstream = await startFakeUpstream();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await upstream?.close();
+  await gw?.stop();
+});
+
+async function login(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+async function rootApi() {
+  const api = new ApiSession(gw.baseURL);
+  await api.login("root", "123456");
+  return api;
+}
+
+async function channelByName(api, name) {
+  const r = await api.call("GET", `/api/channel/search?keyword=${encodeURIComponent(name)}`);
+  return (r.json?.data ?? []).find((c) => c.name === name);
+}
+
+test("root creates an OpenAI channel on the fake upstream, never sees its key, and tests it", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.locator('[data-testid="channels-page"]').waitFor();
+  await page.locator('[data-nav="channel"]').waitFor();
+
+  const name = uniqueName("ch");
+  const key = `sk-e2e-${Math.random().toString(36).slice(2, 14)}`;
+  await page.click('[data-testid="add-channel"]');
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+
+  // Validation comes first: name and key are required on create.
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "请填写渠道名称和渠道密钥！");
+
+  await page.fill('[data-testid="channel-name-input"]', name);
+  await page.fill('[data-testid="channel-base-url"]', `${upstream.url}///`);
+  await page.fill('[data-testid="channel-key"]', key);
+
+  // Custom models: a new one is added, a duplicate is refused.
+  await page.click('[data-testid="clear-models"]');
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "请至少选择一个模型！");
+  await page.fill('[data-testid="custom-model-input"]', "gpt-4o-mini");
+  await page.click('[data-testid="custom-model-add"]');
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.fill('[data-testid="custom-model-input"]', "gpt-4o-mini");
+  await page.click('[data-testid="custom-model-add"]');
+  await expectToast(page, "某些模型已存在！");
+  await page.fill('[data-testid="custom-model-input"]', "");
+
+  // The model list is fetched by the server, from the form's base URL and key.
+  const callsBefore = upstream.calls.length;
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "获取模型列表成功");
+  await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();
+  const listing = upstream.calls.slice(callsBefore).find((c) => c.path === "/v1/models");
+  assert.ok(listing, "the gateway asked the upstream for its models");
+  assert.equal(listing.authorization, `Bearer ${key}`);
+
+  // Model mapping must be JSON.
+  await page.fill('[data-testid="channel-mapping"]', "{not json");
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "模型映射必须是合法的 JSON 格式！");
+  await page.fill('[data-testid="channel-mapping"]', "");
+
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "渠道创建成功！");
+  await drawer.waitFor({ state: "detached" });
+
+  const api = await rootApi();
+  const saved = await channelByName(api, name);
+  assert.ok(saved, "channel stored");
+  assert.equal(saved.base_url, upstream.url, "trailing slashes removed");
+  assert.equal(saved.type, 1);
+  assert.equal("key" in saved, false, "the list never carries a key");
+
+  const row = page.locator(`[data-testid="channel-row-${saved.id}"]`);
+  await row.waitFor();
+  assert.match(await row.locator('[data-testid="channel-name"]').textContent(), new RegExp(name));
+  assert.equal(await row.locator('[data-testid="response-time"]').textContent(), "未测试");
+  const pageText = await page.evaluate(() => document.body.innerText);
+  assert.ok(!pageText.includes(key), "the key is not shown anywhere");
+
+  // Test it: the response time appears in the row.
+  await row.locator('[data-testid="test-channel"]').click();
+  await expectToast(page, "测试成功");
+  await page.waitForFunction((id) => Number(document.querySelector(`[data-testid="channel-row-${id}"] [data-testid="response-time"]`)?.dataset.ms) > 0, saved.id);
+  assert.match(await row.locator('[data-testid="response-time"]').textContent(), /秒/);
+  const chat = upstream.calls.filter((c) => c.path === "/v1/chat/completions").at(-1);
+  assert.equal(chat.authorization, `Bearer ${key}`, "the test used the stored key");
+
+  // Editing shows no key; an empty key keeps the stored one.
+  await row.locator('[data-testid="edit-channel"]').click();
+  await drawer.waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid="channel-name-input"]')?.value !== "");
+  assert.equal(await page.inputValue('[data-testid="channel-key"]'), "");
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "渠道更新成功！");
+  await drawer.waitFor({ state: "detached" });
+  await row.locator('[data-testid="test-channel"]').click();
+  await expectToast(page, `通道 ${name} 测试成功`);
+  assert.equal(upstream.calls.filter((c) => c.path === "/v1/chat/completions").at(-1).authorization, `Bearer ${key}`);
+  await context.close();
+});
+
+test("priority, weight and status are edited in place; copy, test-all and bulk delete work", async () => {
+  const api = await rootApi();
+  const name = uniqueName("in");
+  const created = await api.call("POST", "/api/channel/", { type: 1, name, key: "sk-inline", base_url: upstream.url, models: "gpt-4o-mini", group: "default" });
+  assert.equal(created.status, 200, JSON.stringify(created.json));
+  const ch = await channelByName(api, name);
+
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await row.waitFor();
+
+  // Priority below the minimum becomes -999; a negative weight becomes 0.
+  const prio = row.locator('[data-testid="channel-priority"]');
+  await prio.fill("-5000");
+  await prio.press("Enter");
+  await expectToast(page, "操作成功完成！");
+  await page.waitForFunction(async (id) => (await (await fetch(`/api/channel/${id}`, { headers: { "New-Api-User": "1" } })).json()).data.priority === -999, ch.id);
+  assert.equal(await prio.inputValue(), "-999");
+  const weight = row.locator('[data-testid="channel-weight"]');
+  await weight.fill("-3");
+  await weight.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll(".toast").length > 0);
+  assert.equal((await channelByName(api, name)).weight, 0);
+
+  // Disable greys the row; enable brings it back.
+  await row.locator('[data-testid="disable-channel"]').click();
+  await row.locator('[data-testid="channel-status"][data-status="2"]').waitFor();
+  assert.match(await row.getAttribute("class"), /data-table-muted/);
+  await row.locator('[data-testid="enable-channel"]').click();
+  await row.locator('[data-testid="channel-status"][data-status="1"]').waitFor();
+
+  // Copy on the server keeps the key: the copy can be tested.
+  await row.locator('[data-testid="channel-menu"]').click();
+  await page.locator('[data-testid="copy-channel"]').click();
+  await expectToast(page, "渠道复制成功");
+  const copy = await channelByName(api, `${name}_复制`);
+  assert.ok(copy, "copy stored");
+  const test = await api.call("GET", `/api/channel/test/${copy.id}`);
+  assert.equal(test.json?.success, true, JSON.stringify(test.json));
+
+  // Test all, confirmed, with live progress.
+  await page.click('[data-testid="test-all"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await page.locator('[data-testid="channel-progress"]').waitFor();
+  await page.locator('[data-testid="test-all-status"]', { hasText: "测试完成" }).waitFor({ timeout: 20000 });
+
+  // Bulk delete mode: select the copy and delete it.
+  await page.click('[data-testid="refresh-channels"]');
+  const copyRow = page.locator(`[data-testid="channel-row-${copy.id}"]`);
+  await copyRow.waitFor();
+  await page.click('[data-testid="bulk-mode"]');
+  await copyRow.locator('[data-testid="select-row"]').click();
+  await page.click('[data-testid="delete-selected"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await expectToast(page, "已删除 1 个通道！");
+  await copyRow.waitFor({ state: "detached" });
+  assert.equal(await channelByName(api, `${name}_复制`), undefined);
+
+  // Fix asks first and warns.
+  await page.click('[data-testid="fix-channels"]');
+  const dialog = page.getByRole("alertdialog");
+  await dialog.getByText("进行该操作时，可能导致渠道访问错误").waitFor();
+  await dialog.getByRole("button", { name: "确定" }).click();
+  await expectToast(page, "已修复");
+  await context.close();
+});
+
+test("a channel of a type the relay does not implement can be saved and its test says so", async () => {
+  const api = await rootApi();
+  const name = uniqueName("cl");
+  const created = await api.call("POST", "/api/channel/", { type: 14, name, key: "sk-claude", models: "claude-3-haiku-20240307", group: "default" });
+  assert.equal(created.status, 200, JSON.stringify(created.json));
+  const ch = await channelByName(api, name);
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('[data-testid="channel-type"]').textContent(), "Anthropic Claude");
+  await row.locator('[data-testid="test-channel"]').click();
+  await expectToast(page, "尚未支持");
+  await context.close();
+});
+
+test("a normal user has no channel entry and /channel is refused", async () => {
+  const username = uniqueName("nch");
+  const password = "normal-pass-1";
+  await new ApiSession(gw.baseURL).register(username, password);
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, username, password);
+  await page.locator('[data-testid="sidebar"]').waitFor();
+  const entries = await page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+  assert.ok(entries.includes("token") && entries.includes("log"), `token and log entries expected, got ${entries}`);
+  assert.ok(!entries.includes("channel"), "no channel entry for a normal user");
+  await page.goto("/channel");
+  await page.locator('[data-testid="forbidden"]').waitFor();
+  assert.equal(await page.locator('[data-testid="channels-page"]').count(), 0);
+  const status = await page.evaluate(async () => {
+    const u = JSON.parse(localStorage.getItem("user"));
+    return (await fetch("/api/channel/", { headers: { "New-Api-User": String(u.id) } })).status;
+  });
+  assert.equal(status, 403);
+  await context.close();
+});

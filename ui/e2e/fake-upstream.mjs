@@ -1,0 +1,94 @@
+// A tiny OpenAI-compatible upstream for the browser tests: it records every
+// request and answers chat completions as JSON or as a server-sent event stream.
+import { createServer } from "node:http";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * startFakeUpstream listens on 127.0.0.1 and answers /v1/chat/completions with
+ * the given chunks (streamed one by one when the request asks for a stream)
+ * and /v1/models with the given model names; models in failModels get a 400
+ * error. Call close() when done.
+ */
+export async function startFakeUpstream({ chunks = ["Hello", " world"], models = ["gpt-4o-mini"], delayMs = 40, failModels = [] } = {}) {
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const c of req) raw += c;
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      body = null;
+    }
+    requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+    if (req.url.endsWith("/models")) {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model", owned_by: "fake" })) }));
+      return;
+    }
+    if (!req.url.endsWith("/chat/completions")) {
+      res.writeHead(404, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
+      return;
+    }
+    const model = body?.model ?? "gpt-4o-mini";
+    if (failModels.includes(model)) {
+      res.writeHead(400, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `fake upstream refuses ${model}`, type: "invalid_request_error", code: "model_refused" } }));
+      return;
+    }
+    const created = Math.floor(Date.now() / 1000);
+    const usage = { prompt_tokens: 12, completion_tokens: chunks.length, total_tokens: 12 + chunks.length };
+    if (!body?.stream) {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "chatcmpl-fake",
+          object: "chat.completion",
+          created,
+          model,
+          choices: [{ index: 0, message: { role: "assistant", content: chunks.join("") }, finish_reason: "stop" }],
+          usage,
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" });
+    const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+    const chunk = (delta, finish = null) => ({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+    send(chunk({ role: "assistant", content: "" }));
+    for (const c of chunks) {
+      await sleep(delayMs);
+      send(chunk({ content: c }));
+    }
+    send(chunk({}, "stop"));
+    send({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [], usage });
+    res.write("data: [DONE]\n\n");
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** createChannel adds an enabled OpenAI-type channel pointing at the fake upstream, as root. */
+export async function createChannel(api, upstreamURL, models, name = "fake-upstream") {
+  const r = await api.call("POST", "/api/channel/", {
+    type: 1,
+    name,
+    key: "sk-fake-upstream-key",
+    base_url: upstreamURL,
+    models: models.join(","),
+    group: "default",
+    status: 1,
+    priority: 0,
+    weight: 0,
+  });
+  if (r.status !== 200 || !r.json?.success) throw new Error(`create channel failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.data;
+}

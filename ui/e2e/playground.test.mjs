@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+
+let gw;
+let browser;
+let upstream;
+
+// The reply mixes Markdown, raw HTML, an image on a same-origin URL and a
+// relative link: only the Markdown may take effect.
+const CHUNKS = ["Hello", " **world**", "\n\n<b>raw</b> <img src=x onerror=\"window.__pwned=1\">", " ![pic](/api/user/logout)", " [away](/api/user/logout) [docs](https://example.com/docs)"];
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"] });
+  const root = new ApiSession(gw.baseURL);
+  await root.login("root", "123456");
+  await createChannel(root, upstream.url, ["gpt-4o-mini", "broken-model"]);
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await upstream?.close();
+});
+
+test("a user chats in the playground and sees the streamed, sanitised answer", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login");
+  await page.fill("#login-username", "root");
+  await page.fill("#login-password", "123456");
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  assert.equal(await page.locator('[data-testid="pg-system"]').inputValue(), "You are a helpful assistant.");
+  assert.equal(await page.locator('[data-testid="pg-max-tokens"]').inputValue(), "0");
+
+  await page.fill('[data-testid="pg-input"]', "Say hello");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-testid="message-user"]', { hasText: "Say hello" }).waitFor();
+  const reply = page.locator('[data-testid="message-assistant"]').last();
+  // The reply streams: it is incomplete while chunks arrive, then complete.
+  await page.locator('[data-testid="message-assistant"][data-status="incomplete"]').waitFor({ timeout: 10000 });
+  await page.locator('[data-testid="message-assistant"][data-status="complete"]').waitFor({ timeout: 15000 });
+  const text = await reply.textContent();
+  assert.match(text, /Hello world/);
+  assert.equal(await reply.locator("strong", { hasText: "world" }).count(), 1);
+  // Raw HTML is shown as text, never parsed.
+  assert.match(text, /<b>raw<\/b>/);
+  assert.equal(await reply.locator("b").count(), 0);
+  assert.equal(await reply.locator("img").count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned ?? null), null);
+  // Only the absolute web link survives, and it opens elsewhere.
+  assert.equal(await reply.locator("a").count(), 1);
+  assert.equal(await reply.locator("a").getAttribute("href"), "https://example.com/docs");
+  assert.equal(await reply.locator("a").getAttribute("target"), "_blank");
+
+  const sent = upstream.requests.find((r) => r.url.endsWith("/chat/completions"));
+  assert.ok(sent, "the upstream got the chat request");
+  assert.equal(sent.body.stream, true);
+  assert.equal(sent.body.model, "gpt-4o-mini");
+  assert.deepEqual(sent.body.messages[0], { role: "system", content: "You are a helpful assistant." });
+  assert.deepEqual(sent.body.messages.at(-1), { role: "user", content: "Say hello" });
+  assert.equal(sent.body.temperature, 0);
+
+  // A second turn carries the history; clearing the context starts over.
+  await page.fill('[data-testid="pg-input"]', "Again");
+  await page.click('[data-testid="pg-send"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="message-assistant"][data-status="complete"]').length === 2, null, { timeout: 15000 });
+  const second = upstream.requests.filter((r) => r.url.endsWith("/chat/completions"))[1];
+  assert.deepEqual(
+    second.body.messages.map((m) => m.role),
+    ["system", "user", "assistant", "user"],
+  );
+  await page.click('[data-testid="pg-clear"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="message-"]').length === 0);
+  // The session survived the same-origin URLs in the reply.
+  assert.match(page.url(), /\/playground$/);
+  assert.notEqual(await page.evaluate(() => localStorage.getItem("user")), null);
+  await context.close();
+});
+
+test("an upstream failure marks the reply as an error", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login");
+  await page.fill("#login-username", "root");
+  await page.fill("#login-password", "123456");
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  await page.locator('[data-testid="pg-model"]').click();
+  await page.locator('[role="option"]', { hasText: "broken-model" }).click();
+  await page.locator('[data-testid="pg-model"]', { hasText: "broken-model" }).waitFor();
+  await page.fill('[data-testid="pg-input"]', "Fail please");
+  await page.click('[data-testid="pg-send"]');
+  const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+  await reply.waitFor({ timeout: 15000 });
+  assert.match(await reply.textContent(), /出错了/);
+  await context.close();
+});

@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+
+let gw;
+let browser;
+let upstream;
+let root;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  upstream = await startFakeUpstream();
+  root = new ApiSession(gw.baseURL);
+  await root.login("root", "123456");
+  await createChannel(root, upstream.url, ["gpt-4o-mini", "zz-fixed-model", "aa-model"]);
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+  await upstream?.close();
+});
+
+async function getOption(key) {
+  const r = await root.call("GET", "/api/option/");
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  const opt = r.json.data.find((o) => o.key === key);
+  return opt?.value;
+}
+
+async function putOption(key, value) {
+  const r = await root.call("PUT", "/api/option/", { key, value });
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.success, true, JSON.stringify(r.json));
+}
+
+test("a ratio changed through the option API shows on the public pricing page", async () => {
+  const ratios = JSON.parse((await getOption("ModelRatio")) || "{}");
+  ratios["gpt-4o-mini"] = 7.5;
+  ratios["aa-model"] = 1;
+  await putOption("ModelRatio", JSON.stringify(ratios));
+  const prices = JSON.parse((await getOption("ModelPrice")) || "{}");
+  prices["zz-fixed-model"] = 0.25;
+  await putOption("ModelPrice", JSON.stringify(prices));
+  const completion = JSON.parse((await getOption("CompletionRatio")) || "{}");
+  completion["gpt-4o-mini"] = 4;
+  await putOption("CompletionRatio", JSON.stringify(completion));
+  const groups = JSON.parse((await getOption("GroupRatio")) || "{}");
+  groups.vip = 2;
+  await putOption("GroupRatio", JSON.stringify(groups));
+
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await page.goto("/pricing");
+  await page.locator('[data-testid="pricing-not-logged-in"]').waitFor();
+  assert.match(await page.locator('[data-testid="pricing-not-logged-in"]').textContent(), /您还未登陆，显示的价格为默认分组倍率：1/);
+
+  const row = page.locator('[data-testid="pricing-row-gpt-4o-mini"]');
+  await row.waitFor();
+  // prompt $/1M = 2 × 7.5 × 1; completion = that × 4.
+  await row.locator('[data-testid="pricing-price"]', { hasText: "提示 $15 / 1M tokens" }).waitFor();
+  assert.match(await row.locator('[data-testid="pricing-price"]').textContent(), /补全 \$60 \/ 1M tokens/);
+  assert.match(await row.textContent(), /按量计费/);
+  const fixed = page.locator('[data-testid="pricing-row-zz-fixed-model"]');
+  assert.match(await fixed.textContent(), /按次计费/);
+  assert.match(await fixed.locator('[data-testid="pricing-price"]').textContent(), /模型价格：\$0\.25/);
+
+  // gpt-named models come first.
+  const order = await page.locator('[data-testid^="pricing-row-"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-testid").slice("pricing-row-".length)));
+  assert.equal(order[0], "gpt-4o-mini");
+  assert.deepEqual(order.slice(1), [...order.slice(1)].sort((a, b) => a.localeCompare(b)));
+
+  // Switching to the vip group by click doubles the prices.
+  await page.locator('[data-testid="pricing-groups"] button[data-group="vip"]').click();
+  await page.locator('[data-testid="pricing-viewing-group"]').waitFor();
+  await row.locator('[data-testid="pricing-price"]', { hasText: "提示 $30 / 1M tokens" }).waitFor();
+  assert.match(await fixed.locator('[data-testid="pricing-price"]').textContent(), /模型价格：\$0\.5/);
+  // The channel serves only the default group, so vip cannot use the model.
+  assert.equal(await row.locator("[data-available]").getAttribute("data-available"), "false");
+
+  // A changed ratio shows after a reload, without a restart.
+  ratios["gpt-4o-mini"] = 0.1;
+  await putOption("ModelRatio", JSON.stringify(ratios));
+  await page.reload();
+  await row.locator('[data-testid="pricing-price"]', { hasText: "提示 $0.2 / 1M tokens" }).waitFor();
+
+  // Fuzzy search narrows the list.
+  await page.fill('[data-testid="pricing-search"]', "g4o");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="pricing-row-"]').length === 1);
+  await context.close();
+});
+
+test("a logged-in user sees their own group and can copy selected model names", async () => {
+  const { context, page } = await newPage(browser, gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await page.goto("/login");
+  await page.fill("#login-username", "root");
+  await page.fill("#login-password", "123456");
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await page.goto("/pricing");
+  await page.locator('[data-testid="pricing-own-group"]', { hasText: "您的分组为：default" }).waitFor();
+  await page.locator('[data-nav="pricing"]').waitFor();
+
+  await page.locator('[data-testid="pricing-copy-selected"]').click();
+  await page.locator(".toast", { hasText: "请至少选择一个模型！" }).waitFor();
+  await page.locator('[data-testid="pricing-row-gpt-4o-mini"] [data-testid="select-row"]').click();
+  await page.locator('[data-testid="pricing-row-aa-model"] [data-testid="select-row"]').click();
+  await page.locator('[data-testid="pricing-copy-selected"]').click();
+  await page.locator(".toast", { hasText: "已复制到剪贴板！" }).waitFor();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.deepEqual(copied.split(",").sort(), ["aa-model", "gpt-4o-mini"]);
+  await context.close();
+});

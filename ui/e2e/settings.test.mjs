@@ -1,0 +1,249 @@
+// Browser tests of the super-administrator settings tabs: operation, system and other.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+let gw;
+let browser;
+/** rootApi reads options from Node as root, to check what the server really stored. */
+let rootApi;
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  rootApi = new ApiSession(gw.baseURL);
+  await rootApi.login("root", "123456");
+});
+
+after(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+async function login(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((url) => !url.pathname.startsWith("/login"));
+}
+
+/**
+ * clickAndExpect closes any toast already saying text (the toaster drops
+ * duplicates, so an old one would hide the new), clicks, and waits for text.
+ */
+async function clickAndExpect(page, selector, text) {
+  const old = page.locator(".toast", { hasText: text });
+  for (const close of await old.locator(".toast-close").all()) await close.click().catch(() => {});
+  await old.first().waitFor({ state: "detached" });
+  await page.click(selector);
+  await expectToast(page, text);
+}
+
+/** rootPage opens a fresh browser context logged in as root, on the given settings tab. */
+async function rootPage(tab) {
+  const { context, page } = await newPage(browser, gw.baseURL);
+  await login(page, "root", "123456");
+  if (tab) {
+    await page.goto(`/setting?tab=${tab}`);
+    await page.locator(`[data-testid="${tab}-tab"]`).waitFor();
+  }
+  return { context, page };
+}
+
+async function serverOptions() {
+  const r = await rootApi.call("GET", "/api/option/");
+  assert.equal(r.status, 200);
+  return Object.fromEntries(r.json.data.map(({ key, value }) => [key, value]));
+}
+
+/** waitForValue waits until the field with the given selector holds value. */
+async function waitForValue(page, selector, value) {
+  await page.waitForFunction(([sel, want]) => document.querySelector(sel)?.value === want, [selector, value]);
+}
+
+async function tabIds(page) {
+  await page.goto("/setting");
+  await page.locator('[data-testid="tab-personal"]').waitFor();
+  return page.locator('[data-testid^="tab-"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-testid")));
+}
+
+test("the operation, system and other tabs appear for root only", async () => {
+  const username = uniqueName("set");
+  const password = "settings-pass-1";
+  await new ApiSession(gw.baseURL).register(username, password);
+  const normal = await newPage(browser, gw.baseURL);
+  await login(normal.page, username, password);
+  assert.deepEqual(await tabIds(normal.page), ["tab-personal"]);
+  // Asking for a root tab by URL falls back to the personal tab.
+  await normal.page.goto("/setting?tab=system");
+  await normal.page.locator('[data-testid="personal-tab"]').waitFor();
+  assert.equal(await normal.page.locator('[data-testid="system-tab"]').count(), 0);
+  await normal.context.close();
+
+  const { context, page } = await rootPage();
+  assert.deepEqual(await tabIds(page), ["tab-personal", "tab-operation", "tab-system", "tab-other"]);
+  await page.click('[data-testid="tab-system"]');
+  await page.locator('[data-testid="system-tab"]').waitFor();
+  assert.match(page.url(), /tab=system/);
+  await context.close();
+});
+
+test("saving an unchanged section says nothing was changed", async () => {
+  const { context, page } = await rootPage("operation");
+  await clickAndExpect(page, '[data-testid="save-general"]', "你似乎并没有修改什么");
+  await context.close();
+});
+
+test("bad JSON in ModelRatio is refused with the spec message and the server keeps its value", async () => {
+  const before = (await serverOptions()).ModelRatio;
+  const { context, page } = await rootPage("operation");
+  await page.fill("#opt-ModelRatio", '{"gpt-4": 15,');
+  await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
+  await page.fill("#opt-ModelRatio", '{"gpt-4": "fifteen"}');
+  await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
+  assert.equal((await serverOptions()).ModelRatio, before);
+  await context.close();
+});
+
+test("a valid GroupRatio is saved and persists across a reload", async () => {
+  const want = { default: 1, vip: 1.5, svip: 2, edu: 0.5 };
+  const { context, page } = await rootPage("operation");
+  await page.fill("#opt-GroupRatio", JSON.stringify(want));
+  await clickAndExpect(page, '[data-testid="save-ratio"]', "保存成功");
+  assert.deepEqual(JSON.parse((await serverOptions()).GroupRatio), want);
+  await page.reload();
+  await page.locator('[data-testid="operation-tab"]').waitFor();
+  assert.deepEqual(JSON.parse(await page.inputValue("#opt-GroupRatio")), want);
+  // Saving again without edits changes nothing.
+  await clickAndExpect(page, '[data-testid="save-ratio"]', "你似乎并没有修改什么");
+  await context.close();
+});
+
+test("the model table adds a fixed-price model and applying writes ModelPrice", async () => {
+  const { context, page } = await rootPage("operation");
+  await page.click('[data-testid="pricing-add"]');
+  await page.fill("#model-row-name", "e2e-fixed-model");
+  await page.click('[data-testid="model-row-mode-price"]');
+  await page.fill("#model-row-price", "0.05");
+  await page.click('[data-testid="model-row-save"]');
+  await page.fill('[data-testid="pricing-search"]', "e2e-fixed");
+  await page.locator('[data-testid="pricing-row"][data-model="e2e-fixed-model"]').waitFor();
+  await page.locator('[data-testid="pricing-dirty"]').waitFor();
+  await clickAndExpect(page, '[data-testid="save-pricing"]', "保存成功");
+  await page.locator('[data-testid="pricing-dirty"]').waitFor({ state: "detached" });
+  assert.equal(JSON.parse((await serverOptions()).ModelPrice)["e2e-fixed-model"], 0.05);
+  // The untouched JSON field follows the saved value.
+  assert.equal(JSON.parse(await page.inputValue("#opt-ModelPrice"))["e2e-fixed-model"], 0.05);
+
+  await page.locator('[data-testid="pricing-row"][data-model="e2e-fixed-model"] [data-testid="pricing-delete"]').click();
+  await clickAndExpect(page, '[data-testid="save-pricing"]', "保存成功");
+  assert.equal(JSON.parse((await serverOptions()).ModelPrice)["e2e-fixed-model"], undefined);
+  await context.close();
+});
+
+test("clearing logs asks for a date, then for confirmation", async () => {
+  const { context, page } = await rootPage("operation");
+  await clickAndExpect(page, '[data-testid="clear-logs"]', "请选择日志记录时间");
+  assert.equal(await page.getByRole("alertdialog").count(), 0);
+  await page.fill("#log-clear-date", "2001-01-01T00:00");
+  await page.click('[data-testid="clear-logs"]');
+  const dialog = page.getByRole("alertdialog");
+  await dialog.waitFor();
+  await dialog.getByRole("button", { name: "清除历史日志" }).click();
+  await expectToast(page, "0 条日志已清理！");
+  await dialog.waitFor({ state: "detached" });
+  await context.close();
+});
+
+test("changing SystemName updates the top bar", async () => {
+  const { context, page } = await rootPage("other");
+  await page.fill("#opt-SystemName", "E2E 网关");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
+  await page.locator(".brand", { hasText: "E2E 网关" }).waitFor();
+  assert.equal((await serverOptions()).SystemName, "E2E 网关");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "你似乎并没有修改什么");
+  await context.close();
+});
+
+test("enabling GitHub login without a client id shows the server's refusal; with one it is enabled", async () => {
+  const { context, page } = await rootPage("system");
+  const toggle = page.locator("#opt-GitHubOAuthEnabled");
+  assert.equal(await toggle.getAttribute("aria-checked"), "false");
+  await toggle.click();
+  await page.locator(".toast-error", { hasText: "GitHubClientId" }).first().waitFor();
+  await page.waitForFunction(() => document.querySelector("#opt-GitHubOAuthEnabled")?.getAttribute("aria-checked") === "false");
+  assert.equal((await serverOptions()).GitHubOAuthEnabled, "false");
+
+  await page.fill("#opt-GitHubClientId", "e2e-client-id");
+  // The secret is never shown; it is sent only when filled.
+  assert.equal(await page.inputValue("#opt-GitHubClientSecret"), "");
+  assert.match(await page.getAttribute("#opt-GitHubClientSecret", "placeholder"), /留空则保持不变/);
+  await clickAndExpect(page, '[data-testid="save-github"]', "保存成功");
+  await toggle.click();
+  await page.waitForFunction(() => document.querySelector("#opt-GitHubOAuthEnabled")?.getAttribute("aria-checked") === "true");
+  assert.equal((await serverOptions()).GitHubOAuthEnabled, "true");
+  await context.close();
+});
+
+test("payment needs the server address, and addresses lose their trailing slashes", async () => {
+  const { context, page } = await rootPage("system");
+  await page.fill("#opt-Price", "7.5");
+  await clickAndExpect(page, '[data-testid="save-payment"]', "请先填写服务器地址");
+  assert.equal((await serverOptions()).Price, "7.3");
+
+  await page.fill("#opt-ServerAddress", "https://gw.example.com//");
+  await clickAndExpect(page, '[data-testid="save-server"]', "保存成功");
+  assert.equal((await serverOptions()).ServerAddress, "https://gw.example.com");
+  await waitForValue(page, "#opt-ServerAddress", "https://gw.example.com");
+  assert.equal((await page.locator('[data-testid="github-callback"]').textContent()).trim(), "https://gw.example.com/oauth/github");
+
+  await page.fill("#opt-TopupGroupRatio", "{nope");
+  await clickAndExpect(page, '[data-testid="save-payment"]', "充值分组倍率不是合法的 JSON 字符串");
+  await page.fill("#opt-TopupGroupRatio", '{"default": 1, "vip": 0.9}');
+  await clickAndExpect(page, '[data-testid="save-payment"]', "保存成功");
+  const opts = await serverOptions();
+  assert.equal(opts.Price, "7.5");
+  assert.deepEqual(JSON.parse(opts.TopupGroupRatio), { default: 1, vip: 0.9 });
+  await context.close();
+});
+
+test("turning password login off asks first; cancelling keeps it on", async () => {
+  const { context, page } = await rootPage("system");
+  const toggle = page.locator("#opt-PasswordLoginEnabled");
+  assert.equal(await toggle.getAttribute("aria-checked"), "true");
+  await toggle.click();
+  const dialog = page.getByRole("alertdialog");
+  await dialog.waitFor();
+  await dialog.getByRole("button", { name: "取消" }).click();
+  await dialog.waitFor({ state: "detached" });
+  assert.equal(await toggle.getAttribute("aria-checked"), "true");
+  assert.equal((await serverOptions()).PasswordLoginEnabled, "true");
+  await context.close();
+});
+
+test("the e-mail whitelist does not take a domain twice; port 465 turns SMTP SSL on", async () => {
+  const { context, page } = await rootPage("system");
+  const tags = page.locator('[data-testid="whitelist-tag"]');
+  const count = await tags.count();
+  await page.fill("#whitelist-input", "gmail.com");
+  await clickAndExpect(page, '[data-testid="whitelist-add"]', "该域名已在白名单中");
+  assert.equal(await tags.count(), count);
+  await page.fill("#whitelist-input", "example.org");
+  await page.click('[data-testid="whitelist-add"]');
+  assert.equal(await tags.count(), count + 1);
+  await clickAndExpect(page, '[data-testid="save-whitelist"]', "保存成功");
+  assert.ok((await serverOptions()).EmailDomainWhitelist.split(",").includes("example.org"));
+
+  assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "false");
+  await page.fill("#opt-SMTPPort", "465");
+  assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "true");
+  await page.fill("#opt-SMTPToken", "smtp-secret");
+  await clickAndExpect(page, '[data-testid="save-smtp"]', "保存成功");
+  const opts = await serverOptions();
+  assert.equal(opts.SMTPPort, "465");
+  assert.equal(opts.SMTPSSLEnabled, "true");
+  assert.equal(opts.SMTPToken, undefined, "secrets are never listed");
+  await waitForValue(page, "#opt-SMTPToken", "");
+  await context.close();
+});

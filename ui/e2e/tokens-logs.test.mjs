@@ -1,0 +1,305 @@
+// Tokens and logs: a user creates a token in the console, reads and copies
+// its key, calls the relay with it from Node, and the log page that is already
+// open shows the new entry and the new total without a reload.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { after, before, test } from "node:test";
+import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+
+// startFakeUpstream runs a tiny OpenAI-compatible upstream on 127.0.0.1:
+// POST /v1/chat/completions answers a chat.completion with usage (SSE chunks
+// when stream is true) and GET /v1/models lists FAKE_MODELS. Every request is
+// recorded in calls, so a test can check what the gateway sent.
+const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
+// Large enough that one call moves the two-decimal dollar total on the log page.
+const FAKE_USAGE = { prompt_tokens: 100000, completion_tokens: 50000, total_tokens: 150000 };
+
+async function startFakeUpstream() {
+  const calls = [];
+  const server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      body = null;
+    }
+    const path = (req.url ?? "").split("?")[0];
+    calls.push({ method: req.method, path, authorization: req.headers.authorization ?? "", body });
+    const json = (status, obj) => {
+      res.writeHead(status, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(obj));
+    };
+    if (req.method === "GET" && path === "/v1/models") {
+      json(200, { object: "list", data: FAKE_MODELS.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) });
+      return;
+    }
+    if (req.method === "POST" && path === "/v1/chat/completions") {
+      const model = body?.model ?? "gpt-4o-mini";
+      const id = `chatcmpl-fake${calls.length}`;
+      const created = Math.floor(Date.now() / 1000);
+      if (body?.stream) {
+        res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+        const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+        const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+        send(chunk({ role: "assistant", content: "" }));
+        send(chunk({ content: "Hello" }));
+        send(chunk({ content: " from the fake" }));
+        send(chunk({}, "stop"));
+        send({ id, object: "chat.completion.chunk", created, model, choices: [], usage: FAKE_USAGE });
+        res.end("data: [DONE]\n\n");
+        return;
+      }
+      json(200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake" }, finish_reason: "stop" }],
+        usage: FAKE_USAGE,
+      });
+      return;
+    }
+    json(404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    calls,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let gw;
+let browser;
+let upstream;
+
+before(async () => {
+  gw = await startGateway();
+  upstream = await startFakeUpstream();
+  browser = await launchBrowser();
+  const root = new ApiSession(gw.baseURL);
+  await root.login("root", "123456");
+  const opt = await root.call("PUT", "/api/option/", { key: "QuotaForNewUser", value: "50000000" });
+  assert.equal(opt.status, 200, JSON.stringify(opt.json));
+  const ch = await root.call("POST", "/api/channel/", { type: 1, name: "fake-openai", key: "sk-upstream", base_url: upstream.url, models: "gpt-4o-mini", group: "default" });
+  assert.equal(ch.status, 200, JSON.stringify(ch.json));
+});
+
+after(async () => {
+  await browser?.close();
+  await upstream?.close();
+  await gw?.stop();
+});
+
+async function login(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+async function newUser(prefix) {
+  const username = uniqueName(prefix);
+  const password = "token-pass-1";
+  const api = new ApiSession(gw.baseURL);
+  await api.register(username, password);
+  await api.login(username, password);
+  return { username, password, api };
+}
+
+function chat(key, stream = false) {
+  return fetch(`${gw.baseURL}/v1/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", stream, messages: [{ role: "user", content: "hello" }] }),
+  });
+}
+
+test("a user creates a token, reads its key, and the open log page shows the call live", async () => {
+  const { username, password } = await newUser("tok");
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gw.baseURL });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.locator('[data-testid="token-banner"]').waitFor();
+
+  await page.click('[data-testid="copy-selected"]');
+  await expectToast(page, "请至少选择一个令牌！");
+
+  await page.click('[data-testid="add-token"]');
+  const drawer = page.locator('[data-testid="token-drawer"]');
+  await drawer.waitFor();
+  await page.fill('[data-testid="token-name-input"]', "e2e-key");
+  await page.fill('[data-testid="token-expiry"]', "next tuesday");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "过期时间格式错误！");
+  await drawer.getByRole("button", { name: "一天" }).click();
+  assert.match(await page.inputValue('[data-testid="token-expiry"]'), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "1个令牌创建成功，请在列表页面点击复制获取令牌！");
+  await drawer.waitFor({ state: "detached" });
+
+  const row = page.locator('[data-testid^="token-row-"]', { has: page.locator('[data-testid="token-name"]', { hasText: "e2e-key" }) });
+  await row.waitFor();
+  assert.match(await row.locator('[data-testid="token-key"]').textContent(), /\*{10}/, "the key starts masked");
+  await row.locator('[data-testid="view-key"]').click();
+  const key = (await row.locator('[data-testid="token-key"]').textContent()).trim();
+  assert.match(key, /^sk-[0-9A-Za-z]{48}$/);
+
+  // Copying puts the same key on the clipboard (or in the manual-copy dialog when the browser refuses).
+  await row.locator('[data-testid="copy-key"]').click();
+  const manual = page.locator('[data-testid="manual-copy-text"]');
+  const copied = await Promise.race([
+    expectToast(page, "已复制到剪贴板！").then(() => page.evaluate(() => navigator.clipboard.readText())),
+    manual.waitFor().then(() => manual.inputValue()),
+  ]);
+  assert.equal(copied, key);
+
+  // Open the log page inside the console (no reload) and wait for the live socket.
+  await page.click('[data-nav="log"]');
+  await page.waitForURL("**/log");
+  await page.locator('[data-testid="logs-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.waitForFunction(() => {
+    const table = document.querySelector('[data-testid="log-table"]');
+    return table && !table.hasAttribute("aria-busy");
+  });
+  assert.equal(await page.locator('[data-testid="log-token"]', { hasText: "e2e-key" }).count(), 0);
+  const quotaBefore = (await page.locator('[data-testid="stat-quota"]').textContent()).trim();
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+
+  const res = await chat(key);
+  assert.equal(res.status, 200, await res.clone().text());
+  const body = await res.json();
+  assert.equal(body.choices[0].message.content, "Hello from the fake");
+
+  const logRow = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "e2e-key" }) });
+  await logRow.first().waitFor({ timeout: 10000 });
+  assert.equal(await logRow.locator('[data-testid="log-model"]').first().textContent(), "gpt-4o-mini");
+  await page.waitForFunction((old) => document.querySelector('[data-testid="stat-quota"]')?.textContent?.trim() !== old, quotaBefore, { timeout: 10000 });
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");
+  assert.match(await page.locator('[data-testid="stat-rpm"]').textContent(), /RPM: [1-9]/);
+
+  // The expanded row shows the billing process; users never see the channel chain.
+  await logRow.first().locator('[data-testid="expand-row"]').click();
+  const billing = page.locator('[data-testid="billing"]');
+  await billing.waitFor();
+  assert.match(await billing.textContent(), /模型倍率/);
+  assert.match(await billing.textContent(), /提示 100000 \+ 补全 50000/);
+  assert.equal(await page.getByRole("columnheader", { name: "重试" }).count(), 0);
+
+  // A streamed call arrives live too.
+  const streamed = await chat(key, true);
+  assert.equal(streamed.status, 200);
+  await streamed.text();
+  await page.locator('[data-testid="log-row"]').nth(1).waitFor({ timeout: 10000 });
+  assert.equal(await page.locator('[data-testid="log-row"]').first().getByText("流", { exact: true }).count(), 1);
+  await context.close();
+});
+
+test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and delete work", async () => {
+  const { username, password, api } = await newUser("bat");
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+
+  await page.click('[data-testid="add-token"]');
+  const drawer = page.locator('[data-testid="token-drawer"]');
+  await drawer.waitFor();
+  await page.fill('[data-testid="token-name-input"]', "bat");
+  await page.fill('[data-testid="token-count"]', "3");
+  await page.click('[data-testid="token-unlimited"]');
+  assert.equal(await page.locator('[data-testid="token-quota"]').isDisabled(), true);
+  assert.equal(await page.locator('[data-testid="quota-preset"]').first().isDisabled(), true);
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "3个令牌创建成功");
+  await drawer.waitFor({ state: "detached" });
+  const list = (await api.call("GET", "/api/token/?p=0&size=10")).json.data;
+  const names = list.map((x) => x.name).sort();
+  assert.equal(names.length, 3);
+  assert.equal(names[0], "bat");
+  for (const n of names.slice(1)) assert.match(n, /^bat-[0-9A-Za-z]{6}$/);
+  assert.ok(list.every((x) => x.unlimited_quota === true));
+
+  const first = list.find((x) => x.name === "bat");
+  const row = page.locator(`[data-testid="token-row-${first.id}"]`);
+  await row.waitFor();
+  await row.locator('[data-testid="disable-token"]').click();
+  await row.locator('[data-testid="token-status"]', { hasText: "已禁用" }).waitFor();
+  await row.locator('[data-testid="enable-token"]').click();
+  await row.locator('[data-testid="token-status"]', { hasText: "已启用" }).waitFor();
+
+  await row.locator('[data-testid="edit-token"]').click();
+  await drawer.waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "bat");
+  await page.fill('[data-testid="token-name-input"]', "bat-renamed");
+  await page.click('[data-testid="token-limits-enabled"]');
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "令牌更新成功！");
+  await row.locator('[data-testid="token-name"]', { hasText: "bat-renamed" }).waitFor();
+  await row.locator('[data-testid="token-status"]', { hasText: "已启用（限制模型）" }).waitFor();
+
+  // Copy selected: two rows, one line each.
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gw.baseURL });
+  await page.locator('[data-testid="select-all"]').click();
+  await page.click('[data-testid="copy-selected"]');
+  await expectToast(page, "已复制到剪贴板！");
+  const text = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(text.split("\n").length, 3);
+  assert.match(text, /bat-renamed\s+sk-[0-9A-Za-z]{48}/);
+
+  await row.locator('[data-testid="delete-token"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await row.waitFor({ state: "detached" });
+  assert.equal((await api.call("GET", "/api/token/?p=0&size=10")).json.data.length, 2);
+  await context.close();
+});
+
+test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
+  const { username, api } = await newUser("adm");
+  const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });
+  assert.equal(created.status, 200, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('[data-testid="log-filter-channel"]').waitFor();
+  await page.locator('[data-testid="log-filter-username"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+
+  const res = await chat(`sk-${tok.key}`);
+  assert.equal(res.status, 200);
+  const logRow = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "adm-key" }) });
+  await logRow.first().waitFor({ timeout: 10000 });
+  assert.match(await logRow.first().textContent(), /渠道：\d+/);
+
+  // Filtering by username keeps the entry; another username hides it.
+  await page.fill('[data-testid="log-filter-username"]', username);
+  await page.click('[data-testid="log-query"]');
+  await logRow.first().waitFor();
+  await page.fill('[data-testid="log-filter-username"]', "nobody-here");
+  await page.click('[data-testid="log-query"]');
+  await page.locator('[data-testid="log-table"]').getByText("暂无数据").waitFor();
+  await page.fill('[data-testid="log-filter-username"]', "");
+  await page.click('[data-testid="log-query"]');
+  await logRow.first().waitFor();
+
+  await logRow.first().locator('[data-testid="log-user"]').click();
+  const info = page.locator('[data-testid="user-info"]');
+  await info.waitFor();
+  assert.match(await info.textContent(), new RegExp(username));
+  await context.close();
+});

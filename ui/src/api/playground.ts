@@ -1,0 +1,133 @@
+import { api } from "./client";
+
+/** ChatRole is who wrote a chat message. */
+export type ChatRole = "system" | "user" | "assistant";
+
+/** ChatTurn is one message as the model receives it. */
+export interface ChatTurn {
+  role: ChatRole;
+  content: string;
+}
+
+/** PlaygroundRequest is the body of POST /pg/chat/completions (always streamed). */
+export interface PlaygroundRequest {
+  messages: ChatTurn[];
+  model: string;
+  group: string;
+  temperature: number;
+  /** max_tokens is left out when 0, which means no limit. */
+  max_tokens?: number;
+}
+
+/** GroupOption is a group the caller may use and its label. */
+export interface GroupOption {
+  value: string;
+  label: string;
+}
+
+/** StreamError is a failed playground call: the HTTP status (0 without one) and the reason shown. */
+export class StreamError extends Error {
+  status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.name = "StreamError";
+    this.status = status;
+  }
+}
+
+/** userModels lists the model names the caller's group may use. */
+export async function userModels(): Promise<string[]> {
+  const data = (await api.get<string[]>("/api/user/models", { silent: true })).data;
+  return Array.isArray(data) ? data.filter((m) => typeof m === "string") : [];
+}
+
+/** selfGroups lists the groups the caller may use; a label is a string or an object with desc. */
+export async function selfGroups(): Promise<GroupOption[]> {
+  const data = (await api.get<Record<string, unknown>>("/api/user/self/groups", { silent: true })).data ?? {};
+  return Object.entries(data).map(([value, info]) => {
+    let label = value;
+    if (typeof info === "string" && info) label = info;
+    else if (info && typeof info === "object" && typeof (info as { desc?: unknown }).desc === "string") label = (info as { desc: string }).desc || value;
+    return { value, label };
+  });
+}
+
+/** enabledTokenKeys returns the keys (without "sk-") of the caller's enabled tokens, from the first 100. */
+export async function enabledTokenKeys(): Promise<string[]> {
+  const data = (await api.get<{ key: string; status: number }[]>("/api/token/", { query: { p: 0, size: 100 } })).data;
+  return (Array.isArray(data) ? data : []).filter((t) => t.status === 1 && t.key).map((t) => t.key);
+}
+
+function errorText(body: string, status: number): string {
+  try {
+    const j = JSON.parse(body) as { error?: { message?: string }; message?: string };
+    if (j?.error?.message) return j.error.message;
+    if (j?.message) return j.message;
+  } catch {
+    /* not JSON */
+  }
+  return body.trim() || `HTTP ${status}`;
+}
+
+/**
+ * streamChat posts a playground request and calls onDelta with each piece of
+ * content until the stream ends with [DONE] (or closes). It throws a
+ * StreamError on an HTTP failure or an error event inside the stream.
+ *
+ * It calls fetch itself, unlike every other call, because the envelope client
+ * reads whole bodies while this answer is a server-sent event stream.
+ */
+export async function streamChat(req: PlaygroundRequest, userId: number | null, onDelta: (text: string) => void, signal?: AbortSignal): Promise<void> {
+  const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "text/event-stream" };
+  if (userId !== null) headers["New-Api-User"] = String(userId);
+  let res: Response;
+  try {
+    res = await fetch("/pg/chat/completions", { method: "POST", headers, credentials: "same-origin", body: JSON.stringify({ ...req, stream: true }), signal });
+  } catch (err) {
+    if ((err as Error)?.name === "AbortError") return;
+    throw new StreamError((err as Error)?.message || "network error", 0);
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text().catch(() => "");
+    throw new StreamError(errorText(text, res.status), res.status);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  const handleLine = (line: string): boolean => {
+    if (!line.startsWith("data:")) return false;
+    const payload = line.slice(5).trim();
+    if (!payload) return false;
+    if (payload === "[DONE]") return true;
+    let event: { choices?: { delta?: { content?: string } }[]; error?: { message?: string } };
+    try {
+      event = JSON.parse(payload);
+    } catch {
+      return false;
+    }
+    if (event.error) throw new StreamError(event.error.message || payload, res.status);
+    if (!event.choices || event.choices.length === 0) return false;
+    const text = event.choices[0]?.delta?.content;
+    if (text) onDelta(text);
+    return false;
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).replace(/\r$/, "");
+        buffer = buffer.slice(nl + 1);
+        if (handleLine(line)) {
+          await reader.cancel().catch(() => {});
+          return;
+        }
+      }
+    }
+    if (buffer) handleLine(buffer.trim());
+  } catch (err) {
+    if ((err as Error)?.name === "AbortError") return;
+    throw err instanceof StreamError ? err : new StreamError((err as Error)?.message || String(err), 0);
+  }
+}

@@ -1,0 +1,165 @@
+import { Flex, Spinner, Table, Text } from "@radix-ui/themes";
+import { Fragment, useState, type ReactNode } from "react";
+import { useTranslation } from "react-i18next";
+import "./data-table.css";
+import { Icon } from "./icons";
+import { Checkbox } from "./ui/checkbox";
+
+/** RowKey identifies a row across renders. */
+export type RowKey = string | number;
+
+/** Column describes one column of a DataTable. */
+export interface Column<T> {
+  key: string;
+  header: ReactNode;
+  cell: (row: T) => ReactNode;
+  /** width is a CSS width for the column. */
+  width?: string;
+  /** hidden leaves the column out (role-dependent columns). */
+  hidden?: boolean;
+}
+
+/** DataTableProps configure a table of rows. */
+export interface DataTableProps<T> {
+  rows: T[];
+  columns: Column<T>[];
+  rowKey: (row: T) => RowKey;
+  loading?: boolean;
+  empty?: ReactNode;
+  /** selected turns on a checkbox column; onSelectedChange receives the new set. */
+  selected?: Set<RowKey>;
+  onSelectedChange?: (next: Set<RowKey>) => void;
+  /** expansion renders the detail row of a row; null means the row has none. */
+  expansion?: (row: T) => ReactNode | null;
+  /** muted greys out a row (a disabled channel). */
+  muted?: (row: T) => boolean;
+  testId?: string;
+  rowTestId?: (row: T) => string;
+}
+
+/** DataTable renders rows in a Radix Themes table with optional selection and expandable detail rows. */
+export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId }: DataTableProps<T>) {
+  const { t } = useTranslation();
+  const [open, setOpen] = useState<Set<RowKey>>(() => new Set());
+  const visible = columns.filter((c) => !c.hidden);
+  const selectable = selected !== undefined && onSelectedChange !== undefined;
+  const span = visible.length + (selectable ? 1 : 0) + (expansion ? 1 : 0);
+  const keys = rows.map(rowKey);
+  const allChecked = selectable && keys.length > 0 && keys.every((k) => selected.has(k));
+  const someChecked = selectable && keys.some((k) => selected.has(k));
+
+  const toggleAll = (on: boolean) => {
+    if (!selectable) return;
+    const next = new Set(selected);
+    for (const k of keys) {
+      if (on) next.add(k);
+      else next.delete(k);
+    }
+    onSelectedChange(next);
+  };
+  const toggleOne = (k: RowKey, on: boolean) => {
+    if (!selectable) return;
+    const next = new Set(selected);
+    if (on) next.add(k);
+    else next.delete(k);
+    onSelectedChange(next);
+  };
+  const toggleOpen = (k: RowKey) => {
+    setOpen((prev) => {
+      const next = new Set(prev);
+      if (next.has(k)) next.delete(k);
+      else next.add(k);
+      return next;
+    });
+  };
+
+  return (
+    <div className="data-table" data-testid={testId} aria-busy={loading || undefined}>
+      <Table.Root variant="surface" size="2">
+        <Table.Header>
+          <Table.Row>
+            {expansion ? <Table.ColumnHeaderCell className="data-table-narrow" aria-label={t("table.expand")} /> : null}
+            {selectable ? (
+              <Table.ColumnHeaderCell className="data-table-narrow">
+                <Checkbox
+                  checked={allChecked ? true : someChecked ? "indeterminate" : false}
+                  onCheckedChange={(v) => toggleAll(v === true)}
+                  aria-label={t("table.selectAll")}
+                  data-testid="select-all"
+                />
+              </Table.ColumnHeaderCell>
+            ) : null}
+            {visible.map((c) => (
+              <Table.ColumnHeaderCell key={c.key} style={c.width ? { width: c.width } : undefined} className="nowrap">
+                {c.header}
+              </Table.ColumnHeaderCell>
+            ))}
+          </Table.Row>
+        </Table.Header>
+        <Table.Body>
+          {rows.length === 0 ? (
+            <Table.Row>
+              <Table.Cell colSpan={span}>
+                <Flex justify="center" py="5" gap="2" align="center">
+                  {loading ? <Spinner /> : null}
+                  <Text color="gray" size="2">
+                    {loading ? t("table.loading") : (empty ?? t("table.empty"))}
+                  </Text>
+                </Flex>
+              </Table.Cell>
+            </Table.Row>
+          ) : (
+            rows.map((row) => {
+              const k = rowKey(row);
+              const detail = expansion && open.has(k) ? expansion(row) : null;
+              return (
+                <Fragment key={k}>
+                  <Table.Row
+                    className={muted?.(row) ? "data-table-muted" : undefined}
+                    data-testid={rowTestId?.(row)}
+                    data-row-key={String(k)}
+                  >
+                    {expansion ? (
+                      <Table.Cell className="data-table-narrow">
+                        <button
+                          type="button"
+                          className={`data-table-expander ${open.has(k) ? "open" : ""}`}
+                          onClick={() => toggleOpen(k)}
+                          aria-expanded={open.has(k)}
+                          aria-label={t("table.expand")}
+                          data-testid="expand-row"
+                        >
+                          <Icon name="chevronRight" size={14} />
+                        </button>
+                      </Table.Cell>
+                    ) : null}
+                    {selectable ? (
+                      <Table.Cell className="data-table-narrow">
+                        <Checkbox checked={selected.has(k)} onCheckedChange={(v) => toggleOne(k, v === true)} aria-label={t("table.selectRow")} data-testid="select-row" />
+                      </Table.Cell>
+                    ) : null}
+                    {visible.map((c) => (
+                      <Table.Cell key={c.key} data-col={c.key}>
+                        {c.cell(row)}
+                      </Table.Cell>
+                    ))}
+                  </Table.Row>
+                  {detail ? (
+                    <Table.Row className="data-table-detail">
+                      <Table.Cell colSpan={span}>{detail}</Table.Cell>
+                    </Table.Row>
+                  ) : null}
+                </Fragment>
+              );
+            })
+          )}
+        </Table.Body>
+      </Table.Root>
+      {loading && rows.length > 0 ? (
+        <div className="data-table-busy">
+          <Spinner size="3" />
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+import { TextField } from "@radix-ui/themes";
+import { useEffect, useState } from "react";
+
+/** InlineNumberProps configure an integer edited in place. */
+export interface InlineNumberProps {
+  value: number;
+  /** min raises lower entries to this value before saving. */
+  min?: number;
+  /** onCommit saves a changed value; resolving false puts the old value back. */
+  onCommit: (value: number) => Promise<boolean>;
+  label: string;
+  width?: string;
+  testId?: string;
+}
+
+/** InlineNumber edits an integer in a table cell and saves it on Enter or when it loses focus. */
+export function InlineNumber({ value, min, onCommit, label, width = "84px", testId }: InlineNumberProps) {
+  const [text, setText] = useState(String(value));
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setText(String(value)), [value]);
+  const commit = async () => {
+    const trimmed = text.trim();
+    if (trimmed === "" || !/^-?\d+$/.test(trimmed)) {
+      setText(String(value));
+      return;
+    }
+    let n = Number.parseInt(trimmed, 10);
+    if (min !== undefined && n < min) n = min;
+    if (n === value) {
+      setText(String(value));
+      return;
+    }
+    setText(String(n));
+    setBusy(true);
+    const ok = await onCommit(n);
+    setBusy(false);
+    if (!ok) setText(String(value));
+  };
+  return (
+    <TextField.Root
+      size="1"
+      type="number"
+      inputMode="numeric"
+      min={min}
+      style={{ width }}
+      value={text}
+      disabled={busy}
+      aria-label={label}
+      data-testid={testId}
+      onChange={(e) => setText(e.target.value)}
+      onBlur={() => void commit()}
+      onKeyDown={(e) => {
+        if (e.key === "Enter") e.currentTarget.blur();
+        if (e.key === "Escape") {
+          setText(String(value));
+          e.currentTarget.blur();
+        }
+      }}
+    />
+  );
+}

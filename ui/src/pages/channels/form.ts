@@ -1,0 +1,153 @@
+import type { Channel, ChannelInput } from "../../api/channels";
+import { splitList } from "../../stores/channels";
+import { AZURE_DEFAULT_VERSION, SPARK_DEFAULT_VERSION, TYPE_AZURE, TYPE_SPARK, TYPE_VERTEX } from "./constants";
+
+/** ChannelForm is the drawer's state; lists are arrays here and comma strings on the wire. */
+export interface ChannelForm {
+  type: number;
+  name: string;
+  key: string;
+  batch: boolean;
+  openai_organization: string;
+  base_url: string;
+  other: string;
+  models: string[];
+  groups: string[];
+  model_mapping: string;
+  status_code_mapping: string;
+  test_model: string;
+  auto_ban: boolean;
+  priority: string;
+  weight: string;
+}
+
+/** emptyForm is a new channel: OpenAI, group default, auto-ban on. */
+export function emptyForm(): ChannelForm {
+  return {
+    type: 1,
+    name: "",
+    key: "",
+    batch: false,
+    openai_organization: "",
+    base_url: "",
+    other: "",
+    models: [],
+    groups: ["default"],
+    model_mapping: "",
+    status_code_mapping: "",
+    test_model: "",
+    auto_ban: true,
+    priority: "0",
+    weight: "0",
+  };
+}
+
+function pretty(text: string): string {
+  if (!text.trim()) return "";
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** formFromChannel fills the form from a stored channel; the key stays empty (it is never sent to the browser). */
+export function formFromChannel(c: Channel): ChannelForm {
+  return {
+    type: c.type,
+    name: c.name ?? "",
+    key: "",
+    batch: false,
+    openai_organization: c.openai_organization ?? "",
+    base_url: c.base_url ?? "",
+    other: c.other ?? "",
+    models: splitList(c.models),
+    groups: splitList(c.group),
+    model_mapping: pretty(c.model_mapping ?? ""),
+    status_code_mapping: pretty(c.status_code_mapping ?? ""),
+    test_model: c.test_model ?? "",
+    auto_ban: c.auto_ban !== 0,
+    priority: String(c.priority ?? 0),
+    weight: String(c.weight ?? 0),
+  };
+}
+
+/** isJSONObject reports whether text is a JSON object. */
+export function isJSONObject(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/** validateForm returns the i18n key of the first problem, or null when the form can be sent. */
+export function validateForm(f: ChannelForm, isEdit: boolean): string | null {
+  if (!isEdit && (f.name.trim() === "" || f.key.trim() === "")) return "channels.msg.nameKeyRequired";
+  if (f.models.length === 0) return "channels.msg.modelRequired";
+  if (f.model_mapping.trim() !== "" && !isJSONObject(f.model_mapping)) return "channels.msg.mappingInvalid";
+  if (f.status_code_mapping.trim() !== "" && !isJSONObject(f.status_code_mapping)) return "channels.msg.statusMappingInvalid";
+  if (f.type === TYPE_VERTEX) {
+    const other = f.other.trim();
+    if (other === "") return "channels.msg.regionInvalid";
+    if (other.startsWith("{")) {
+      if (!isJSONObject(other)) return "channels.msg.regionInvalid";
+      if (!("default" in (JSON.parse(other) as Record<string, unknown>))) return "channels.msg.regionInvalid";
+    }
+    if (f.key.trim() !== "" && !isJSONObject(f.key)) return "channels.msg.vertexKeyInvalid";
+  }
+  return null;
+}
+
+function toInt(text: string, fallback: number): number {
+  const n = Number.parseInt(text.trim(), 10);
+  return Number.isFinite(n) ? n : fallback;
+}
+
+/**
+ * toInput builds the request body: trailing slashes are removed from the
+ * base URL, Azure and Spark get their default version, priority is raised to
+ * -999 and a negative weight becomes 0. On edit an empty key is left out, so
+ * the stored key stays.
+ */
+export function toInput(f: ChannelForm, isEdit: boolean): ChannelInput {
+  let other = f.other.trim();
+  if (other === "" && f.type === TYPE_AZURE) other = AZURE_DEFAULT_VERSION;
+  if (other === "" && f.type === TYPE_SPARK) other = SPARK_DEFAULT_VERSION;
+  const input: ChannelInput = {
+    type: f.type,
+    name: f.name.trim(),
+    openai_organization: f.openai_organization.trim(),
+    base_url: f.base_url.trim().replace(/\/+$/, ""),
+    other: f.type === TYPE_VERTEX ? f.other : other,
+    models: f.models.join(","),
+    group: f.groups.join(","),
+    model_mapping: f.model_mapping.trim(),
+    status_code_mapping: f.status_code_mapping.trim(),
+    test_model: f.test_model.trim(),
+    auto_ban: f.auto_ban ? 1 : 0,
+    priority: Math.max(-999, toInt(f.priority, 0)),
+    weight: Math.max(0, toInt(f.weight, 0)),
+  };
+  const key = f.key.trim();
+  if (!isEdit || key !== "") input.key = key;
+  return input;
+}
+
+/** addCustomModels adds comma-separated names; any name already chosen refuses the whole entry (null). */
+export function addCustomModels(current: string[], entry: string): string[] | null {
+  const names = entry
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0) return current;
+  const seen = new Set(current);
+  const next = [...current];
+  for (const n of names) {
+    if (seen.has(n)) return null;
+    seen.add(n);
+    next.push(n);
+  }
+  return next;
+}

@@ -1,0 +1,423 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Callout, Flex, Spinner, Text, TextArea, TextField } from "@radix-ui/themes";
+import { useEffect, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
+import * as channelApi from "../../../api/channels";
+import { handleError } from "../../../api/client";
+import { MultiSelect } from "../../../components/multi-select";
+import { Checkbox } from "../../../components/ui/checkbox";
+import { Field } from "../../../components/ui/field";
+import { Select } from "../../../components/ui/select";
+import { Sheet } from "../../../components/ui/sheet";
+import { Tooltip } from "../../../components/ui/tooltip";
+import { groupOptions, refreshChannels } from "../../../stores/channels";
+import { toast } from "../../../stores/toast";
+import {
+  CHANNEL_TYPES,
+  IMPLEMENTED_TYPES,
+  KEY_FORMAT_TYPES,
+  MODEL_MAPPING_TEMPLATE,
+  STATUS_CODE_MAPPING_TEMPLATE,
+  suggestedModels,
+  TYPE_AIPROXY_KB,
+  TYPE_AZURE,
+  TYPE_CLOUDFLARE,
+  TYPE_CUSTOM,
+  TYPE_FASTGPT,
+  TYPE_OPENAI,
+  TYPE_SPARK,
+  TYPE_SUNO,
+  TYPE_VERTEX,
+  VERTEX_REGION_TEMPLATE,
+} from "../constants";
+import { closeEditor, editorState } from "../dialogs";
+import { addCustomModels, emptyForm, formFromChannel, toInput, validateForm, type ChannelForm } from "../form";
+
+function TemplateLink({ onClick }: { onClick: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <Button type="button" variant="ghost" size="1" onClick={onClick} className="self-start">
+      {t("channels.form.fillTemplate")}
+    </Button>
+  );
+}
+
+/** ChannelDrawer creates or edits a channel with every field of the form and its checks. */
+export function ChannelDrawer() {
+  useSignals();
+  const { t } = useTranslation();
+  const state = editorState.value;
+  const open = state !== null;
+  const editId = state?.id;
+  const isEdit = editId !== undefined;
+
+  const [form, setForm] = useState<ChannelForm>(emptyForm);
+  const [loading, setLoading] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [fetching, setFetching] = useState(false);
+  const [customModel, setCustomModel] = useState("");
+  const [byType, setByType] = useState<Record<string, string[]>>({});
+  const [allModels, setAllModels] = useState<string[]>([]);
+  const submitting = useRef(false);
+
+  const set = <K extends keyof ChannelForm>(key: K, value: ChannelForm[K]) => setForm((f) => ({ ...f, [key]: value }));
+
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    setCustomModel("");
+    void Promise.all([channelApi.modelsByType().catch(() => ({})), channelApi.allModelIds().catch(() => [] as string[])]).then(([map, ids]) => {
+      if (!live) return;
+      setByType(map);
+      setAllModels(ids);
+      if (!isEdit) setForm((f) => (f.models.length === 0 ? { ...f, models: suggestedModels(f.type, map) } : f));
+    });
+    if (isEdit) {
+      setLoading(true);
+      channelApi
+        .getChannel(editId)
+        .then((c) => live && setForm(formFromChannel(c)))
+        .catch((err) => {
+          handleError(err);
+          if (live) closeEditor();
+        })
+        .finally(() => live && setLoading(false));
+    } else {
+      setForm(emptyForm());
+    }
+    return () => {
+      live = false;
+    };
+  }, [open, isEdit, editId]);
+
+  const changeType = (type: number) => {
+    setForm((f) => ({ ...f, type, models: f.models.length === 0 ? suggestedModels(type, byType) : f.models }));
+  };
+
+  const fetchModels = async () => {
+    if (!isEdit && form.key.trim() === "") {
+      toast.error(t("channels.msg.keyNeeded"));
+      return;
+    }
+    setFetching(true);
+    try {
+      const base = form.base_url.trim().replace(/\/+$/, "");
+      const fetched =
+        isEdit && form.key.trim() === "" ? await channelApi.fetchSavedChannelModels(editId) : await channelApi.fetchFormModels(form.type, base, form.key);
+      setForm((f) => ({ ...f, models: Array.from(new Set([...f.models, ...fetched])) }));
+      toast.success(t("channels.msg.fetchModelsOk"));
+    } catch {
+      toast.error(t("channels.msg.fetchModelsFailed"));
+    } finally {
+      setFetching(false);
+    }
+  };
+
+  const addCustom = () => {
+    if (customModel.trim() === "") return;
+    const next = addCustomModels(form.models, customModel);
+    if (next === null) {
+      toast.error(t("channels.msg.modelsExist"));
+      return;
+    }
+    set("models", next);
+    setCustomModel("");
+  };
+
+  const submit = async () => {
+    if (submitting.current) {
+      toast.error(t("channels.msg.duplicateSubmit"));
+      return;
+    }
+    const problem = validateForm(form, isEdit);
+    if (problem) {
+      toast.info(t(problem));
+      return;
+    }
+    submitting.current = true;
+    setBusy(true);
+    try {
+      const input = toInput(form, isEdit);
+      if (isEdit) {
+        await channelApi.updateChannel({ ...input, id: editId });
+        toast.success(t("channels.msg.updated"));
+      } else {
+        await channelApi.createChannels(input);
+        toast.success(t("channels.msg.created"));
+      }
+      closeEditor();
+      await refreshChannels();
+    } catch (err) {
+      handleError(err);
+    } finally {
+      submitting.current = false;
+      setBusy(false);
+    }
+  };
+
+  const type = form.type;
+  const keyHint = KEY_FORMAT_TYPES.has(type) ? t(`channels.keyHint.${type}`) : t("channels.keyHint.plain");
+  const modelOptions = Array.from(new Set([...allModels, ...suggestedModels(type, byType)]));
+
+  return (
+    <Sheet
+      open={open}
+      onOpenChange={(o) => {
+        if (!o) closeEditor();
+      }}
+      title={isEdit ? t("channels.form.editTitle") : t("channels.form.createTitle")}
+      side={isEdit ? "right" : "left"}
+      testId="channel-drawer"
+      footer={
+        <>
+          <Button variant="soft" color="gray" onClick={closeEditor}>
+            {t("common.cancel")}
+          </Button>
+          <Button onClick={() => void submit()} loading={busy} disabled={loading} data-testid="channel-submit">
+            {t("channels.form.submit")}
+          </Button>
+        </>
+      }
+    >
+      {loading ? (
+        <Flex align="center" gap="2">
+          <Spinner />
+          <Text size="2" color="gray">
+            {t("channels.form.loading")}
+          </Text>
+        </Flex>
+      ) : null}
+      <Field id="ch-type" label={t("channels.form.type")}>
+        <Select.Root value={String(type)} onValueChange={(v) => changeType(Number(v))}>
+          <Select.Trigger id="ch-type" data-testid="channel-type-select" />
+          <Select.Content position="popper">
+            {CHANNEL_TYPES.map((ct) => (
+              <Select.Item key={ct.value} value={String(ct.value)}>
+                {t(`channels.type.${ct.value}`)}
+              </Select.Item>
+            ))}
+          </Select.Content>
+        </Select.Root>
+      </Field>
+      {!IMPLEMENTED_TYPES.has(type) ? (
+        <Callout.Root color="blue" size="1">
+          <Callout.Text>{t("channels.form.unimplemented")}</Callout.Text>
+        </Callout.Root>
+      ) : null}
+
+      {type === TYPE_AZURE ? (
+        <>
+          <Callout.Root color="orange" size="1">
+            <Callout.Text>{t("channels.form.azureWarning")}</Callout.Text>
+          </Callout.Root>
+          <Field id="ch-base" label={t("channels.form.azureEndpoint")}>
+            <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.azurePlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
+          </Field>
+          <Field id="ch-other" label={t("channels.form.apiVersion")}>
+            <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.apiVersionPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
+          </Field>
+        </>
+      ) : null}
+      {type === TYPE_CUSTOM ? (
+        <>
+          <Callout.Root color="orange" size="1">
+            <Callout.Text>{t("channels.form.customWarning")}</Callout.Text>
+          </Callout.Root>
+          <Field id="ch-base" label={t("channels.form.customBaseURL")}>
+            <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.customPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
+          </Field>
+        </>
+      ) : null}
+      {type === TYPE_FASTGPT ? (
+        <Field id="ch-base" label={t("channels.form.fastgptURL")}>
+          <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.fastgptPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
+        </Field>
+      ) : null}
+      {type === TYPE_SUNO ? (
+        <Field id="ch-base" label={t("channels.form.sunoURL")}>
+          <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.sunoPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
+        </Field>
+      ) : null}
+      {type !== TYPE_AZURE && type !== TYPE_CUSTOM && type !== TYPE_FASTGPT && type !== TYPE_SUNO ? (
+        <Field id="ch-base" label={t("channels.form.proxy")}>
+          <TextField.Root
+            id="ch-base"
+            value={form.base_url}
+            placeholder={t("channels.form.proxyPlaceholder")}
+            onChange={(e) => set("base_url", e.target.value)}
+            autoComplete="off"
+            data-testid="channel-base-url"
+          />
+        </Field>
+      ) : null}
+
+      <Field id="ch-name" label={t("channels.form.name")}>
+        <TextField.Root
+          id="ch-name"
+          value={form.name}
+          placeholder={t("channels.form.namePlaceholder")}
+          onChange={(e) => set("name", e.target.value)}
+          autoComplete="off"
+          data-testid="channel-name-input"
+        />
+      </Field>
+      <Field id="ch-groups" label={t("channels.form.group")} hint={t("channels.form.groupHint")}>
+        <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} creatable testId="channel-groups" />
+      </Field>
+
+      {type === TYPE_SPARK ? (
+        <Field id="ch-other" label={t("channels.form.sparkVersion")}>
+          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.sparkPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
+        </Field>
+      ) : null}
+      {type === TYPE_VERTEX ? (
+        <Field id="ch-other" label={t("channels.form.vertexRegion")}>
+          <TextArea id="ch-other" rows={5} value={form.other} placeholder={t("channels.form.vertexRegionPlaceholder")} onChange={(e) => set("other", e.target.value)} />
+          <TemplateLink onClick={() => set("other", JSON.stringify(VERTEX_REGION_TEMPLATE, null, 2))} />
+        </Field>
+      ) : null}
+      {type === TYPE_AIPROXY_KB ? (
+        <Field id="ch-other" label={t("channels.form.knowledgeId")}>
+          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.knowledgePlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
+        </Field>
+      ) : null}
+      {type === TYPE_CLOUDFLARE ? (
+        <Field id="ch-other" label={t("channels.form.cfAccount")}>
+          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.cfPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
+        </Field>
+      ) : null}
+
+      <Field id="ch-models" label={t("channels.form.models")}>
+        <MultiSelect
+          id="ch-models"
+          value={form.models}
+          options={modelOptions}
+          onChange={(v) => set("models", v)}
+          placeholder={t("channels.form.modelsPlaceholder")}
+          creatable
+          testId="channel-models"
+        />
+        <Flex gap="2" wrap="wrap" mt="1">
+          <Button type="button" size="1" variant="soft" onClick={() => set("models", suggestedModels(type, byType))} data-testid="fill-related-models">
+            {t("channels.form.fillRelated")}
+          </Button>
+          <Button type="button" size="1" variant="soft" color="gray" onClick={() => set("models", allModels)}>
+            {t("channels.form.fillAll")}
+          </Button>
+          <Tooltip content={t("channels.form.fetchTip")}>
+            <Button type="button" size="1" variant="soft" color="cyan" loading={fetching} onClick={() => void fetchModels()} data-testid="fetch-models">
+              {t("channels.form.fetchModels")}
+            </Button>
+          </Tooltip>
+          <Button type="button" size="1" variant="soft" color="orange" onClick={() => set("models", [])} data-testid="clear-models">
+            {t("channels.form.clearModels")}
+          </Button>
+        </Flex>
+        <Flex gap="2" mt="1">
+          <TextField.Root
+            className="grow"
+            value={customModel}
+            placeholder={t("channels.form.customModel")}
+            onChange={(e) => setCustomModel(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") {
+                e.preventDefault();
+                addCustom();
+              }
+            }}
+            aria-label={t("channels.form.customModel")}
+            data-testid="custom-model-input"
+          />
+          <Button type="button" onClick={addCustom} data-testid="custom-model-add">
+            {t("channels.form.customFill")}
+          </Button>
+        </Flex>
+      </Field>
+
+      <Field id="ch-mapping" label={t("channels.form.mapping")}>
+        <TextArea
+          id="ch-mapping"
+          rows={4}
+          value={form.model_mapping}
+          placeholder={`${t("channels.form.mappingPlaceholder")}\n${JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2)}`}
+          onChange={(e) => set("model_mapping", e.target.value)}
+          className="mono"
+          data-testid="channel-mapping"
+        />
+        <TemplateLink onClick={() => set("model_mapping", JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2))} />
+      </Field>
+
+      <Field id="ch-key" label={type === TYPE_VERTEX ? t("channels.form.vertexKey") : t("channels.form.key")} hint={isEdit ? t("channels.form.keyEditHint") : form.batch ? t("channels.form.batchHint") : undefined}>
+        {form.batch || type === TYPE_VERTEX ? (
+          <TextArea
+            id="ch-key"
+            rows={type === TYPE_VERTEX ? 10 : 6}
+            value={form.key}
+            placeholder={form.batch ? t("channels.form.keyBatchPlaceholder") : keyHint}
+            onChange={(e) => set("key", e.target.value)}
+            className="mono"
+            data-testid="channel-key"
+          />
+        ) : (
+          <TextField.Root
+            id="ch-key"
+            type="password"
+            value={form.key}
+            placeholder={keyHint}
+            onChange={(e) => set("key", e.target.value)}
+            autoComplete="new-password"
+            data-testid="channel-key"
+          />
+        )}
+      </Field>
+      {!isEdit && type !== TYPE_VERTEX ? (
+        <Text as="label" size="2">
+          <Flex gap="2" align="center">
+            <Checkbox checked={form.batch} onCheckedChange={(v) => set("batch", v === true)} data-testid="channel-batch" />
+            {t("channels.form.batch")}
+          </Flex>
+        </Text>
+      ) : null}
+
+      {type === TYPE_OPENAI ? (
+        <Field id="ch-org" label={t("channels.form.organization")} hint={t("channels.form.organizationHint")}>
+          <TextField.Root
+            id="ch-org"
+            value={form.openai_organization}
+            placeholder={t("channels.form.organizationPlaceholder")}
+            onChange={(e) => set("openai_organization", e.target.value)}
+            autoComplete="off"
+          />
+        </Field>
+      ) : null}
+      <Field id="ch-test-model" label={t("channels.form.testModel")}>
+        <TextField.Root id="ch-test-model" value={form.test_model} placeholder={t("channels.form.testModelPlaceholder")} onChange={(e) => set("test_model", e.target.value)} autoComplete="off" />
+      </Field>
+      <Text as="label" size="2">
+        <Flex gap="2" align="center">
+          <Checkbox checked={form.auto_ban} onCheckedChange={(v) => set("auto_ban", v === true)} data-testid="channel-auto-ban" />
+          {t("channels.form.autoBan")}
+        </Flex>
+      </Text>
+      <Field id="ch-status-mapping" label={t("channels.form.statusMapping")}>
+        <TextArea
+          id="ch-status-mapping"
+          rows={3}
+          value={form.status_code_mapping}
+          placeholder={`${t("channels.form.statusMappingPlaceholder")}\n${JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2)}`}
+          onChange={(e) => set("status_code_mapping", e.target.value)}
+          className="mono"
+        />
+        <TemplateLink onClick={() => set("status_code_mapping", JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2))} />
+      </Field>
+      <Flex gap="3" wrap="wrap">
+        <Field id="ch-priority" label={t("channels.form.priority")} hint={t("channels.priorityTip")}>
+          <TextField.Root id="ch-priority" type="number" min={-999} value={form.priority} onChange={(e) => set("priority", e.target.value)} />
+        </Field>
+        <Field id="ch-weight" label={t("channels.form.weight")} hint={t("channels.weightTip")}>
+          <TextField.Root id="ch-weight" type="number" min={0} value={form.weight} onChange={(e) => set("weight", e.target.value)} />
+        </Field>
+      </Flex>
+    </Sheet>
+  );
+}

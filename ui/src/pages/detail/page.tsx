@@ -1,0 +1,39 @@
+import { Flex, Heading } from "@radix-ui/themes";
+import { useEffect } from "react";
+import { useTranslation } from "react-i18next";
+import { loadDashboard } from "../../stores/dashboard";
+import { onTopic } from "../../ws/socket";
+import { Charts } from "./parts/charts";
+import { FilterBar } from "./parts/filter-bar";
+import { Totals } from "./parts/totals";
+
+/** LIVE_DEBOUNCE_MS groups bursts of balance updates into one dashboard refresh. */
+const LIVE_DEBOUNCE_MS = 2000;
+
+/** DetailPage assembles the query form, the totals and the charts, and refreshes them as usage is charged. */
+export default function DetailPage() {
+  const { t } = useTranslation();
+  useEffect(() => {
+    void loadDashboard();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // A user.self message means the balance moved, usually by a charge the
+    // dashboard would count; the server flushes its buckets on an interval,
+    // so one debounced quiet reload is enough.
+    const off = onTopic("user.self", () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => void loadDashboard(true), LIVE_DEBOUNCE_MS);
+    });
+    return () => {
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  }, []);
+  return (
+    <Flex direction="column" gap="4" data-testid="detail-page">
+      <Heading size="6">{t("dashboard.title")}</Heading>
+      <FilterBar />
+      <Totals />
+      <Charts />
+    </Flex>
+  );
+}

@@ -1,0 +1,83 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Card, Flex, Grid, Heading, Text } from "@radix-ui/themes";
+import { useMemo } from "react";
+import { useTranslation } from "react-i18next";
+import type uPlot from "uplot";
+import { SERIES_COLORS, UPlotChart } from "../../../components/uplot-chart";
+import { renderNumber } from "../../../lib/quota";
+import { applied, OTHER_MODELS, series, type Metric } from "../../../stores/dashboard";
+import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
+
+function dateLabel(ts: number, granularity: string): string {
+  const d = new Date(ts * 1000);
+  const md = `${d.getMonth() + 1}/${d.getDate()}`;
+  return granularity === "hour" ? `${md} ${String(d.getHours()).padStart(2, "0")}:00` : md;
+}
+
+/** quotaDigits picks enough decimals for dollar amounts that step by incr quota units. */
+function quotaDigits(incr: number): number {
+  const dollars = Math.abs(incr) / quotaPerUnit.value;
+  if (!(dollars > 0)) return 2;
+  return Math.min(6, Math.max(2, Math.ceil(-Math.log10(dollars))));
+}
+
+function axisValues(metric: Metric) {
+  return (_u: uPlot, ticks: number[], _axis: number, _space: number, incr: number) =>
+    metric === "quota" && displayInCurrency.value ? ticks.map((v) => renderQuota(v, quotaDigits(incr))) : ticks.map((v) => renderNumber(Math.round(v)));
+}
+
+function MetricChart({ metric, title }: { metric: Metric; title: string }) {
+  useSignals();
+  const { t } = useTranslation();
+  const s = series.value;
+  const granularity = applied.value.granularity;
+  const format = metric === "quota" ? (v: number) => renderQuota(v, v !== 0 && Math.abs(v) < quotaPerUnit.value ? 4 : 2) : (v: number) => String(Math.round(v));
+  const names = s.models.map((m) => (m === OTHER_MODELS ? t("dashboard.other") : m));
+  const options = useMemo<Omit<uPlot.Options, "width" | "height">>(
+    () => ({
+      scales: { x: { time: true } },
+      cursor: { points: { size: 6 } },
+      legend: { show: true },
+      series: [
+        { value: (_u: uPlot, v: number | null) => (v === null ? "-" : dateLabel(v, granularity)) },
+        ...names.map((name, i) => ({
+          label: name,
+          stroke: SERIES_COLORS[i % SERIES_COLORS.length],
+          width: 2,
+          points: { show: s.times.length < 60 },
+          value: (_u: uPlot, v: number | null) => (v === null ? "-" : format(v)),
+        })),
+      ],
+      axes: [{}, { size: 80, values: axisValues(metric) }],
+    }),
+    // The series layout (names) and granularity decide the options; values go through data.
+    [names.join("\u0001"), granularity, metric, s.times.length < 60],
+  );
+  const data = useMemo(() => [s.times, ...s.values[metric]] as uPlot.AlignedData, [s, metric]);
+  return (
+    <Card size="2">
+      <Heading size="3" mb="2">
+        {title}
+      </Heading>
+      {s.times.length === 0 ? (
+        <Flex justify="center" py="6">
+          <Text color="gray">{t("dashboard.empty")}</Text>
+        </Flex>
+      ) : (
+        <UPlotChart options={options} data={data} testId={`detail-chart-${metric}`} label={title} />
+      )}
+    </Card>
+  );
+}
+
+/** Charts draws quota, requests and tokens per model over time. */
+export function Charts() {
+  const { t } = useTranslation();
+  return (
+    <Grid columns="1" gap="3">
+      <MetricChart metric="quota" title={t("dashboard.quotaChart")} />
+      <MetricChart metric="count" title={t("dashboard.countChart")} />
+      <MetricChart metric="token_used" title={t("dashboard.tokenChart")} />
+    </Grid>
+  );
+}

@@ -1,0 +1,60 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Code, DataList, Flex, Text } from "@radix-ui/themes";
+import type { ReactNode } from "react";
+import { useTranslation } from "react-i18next";
+import type { LogEntry } from "../../../api/logs";
+import { parseOther } from "../../../stores/logs";
+import { renderQuota } from "../../../stores/status";
+import { isAdmin } from "../../../stores/user";
+import { billing, isConsume } from "../billing";
+import { retryChain } from "./cells";
+
+/** LogDetail is a log row's expansion: channel, details, models, request id and the billing process. */
+export function LogDetail({ log }: { log: LogEntry }) {
+  useSignals();
+  const { t } = useTranslation();
+  const o = parseOther(log.other);
+  const rows: { label: string; value: ReactNode; testId?: string }[] = [];
+  if (isAdmin.value && isConsume(log) && log.channel) {
+    rows.push({ label: t("logs.detail.channel"), value: retryChain(log) || String(log.channel) });
+  }
+  if (log.content) rows.push({ label: t("logs.detail.content"), value: log.content });
+  if (isConsume(log) && o.upstream_model) {
+    rows.push({ label: t("logs.detail.requested"), value: log.model_name });
+    rows.push({ label: t("logs.detail.upstream"), value: o.upstream_model });
+  }
+  if (log.group) rows.push({ label: t("logs.detail.group"), value: log.group });
+  if (o.request_id) rows.push({ label: t("logs.detail.requestId"), value: <Code variant="ghost">{o.request_id}</Code> });
+  if (isConsume(log) && (o.model_ratio !== undefined || o.model_price !== undefined)) {
+    const b = billing(log, o);
+    rows.push({
+      label: t("logs.detail.billing"),
+      testId: "billing",
+      value: (
+        <Flex direction="column" gap="1">
+          {b.mode === "ratio" ? (
+            <>
+              <Text size="2">{t("logs.billing.ratioPrices", b)}</Text>
+              <Text size="2">{t("logs.billing.ratio", b)}</Text>
+            </>
+          ) : (
+            <Text size="2">{t("logs.billing.price", b)}</Text>
+          )}
+          <Text size="2" color="gray">
+            {t("logs.billing.quota", { quota: log.quota, amount: renderQuota(log.quota, 6) })}
+          </Text>
+        </Flex>
+      ),
+    });
+  }
+  return (
+    <DataList.Root size="2" data-testid="log-detail">
+      {rows.map((r) => (
+        <DataList.Item key={r.label} data-testid={r.testId}>
+          <DataList.Label minWidth="120px">{r.label}</DataList.Label>
+          <DataList.Value>{r.value}</DataList.Value>
+        </DataList.Item>
+      ))}
+    </DataList.Root>
+  );
+}

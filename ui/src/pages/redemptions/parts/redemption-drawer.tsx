@@ -1,0 +1,132 @@
+import { Button, Flex, Spinner, TextField } from "@radix-ui/themes";
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { handleError } from "../../../api/client";
+import { createRedemptions, getRedemption, updateRedemption } from "../../../api/redemptions";
+import { Field } from "../../../components/ui/field";
+import { Sheet } from "../../../components/ui/sheet";
+import { loadRedemptions, redemptionsDialog } from "../../../stores/redemptions";
+import { renderQuota } from "../../../stores/status";
+import { toast } from "../../../stores/toast";
+
+/** DEFAULT_REDEMPTION_QUOTA is the quota a new code starts with. */
+export const DEFAULT_REDEMPTION_QUOTA = 100000;
+
+interface Form {
+  name: string;
+  quota: string;
+  count: string;
+}
+
+const EMPTY: Form = { name: "", quota: String(DEFAULT_REDEMPTION_QUOTA), count: "1" };
+
+/**
+ * RedemptionDrawer creates codes (name, quota, count 1-100) or edits the
+ * name and quota of an unused one. After creating it offers the download.
+ */
+export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" | null; id: number | null; onClose: () => void }) {
+  const { t } = useTranslation();
+  const [form, setForm] = useState<Form | null>(null);
+  const [busy, setBusy] = useState(false);
+  const open = mode !== null;
+
+  useEffect(() => {
+    if (mode === "add") {
+      setForm(EMPTY);
+      return;
+    }
+    if (mode !== "edit" || id === null) return;
+    setForm(null);
+    let live = true;
+    getRedemption(id)
+      .then((r) => live && setForm({ name: r.name, quota: String(r.quota), count: "1" }))
+      .catch(() => live && onClose());
+    return () => {
+      live = false;
+    };
+  }, [mode, id, onClose]);
+
+  const quotaValid = form !== null && /^-?\d+$/.test(form.quota.trim());
+
+  const submit = async () => {
+    if (!form) return;
+    const name = form.name.trim();
+    // An empty name on create does nothing, as the field is marked required.
+    if (mode === "add" && !name) return;
+    if (!quotaValid) {
+      toast.error(t("redemption.quotaInvalid"));
+      return;
+    }
+    const quota = Number.parseInt(form.quota, 10);
+    setBusy(true);
+    try {
+      if (mode === "edit" && id !== null) {
+        await updateRedemption({ id, name, quota });
+        toast.success(t("redemption.updateSuccess"));
+        onClose();
+        await loadRedemptions(true);
+        return;
+      }
+      const count = Number(form.count);
+      if (!Number.isInteger(count) || count < 1 || count > 100) {
+        toast.error(t("redemption.countRange"));
+        return;
+      }
+      const keys = await createRedemptions({ name, quota, count });
+      toast.success(t("redemption.createSuccess"));
+      await loadRedemptions();
+      redemptionsDialog.value = keys.length > 0 ? { kind: "download", name, keys } : null;
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Sheet
+      open={open}
+      onOpenChange={(o) => !o && onClose()}
+      title={mode === "edit" ? t("redemption.editTitle") : t("redemption.createTitle")}
+      testId="redemption-drawer"
+      footer={
+        <>
+          <Button variant="soft" color="gray" onClick={onClose}>
+            {t("redemption.cancel")}
+          </Button>
+          <Button loading={busy} disabled={!form} onClick={() => void submit()} data-testid="redemption-submit">
+            {t("redemption.submit")}
+          </Button>
+        </>
+      }
+    >
+      {!form ? (
+        <Flex justify="center" py="6">
+          <Spinner />
+        </Flex>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <Flex direction="column" gap="3">
+            <Field id="redemption-name" label={t("redemption.name")}>
+              <TextField.Root id="redemption-name" required maxLength={20} placeholder={t("redemption.namePlaceholder")} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} autoComplete="off" />
+            </Field>
+            <Field id="redemption-quota" label={t("redemption.quota")} hint={quotaValid ? renderQuota(Number(form.quota)) : t("redemption.quotaInvalid")}>
+              <TextField.Root id="redemption-quota" type="number" step={1} placeholder={t("redemption.quotaPlaceholder")} value={form.quota} onChange={(e) => setForm({ ...form, quota: e.target.value })} />
+            </Field>
+            {mode === "add" ? (
+              <Field id="redemption-count" label={t("redemption.count")}>
+                <TextField.Root id="redemption-count" type="number" min={1} max={100} step={1} placeholder={t("redemption.countPlaceholder")} value={form.count} onChange={(e) => setForm({ ...form, count: e.target.value })} />
+              </Field>
+            ) : null}
+            <button type="submit" hidden />
+          </Flex>
+        </form>
+      )}
+    </Sheet>
+  );
+}

@@ -1,0 +1,71 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Flex, Text } from "@radix-ui/themes";
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { ConfirmDialog } from "../../../components/confirm-dialog";
+import { Dialog } from "../../../components/ui/dialog";
+import { deleteRedemption, downloadCodes, redemptionsDialog } from "../../../stores/redemptions";
+import { RedemptionDrawer } from "./redemption-drawer";
+
+function close(): void {
+  redemptionsDialog.value = null;
+}
+
+/** RedemptionsDialogs mounts the drawer, the delete confirmation and the download offer in one place. */
+export function RedemptionsDialogs() {
+  useSignals();
+  const { t } = useTranslation();
+  const [busy, setBusy] = useState(false);
+  const d = redemptionsDialog.value;
+  return (
+    <>
+      <RedemptionDrawer mode={d?.kind === "add" ? "add" : d?.kind === "edit" ? "edit" : null} id={d?.kind === "edit" ? d.id : null} onClose={close} />
+      <ConfirmDialog
+        open={d?.kind === "delete"}
+        onOpenChange={(open) => !open && close()}
+        title={t("redemption.deleteTitle")}
+        description={t("redemption.deleteHint")}
+        confirmLabel={t("redemption.delete")}
+        destructive
+        busy={busy}
+        onConfirm={async () => {
+          if (d?.kind !== "delete") return;
+          setBusy(true);
+          try {
+            if (await deleteRedemption(d.row)) close();
+          } finally {
+            setBusy(false);
+          }
+        }}
+      />
+      <Dialog
+        open={d?.kind === "download"}
+        onOpenChange={(open) => !open && close()}
+        title={t("redemption.downloadTitle")}
+        footer={
+          <>
+            <Button variant="soft" color="gray" onClick={close}>
+              {t("redemption.cancel")}
+            </Button>
+            <Button
+              onClick={() => {
+                if (d?.kind === "download") downloadCodes(d.name, d.keys);
+                close();
+              }}
+              data-testid="redemption-download"
+            >
+              {t("redemption.download")}
+            </Button>
+          </>
+        }
+      >
+        <Flex direction="column" gap="2" data-testid="redemption-download-dialog">
+          <Text size="2">{t("redemption.downloadAsk")}</Text>
+          <Text size="2" color="gray">
+            {t("redemption.downloadHint")}
+          </Text>
+        </Flex>
+      </Dialog>
+    </>
+  );
+}

@@ -1,0 +1,75 @@
+import { t } from "../../../../i18n";
+import type { OptionChange } from "../../../../stores/options";
+import { toast } from "../../../../stores/toast";
+
+/** JsonShape says what a JSON option must hold. */
+export type JsonShape = "ratioMap" | "labelMap" | "chats";
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** isValidJson reports whether text (empty counts as valid) parses into the shape the server accepts. */
+export function isValidJson(text: string, shape: JsonShape): boolean {
+  if (text.trim() === "") return true;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  switch (shape) {
+    case "ratioMap":
+      return isPlainObject(v) && Object.values(v).every((r) => typeof r === "number" && Number.isFinite(r));
+    case "labelMap":
+      return isPlainObject(v) && Object.values(v).every((r) => typeof r === "string");
+    case "chats":
+      return Array.isArray(v) && v.every((item) => isPlainObject(item) && Object.values(item).every((u) => typeof u === "string"));
+  }
+}
+
+/** prettyJson indents JSON text for a textarea; text that does not parse is returned as it is. */
+export function prettyJson(text: string): string {
+  if (text.trim() === "") return text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** Rule checks one option before it is sent. */
+export type Rule = { json: JsonShape; label: string } | { min: number; label: string; integer?: boolean };
+
+/**
+ * checkChanges validates the changed keys against their rules and shows the
+ * first problem as an error toast; it returns false when nothing may be sent.
+ */
+export function checkChanges(changes: OptionChange[], rules: Record<string, Rule>): boolean {
+  for (const [key, value] of changes) {
+    const rule = rules[key];
+    if (!rule) continue;
+    if ("json" in rule) {
+      if (!isValidJson(value, rule.json)) {
+        toast.error(t("options.invalidJson", { name: rule.label }));
+        return false;
+      }
+      continue;
+    }
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || (rule.integer && !Number.isInteger(n))) {
+      toast.error(t("options.notNumber", { name: rule.label }));
+      return false;
+    }
+    if (n < rule.min) {
+      toast.error(t("options.belowMin", { name: rule.label, min: rule.min }));
+      return false;
+    }
+  }
+  return true;
+}
+
+/** stripTrailingSlashes removes every trailing "/" (addresses are stored without one). */
+export function stripTrailingSlashes(value: string): string {
+  return value.trim().replace(/\/+$/, "");
+}

@@ -1,0 +1,119 @@
+import type { Token, TokenInput } from "../../api/tokens";
+import { formatTimestamp, parseDateTime } from "../../components/format";
+import { TOKEN_DEFAULT_QUOTA } from "../../stores/tokens";
+
+function splitList(csv: string | null | undefined): string[] {
+  return (csv ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** TokenForm is the drawer's state; an empty expiry means never. */
+export interface TokenForm {
+  name: string;
+  expiry: string;
+  remain_quota: string;
+  unlimited_quota: boolean;
+  count: string;
+  model_limits_enabled: boolean;
+  model_limits: string[];
+  allow_ips: string;
+  group: string;
+}
+
+/** emptyTokenForm is a new token: never expires, US$1 of quota, one token, the user's group. */
+export function emptyTokenForm(): TokenForm {
+  return {
+    name: "",
+    expiry: "",
+    remain_quota: String(TOKEN_DEFAULT_QUOTA),
+    unlimited_quota: false,
+    count: "1",
+    model_limits_enabled: false,
+    model_limits: [],
+    allow_ips: "",
+    group: "",
+  };
+}
+
+/** formFromToken fills the form from a stored token. */
+export function formFromToken(tok: Token): TokenForm {
+  return {
+    name: tok.name,
+    expiry: tok.expired_time === -1 || tok.expired_time <= 0 ? "" : formatTimestamp(tok.expired_time),
+    remain_quota: String(tok.remain_quota ?? 0),
+    unlimited_quota: tok.unlimited_quota,
+    count: "1",
+    model_limits_enabled: tok.model_limits_enabled,
+    model_limits: splitList(tok.model_limits),
+    allow_ips: tok.allow_ips ?? "",
+    group: tok.group ?? "",
+  };
+}
+
+/** expiryIn returns the expiry text for now plus seconds; 0 means never (""). */
+export function expiryIn(seconds: number): string {
+  if (seconds === 0) return "";
+  return formatTimestamp(Math.floor(Date.now() / 1000) + seconds);
+}
+
+/** Expiry quick choices in seconds: never, one hour, one day, one month (30 days). */
+export const EXPIRY_CHOICES: { label: string; seconds: number }[] = [
+  { label: "tokens.form.never", seconds: 0 },
+  { label: "tokens.form.hour", seconds: 3600 },
+  { label: "tokens.form.day", seconds: 86400 },
+  { label: "tokens.form.month", seconds: 30 * 86400 },
+];
+
+/** validateTokenForm returns the i18n key of the first problem, or null. */
+export function validateTokenForm(f: TokenForm, isEdit: boolean): string | null {
+  if (!isEdit && f.name.trim() === "") return "tokens.msg.nameRequired";
+  if (f.expiry.trim() !== "" && parseDateTime(f.expiry) === null) return "tokens.msg.expiryInvalid";
+  if (!f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
+  if (!isEdit && !/^[1-9]\d*$/.test(f.count.trim())) return "tokens.msg.countInvalid";
+  return null;
+}
+
+/** toTokenInput builds the request body of a validated form. */
+export function toTokenInput(f: TokenForm): TokenInput {
+  const expiry = f.expiry.trim();
+  return {
+    name: f.name.trim(),
+    expired_time: expiry === "" ? -1 : (parseDateTime(expiry) ?? -1),
+    remain_quota: f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim()) ? 0 : Number.parseInt(f.remain_quota.trim(), 10) || 0,
+    unlimited_quota: f.unlimited_quota,
+    model_limits_enabled: f.model_limits_enabled,
+    model_limits: f.model_limits.join(","),
+    allow_ips: f.allow_ips
+      .split("\n")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .join("\n"),
+    group: f.group.trim(),
+  };
+}
+
+/** ChatTarget is one configured chat app. */
+export interface ChatTarget {
+  name: string;
+  template: string;
+}
+
+/** chatTargets reads the status object's chats: a list of {name: url-template}. */
+export function chatTargets(chats: unknown): ChatTarget[] {
+  if (!Array.isArray(chats)) return [];
+  const out: ChatTarget[] = [];
+  for (const item of chats) {
+    if (!item || typeof item !== "object") continue;
+    for (const [name, template] of Object.entries(item as Record<string, unknown>)) {
+      out.push({ name, template: typeof template === "string" ? template : "" });
+    }
+  }
+  return out;
+}
+
+/** chatUrl fills a chat template: {key} with the full key, {address} with the server address (URL-encoded). */
+export function chatUrl(template: string, key: string, address: string): string {
+  return template.replaceAll("{address}", encodeURIComponent(address)).replaceAll("{key}", key);
+}

@@ -1,0 +1,52 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Flex, IconButton } from "@radix-ui/themes";
+import { useTranslation } from "react-i18next";
+import type { Token } from "../../../api/tokens";
+import { Icon } from "../../../components/icons";
+import { DropdownMenu } from "../../../components/ui/dropdown-menu";
+import { status } from "../../../stores/status";
+import { toast } from "../../../stores/toast";
+import { fullKey } from "../../../stores/tokens";
+import { chatTargets, chatUrl, type ChatTarget } from "../form";
+
+/** ChatButton opens the first configured chat app with this token; the menu offers the others. */
+export function ChatButton({ token }: { token: Token }) {
+  useSignals();
+  const { t } = useTranslation();
+  const targets = chatTargets(status.value.chats);
+  const open = (target: ChatTarget | undefined) => {
+    if (!target) {
+      toast.error(t("tokens.msg.chatMissing"));
+      return;
+    }
+    if (!target.template.trim()) {
+      toast.error(t("tokens.msg.chatBroken"));
+      return;
+    }
+    const url = chatUrl(target.template, fullKey(token), status.value.server_address || window.location.origin);
+    window.open(url, "_blank", "noopener,noreferrer");
+  };
+  return (
+    <Flex gap="0" align="center">
+      <Button size="1" variant="soft" color="cyan" onClick={() => open(targets[0])} className={targets.length > 1 ? "split-left" : undefined} data-testid="chat-token">
+        {t("tokens.row.chat")}
+      </Button>
+      {targets.length > 1 ? (
+        <DropdownMenu.Root>
+          <DropdownMenu.Trigger>
+            <IconButton size="1" variant="soft" color="cyan" aria-label={t("tokens.row.chatMore")} className="split-right">
+              <Icon name="chevronRight" size={12} style={{ transform: "rotate(90deg)" }} />
+            </IconButton>
+          </DropdownMenu.Trigger>
+          <DropdownMenu.Content>
+            {targets.map((target) => (
+              <DropdownMenu.Item key={target.name} onSelect={() => open(target)}>
+                {target.name}
+              </DropdownMenu.Item>
+            ))}
+          </DropdownMenu.Content>
+        </DropdownMenu.Root>
+      ) : null}
+    </Flex>
+  );
+}

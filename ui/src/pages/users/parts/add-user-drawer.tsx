@@ -1,0 +1,81 @@
+import { Button, Flex, TextField } from "@radix-ui/themes";
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { handleError } from "../../../api/client";
+import { createUser } from "../../../api/users";
+import { Field } from "../../../components/ui/field";
+import { Sheet } from "../../../components/ui/sheet";
+import { toast } from "../../../stores/toast";
+import { loadUsers } from "../../../stores/users";
+
+const EMPTY = { username: "", display_name: "", password: "" };
+
+/** AddUserDrawer creates an ordinary account; username and password are required. */
+export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const { t } = useTranslation();
+  const [form, setForm] = useState(EMPTY);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (open) setForm(EMPTY);
+  }, [open]);
+  const submit = async () => {
+    const username = form.username.trim();
+    if (!username || !form.password) {
+      toast.error(t("userAdmin.needUsernamePassword"));
+      return;
+    }
+    if (form.password.length < 8) {
+      toast.error(t("userAdmin.passwordTooShort"));
+      return;
+    }
+    setBusy(true);
+    try {
+      await createUser({ username, display_name: form.display_name.trim(), password: form.password });
+      toast.success(t("userAdmin.createSuccess"));
+      onClose();
+      await loadUsers();
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Sheet
+      open={open}
+      onOpenChange={(o) => !o && onClose()}
+      title={t("userAdmin.addTitle")}
+      testId="user-add-drawer"
+      footer={
+        <>
+          <Button variant="soft" color="gray" onClick={onClose}>
+            {t("userAdmin.cancel")}
+          </Button>
+          <Button loading={busy} onClick={() => void submit()} data-testid="user-add-submit">
+            {t("userAdmin.submit")}
+          </Button>
+        </>
+      }
+    >
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <Flex direction="column" gap="3">
+          <Field id="add-user-username" label={t("userAdmin.username")}>
+            <TextField.Root id="add-user-username" maxLength={12} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+          </Field>
+          <Field id="add-user-display" label={t("userAdmin.displayName")}>
+            <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+          </Field>
+          <Field id="add-user-password" label={t("userAdmin.password")}>
+            <TextField.Root id="add-user-password" type="password" maxLength={20} placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+          </Field>
+          <button type="submit" hidden />
+        </Flex>
+      </form>
+    </Sheet>
+  );
+}

@@ -1,0 +1,172 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { Button, Flex, Spinner, Text, TextField } from "@radix-ui/themes";
+import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { handleError } from "../../../api/client";
+import { getUser, updateUser, type AdminUser, type UserUpdate } from "../../../api/users";
+import { Field } from "../../../components/ui/field";
+import { Select } from "../../../components/ui/select";
+import { Sheet } from "../../../components/ui/sheet";
+import { renderQuota } from "../../../stores/status";
+import { toast } from "../../../stores/toast";
+import { groups, refreshUserRow } from "../../../stores/users";
+import { AddQuotaPopover } from "./add-quota-popover";
+
+interface Form {
+  username: string;
+  display_name: string;
+  password: string;
+  group: string;
+  quota: string;
+}
+
+function ReadOnly({ id, label, value }: { id: string; label: string; value: string }) {
+  const { t } = useTranslation();
+  return (
+    <Field id={id} label={label}>
+      <TextField.Root id={id} readOnly value={value || t("userAdmin.none")} />
+    </Field>
+  );
+}
+
+/** EditUserDrawer edits another account: names, password, group and quota (with an add-quota popover). */
+export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: () => void }) {
+  useSignals();
+  const { t } = useTranslation();
+  const [user, setUser] = useState<AdminUser | null>(null);
+  const [form, setForm] = useState<Form | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    if (id === null) return;
+    let live = true;
+    getUser(id)
+      .then((u) => {
+        if (!live) return;
+        setUser(u);
+        setForm({ username: u.username, display_name: u.display_name ?? "", password: "", group: u.group || "default", quota: String(u.quota ?? 0) });
+      })
+      .catch(() => live && onClose());
+    return () => {
+      live = false;
+    };
+  }, [id, onClose]);
+
+  const quota = form ? Number(form.quota) : 0;
+  const quotaValid = form !== null && /^-?\d+$/.test(form.quota.trim());
+  const groupChoices = form && form.group && !groups.value.includes(form.group) ? [form.group, ...groups.value] : groups.value;
+
+  const submit = async () => {
+    if (!form || id === null) return;
+    if (!quotaValid) {
+      toast.error(t("userAdmin.quotaInvalid"));
+      return;
+    }
+    if (form.password && form.password.length < 8) {
+      toast.error(t("userAdmin.passwordTooShort"));
+      return;
+    }
+    const update: UserUpdate = {
+      id,
+      username: form.username.trim(),
+      display_name: form.display_name.trim(),
+      group: form.group,
+      quota: Number.parseInt(form.quota, 10),
+    };
+    if (form.password) update.password = form.password;
+    setBusy(true);
+    try {
+      await updateUser(update);
+      toast.success(t("userAdmin.updateSuccess"));
+      onClose();
+      await refreshUserRow(id);
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Sheet
+      open={id !== null}
+      onOpenChange={(o) => !o && onClose()}
+      title={t("userAdmin.editTitle")}
+      testId="user-edit-drawer"
+      footer={
+        <>
+          <Button variant="soft" color="gray" onClick={onClose}>
+            {t("userAdmin.cancel")}
+          </Button>
+          <Button loading={busy} disabled={!form} onClick={() => void submit()} data-testid="user-edit-submit">
+            {t("userAdmin.submit")}
+          </Button>
+        </>
+      }
+    >
+      {!form || !user ? (
+        <Flex justify="center" py="6" gap="2" align="center">
+          <Spinner />
+          <Text color="gray">{t("userAdmin.loading")}</Text>
+        </Flex>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <Flex direction="column" gap="3">
+            <Field id="edit-user-username" label={t("userAdmin.username")}>
+              <TextField.Root id="edit-user-username" maxLength={12} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+            </Field>
+            <Field id="edit-user-password" label={t("userAdmin.password")}>
+              <TextField.Root id="edit-user-password" type="password" maxLength={20} placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+            </Field>
+            <Field id="edit-user-display" label={t("userAdmin.displayName")}>
+              <TextField.Root id="edit-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+            </Field>
+            <Field id="edit-user-group" label={t("userAdmin.group")}>
+              <Select.Root value={form.group} onValueChange={(g) => setForm({ ...form, group: g })}>
+                <Select.Trigger id="edit-user-group" placeholder={t("userAdmin.groupSelect")} data-testid="edit-user-group" />
+                <Select.Content position="popper">
+                  {groupChoices.map((g) => (
+                    <Select.Item key={g} value={g}>
+                      {g}
+                    </Select.Item>
+                  ))}
+                </Select.Content>
+              </Select.Root>
+            </Field>
+            <Field id="edit-user-quota" label={t("userAdmin.quota")} hint={quotaValid ? renderQuota(quota) : t("userAdmin.quotaInvalid")}>
+              <Flex gap="2">
+                <TextField.Root
+                  id="edit-user-quota"
+                  className="grow"
+                  type="number"
+                  step={1}
+                  placeholder={t("userAdmin.quotaPlaceholder")}
+                  value={form.quota}
+                  onChange={(e) => setForm({ ...form, quota: e.target.value })}
+                />
+                <AddQuotaPopover quota={quotaValid ? quota : 0} onApply={(next) => setForm({ ...form, quota: String(next) })} />
+              </Flex>
+            </Field>
+            <Text size="2" weight="bold" mt="2">
+              {t("userAdmin.bindings")}
+            </Text>
+            <Text size="1" color="gray">
+              {t("userAdmin.bindingsHint")}
+            </Text>
+            <ReadOnly id="edit-user-github" label={t("userAdmin.github")} value={user.github_id ?? ""} />
+            <ReadOnly id="edit-user-wechat" label={t("userAdmin.wechat")} value={user.wechat_id ?? ""} />
+            <ReadOnly id="edit-user-telegram" label={t("userAdmin.telegram")} value={user.telegram_id ?? ""} />
+            <ReadOnly id="edit-user-linuxdo" label={t("userAdmin.linuxdo")} value={user.linux_do_id ?? ""} />
+            <ReadOnly id="edit-user-email" label={t("userAdmin.email")} value={user.email ?? ""} />
+            <button type="submit" hidden />
+          </Flex>
+        </form>
+      )}
+    </Sheet>
+  );
+}

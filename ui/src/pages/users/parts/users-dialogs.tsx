@@ -1,0 +1,43 @@
+import { useSignals } from "@preact/signals-react/runtime";
+import { useState } from "react";
+import { useTranslation } from "react-i18next";
+import { ConfirmDialog } from "../../../components/confirm-dialog";
+import { manageUser, usersDialog } from "../../../stores/users";
+import { AddUserDrawer } from "./add-user-drawer";
+import { EditUserDrawer } from "./edit-user-drawer";
+
+function close(): void {
+  usersDialog.value = null;
+}
+
+/** UsersDialogs mounts every drawer and dialog of the users page, keyed by the row they act on. */
+export function UsersDialogs() {
+  useSignals();
+  const { t } = useTranslation();
+  const [busy, setBusy] = useState(false);
+  const d = usersDialog.value;
+  return (
+    <>
+      <AddUserDrawer open={d?.kind === "add"} onClose={close} />
+      <EditUserDrawer key={d?.kind === "edit" ? d.id : "none"} id={d?.kind === "edit" ? d.id : null} onClose={close} />
+      <ConfirmDialog
+        open={d?.kind === "delete"}
+        onOpenChange={(open) => !open && close()}
+        title={t("userAdmin.deleteTitle")}
+        description={t("userAdmin.deleteHint")}
+        confirmLabel={t("userAdmin.delete")}
+        destructive
+        busy={busy}
+        onConfirm={async () => {
+          if (d?.kind !== "delete") return;
+          setBusy(true);
+          try {
+            if (await manageUser(d.user, "delete")) close();
+          } finally {
+            setBusy(false);
+          }
+        }}
+      />
+    </>
+  );
+}

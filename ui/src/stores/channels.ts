@@ -1,0 +1,371 @@
+import { batch, computed, signal } from "@preact/signals-react";
+import * as channelApi from "../api/channels";
+import type { Channel, ChannelHealth, TestProgress } from "../api/channels";
+import { handleError } from "../api/client";
+import { readPageSize, writePageSize } from "../components/pagination";
+import type { RowKey } from "../components/data-table";
+import { t } from "../i18n";
+import { readBool, writeString } from "../lib/storage";
+import { onTopic } from "../ws/socket";
+import { toast } from "./toast";
+
+/** Channel statuses: enabled, disabled by an administrator, disabled by the health checks. */
+export const CHANNEL_ENABLED = 1;
+export const CHANNEL_MANUALLY_DISABLED = 2;
+export const CHANNEL_AUTO_DISABLED = 3;
+
+/** PRIORITY_MIN is the lowest priority a channel may have. */
+export const PRIORITY_MIN = -999;
+/** WEIGHT_MIN is the lowest weight; a negative weight becomes 0. */
+export const WEIGHT_MIN = 0;
+
+/** ID_SORT_KEY is the localStorage key of the sort-by-id toggle. */
+export const ID_SORT_KEY = "id-sort";
+
+/** ChannelSearch is an active search; empty fields do not filter. */
+export interface ChannelSearch {
+  keyword: string;
+  group: string;
+  model: string;
+}
+
+/** channels is the page (or search result) shown. */
+export const channels = signal<Channel[]>([]);
+/** channelsLoading is true while a list call runs. */
+export const channelsLoading = signal(false);
+/** channelPage is the 0-based page of the plain list. */
+export const channelPage = signal(0);
+/** channelPageSize is the page size, shared with other lists as page-size. */
+export const channelPageSize = signal(readPageSize());
+/** idSort orders by id instead of priority. */
+export const idSort = signal(readBool(ID_SORT_KEY) ?? false);
+/** channelSearch is the search in force; null shows the paged list. */
+export const channelSearch = signal<ChannelSearch | null>(null);
+/** hasMoreChannels guesses whether a next page exists (the server sends no total). */
+export const hasMoreChannels = computed(() => channelSearch.value === null && channels.value.length >= channelPageSize.value);
+
+/** bulkDeleteMode shows the selection column and the delete-selected action. */
+export const bulkDeleteMode = signal(false);
+/** selectedChannels holds the ids picked in bulk-delete mode. */
+export const selectedChannels = signal<Set<RowKey>>(new Set());
+
+/** TestAllState is the progress of a test-all run. */
+export interface TestAllState {
+  done: number;
+  total: number;
+  failed: number;
+  running: boolean;
+}
+/** testAllState is null until a test-all run starts. */
+export const testAllState = signal<TestAllState | null>(null);
+/** updatingAllBalances is true while every balance is refreshed. */
+export const updatingAllBalances = signal(false);
+/** testingIds holds the channels with a test in flight. */
+export const testingIds = signal<Set<number>>(new Set());
+
+/** serverGroups holds the group names from the server. */
+export const serverGroups = signal<string[]>([]);
+/** groupOptions joins the server's groups with those the listed channels use. */
+export const groupOptions = computed(() => {
+  const set = new Set<string>(serverGroups.value);
+  for (const c of channels.value) for (const g of splitList(c.group)) set.add(g);
+  return [...set].sort();
+});
+
+/** splitList turns a comma-joined list into its non-empty items. */
+export function splitList(csv: string | null | undefined): string[] {
+  return (csv ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** patchChannel updates one listed channel in place. */
+export function patchChannel(id: number, fields: Partial<Channel>): void {
+  if (!channels.value.some((c) => c.id === id)) return;
+  channels.value = channels.value.map((c) => (c.id === id ? { ...c, ...fields } : c));
+}
+
+function dropChannels(ids: number[]): void {
+  const gone = new Set(ids);
+  channels.value = channels.value.filter((c) => !gone.has(c.id));
+  const sel = new Set(selectedChannels.value);
+  for (const id of ids) sel.delete(id);
+  selectedChannels.value = sel;
+}
+
+/** loadChannels reads a page of the plain list (leaving any search). */
+export async function loadChannels(page = channelPage.value): Promise<void> {
+  channelsLoading.value = true;
+  try {
+    const list = await channelApi.listChannels(page, channelPageSize.value, idSort.value);
+    batch(() => {
+      channelSearch.value = null;
+      channelPage.value = page;
+      channels.value = list;
+    });
+  } catch (err) {
+    handleError(err);
+  } finally {
+    channelsLoading.value = false;
+  }
+}
+
+/** searchChannels runs a search; an empty one goes back to the first page of the list. */
+export async function searchChannels(s: ChannelSearch): Promise<void> {
+  const q = { keyword: s.keyword.trim(), group: s.group.trim(), model: s.model.trim() };
+  if (!q.keyword && !q.group && !q.model) {
+    await loadChannels(0);
+    return;
+  }
+  channelsLoading.value = true;
+  try {
+    const list = await channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value);
+    batch(() => {
+      channelSearch.value = q;
+      channelPage.value = 0;
+      channels.value = list;
+    });
+  } catch (err) {
+    handleError(err);
+  } finally {
+    channelsLoading.value = false;
+  }
+}
+
+/** refreshChannels reloads what is shown: the search in force or the current page. */
+export async function refreshChannels(): Promise<void> {
+  const s = channelSearch.value;
+  if (s) await searchChannels(s);
+  else await loadChannels(channelPage.value);
+}
+
+/** setChannelPageSize stores a new page size and reloads from the first page. */
+export async function setChannelPageSize(size: number): Promise<void> {
+  writePageSize(size);
+  channelPageSize.value = size;
+  await loadChannels(0);
+}
+
+/** setIdSort switches the sort order, stores it and reloads. */
+export async function setIdSort(on: boolean): Promise<void> {
+  idSort.value = on;
+  writeString(ID_SORT_KEY, String(on));
+  await refreshChannels();
+}
+
+/** setBulkDeleteMode turns bulk-delete mode on or off, clearing the selection. */
+export function setBulkDeleteMode(on: boolean): void {
+  batch(() => {
+    bulkDeleteMode.value = on;
+    selectedChannels.value = new Set();
+  });
+}
+
+/** loadGroups fetches the group names for the group filter and form. */
+export async function loadGroups(): Promise<void> {
+  serverGroups.value = await channelApi.listGroupNames();
+}
+
+async function update(id: number, fields: Partial<Channel>): Promise<boolean> {
+  try {
+    const saved = await channelApi.updateChannel({ id, ...fields });
+    patchChannel(id, saved ? { ...fields, ...pickListFields(saved) } : fields);
+    toast.success(t("channels.msg.done"));
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
+
+// pickListFields keeps what the list shows from an update answer, which may
+// carry the key (the server's reference answer did): the key never enters the store.
+function pickListFields(c: Channel): Partial<Channel> {
+  const { key: _key, ...rest } = c as Channel & { key?: string };
+  return rest;
+}
+
+/** setChannelStatus enables (1) or disables (2) a channel. */
+export function setChannelStatus(id: number, status: number): Promise<boolean> {
+  return update(id, { status });
+}
+
+/** setChannelPriority saves a priority, raised to PRIORITY_MIN when lower. */
+export function setChannelPriority(id: number, priority: number): Promise<boolean> {
+  return update(id, { priority: Math.max(PRIORITY_MIN, Math.trunc(priority)) });
+}
+
+/** setChannelWeight saves a weight; a negative weight becomes 0. */
+export function setChannelWeight(id: number, weight: number): Promise<boolean> {
+  return update(id, { weight: Math.max(WEIGHT_MIN, Math.trunc(weight)) });
+}
+
+/** removeChannel deletes one channel. */
+export async function removeChannel(id: number): Promise<boolean> {
+  try {
+    await channelApi.deleteChannel(id);
+    dropChannels([id]);
+    toast.success(t("channels.msg.done"));
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
+
+/** duplicateChannel copies a channel on the server and reloads the list. */
+export async function duplicateChannel(id: number): Promise<void> {
+  try {
+    const { message } = await channelApi.copyChannel(id);
+    toast.success(message || t("channels.msg.copied"));
+    await refreshChannels();
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** testOne tests a channel (with a chosen model or its default) and shows the latency. */
+export async function testOne(ch: Channel, model?: string): Promise<void> {
+  testingIds.value = new Set(testingIds.value).add(ch.id);
+  try {
+    const seconds = await channelApi.testChannel(ch.id, model);
+    patchChannel(ch.id, { response_time: Math.round(seconds * 1000), test_time: Math.floor(Date.now() / 1000) });
+    toast.info(
+      model
+        ? t("channels.msg.testedModel", { name: ch.name, model, seconds: seconds.toFixed(2) })
+        : t("channels.msg.tested", { name: ch.name, seconds: seconds.toFixed(2) }),
+    );
+  } catch {
+    /* the server's message was shown */
+  } finally {
+    const next = new Set(testingIds.value);
+    next.delete(ch.id);
+    testingIds.value = next;
+  }
+}
+
+/** refreshBalance updates one channel's balance. */
+export async function refreshBalance(ch: Channel): Promise<void> {
+  try {
+    const balance = await channelApi.updateBalance(ch.id);
+    patchChannel(ch.id, { balance, balance_updated_time: Math.floor(Date.now() / 1000) });
+    toast.info(t("channels.msg.balanceUpdated", { name: ch.name }));
+  } catch {
+    /* the server's message was shown */
+  }
+}
+
+/** startTestAll starts the background test of every channel; progress arrives live. */
+export async function startTestAll(): Promise<void> {
+  // The state is set before the call: progress frames of a quick run can
+  // arrive before the answer that started it.
+  testAllState.value = { done: 0, total: 0, failed: 0, running: true };
+  try {
+    const message = await channelApi.testAllChannels();
+    toast.info(message || t("channels.msg.testAllStarted"));
+  } catch (err) {
+    testAllState.value = null;
+    handleError(err);
+  }
+}
+
+/** updateAllBalances refreshes every enabled channel's balance and reports failures. */
+export async function updateAllBalances(): Promise<void> {
+  updatingAllBalances.value = true;
+  try {
+    const results = await channelApi.updateAllBalances();
+    const failed = results.filter((r) => r.error);
+    for (const r of results) if (!r.error) patchChannel(r.id, { balance: r.balance, balance_updated_time: Math.floor(Date.now() / 1000) });
+    if (failed.length > 0) toast.warning(t("channels.msg.balancesPartial", { count: failed.length, ids: failed.map((r) => r.id).join(", ") }));
+    else toast.info(t("channels.msg.balancesUpdated"));
+  } catch {
+    /* the server's message was shown */
+  } finally {
+    updatingAllBalances.value = false;
+  }
+}
+
+/** deleteDisabled removes every disabled channel. */
+export async function deleteDisabled(): Promise<void> {
+  try {
+    const n = await channelApi.deleteDisabledChannels();
+    toast.success(t("channels.msg.deletedDisabled", { count: n }));
+    await refreshChannels();
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** deleteSelected removes the channels picked in bulk-delete mode. */
+export async function deleteSelected(): Promise<boolean> {
+  const ids = [...selectedChannels.value].map(Number);
+  if (ids.length === 0) {
+    toast.error(t("channels.msg.selectFirst"));
+    return false;
+  }
+  try {
+    const n = await channelApi.deleteChannelBatch(ids);
+    toast.success(t("channels.msg.deletedN", { count: n }));
+    dropChannels(ids);
+    await refreshChannels();
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
+
+/** fixAbilities repairs the channel index. */
+export async function fixAbilities(): Promise<void> {
+  try {
+    const r = await channelApi.fixChannels();
+    toast.success(t("channels.msg.fixed", { count: r.removed + r.added, removed: r.removed, added: r.added }));
+    await refreshChannels();
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+function onHealth(data: unknown): void {
+  const h = data as Partial<ChannelHealth>;
+  if (typeof h?.id !== "number") return;
+  const fields: Partial<Channel> = {};
+  for (const k of ["status", "response_time", "test_time", "balance", "balance_updated_time", "used_quota", "other_info"] as const) {
+    if (h[k] !== undefined) (fields as Record<string, unknown>)[k] = h[k];
+  }
+  patchChannel(h.id, fields);
+}
+
+let finishTimer: ReturnType<typeof setTimeout> | null = null;
+
+function onProgress(data: unknown): void {
+  const p = data as Partial<TestProgress>;
+  if (p?.task !== "channel_test") return;
+  const prev = testAllState.value;
+  const failed = (prev?.running ? prev.failed : 0) + (p.ok === false ? 1 : 0);
+  const done = Number(p.done) || 0;
+  const total = Number(p.total) || 0;
+  if (typeof p.channel_id === "number" && p.ok && typeof p.time === "number") {
+    patchChannel(p.channel_id, { response_time: Math.round(p.time * 1000), test_time: Math.floor(Date.now() / 1000) });
+  }
+  const finished = total > 0 ? done >= total : true;
+  testAllState.value = { done, total, failed, running: !finished };
+  if (finished) {
+    toast.success(t("channels.msg.testAllDone", { total, failed }));
+    if (finishTimer) clearTimeout(finishTimer);
+    finishTimer = setTimeout(() => {
+      if (testAllState.value && !testAllState.value.running) testAllState.value = null;
+    }, 4000);
+  }
+}
+
+/** subscribeChannelLive follows channel health and test-all progress while the page is open. */
+export function subscribeChannelLive(): () => void {
+  const offHealth = onTopic("channel.health", onHealth);
+  const offProgress = onTopic("task.progress", onProgress);
+  return () => {
+    offHealth();
+    offProgress();
+  };
+}

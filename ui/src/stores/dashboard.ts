@@ -1,0 +1,161 @@
+import { computed, signal } from "@preact/signals-react";
+import { handleError } from "../api/client";
+import { fetchQuotaData, type QuotaRow } from "../api/dashboard";
+import { t } from "../i18n";
+import { status } from "./status";
+import { toast } from "./toast";
+import { isAdmin } from "./user";
+
+/** Granularity is the width of one chart bucket. */
+export type Granularity = "hour" | "day" | "week";
+
+/** GRANULARITIES lists the choices in order. */
+export const GRANULARITIES: Granularity[] = ["hour", "day", "week"];
+
+/** SELF_MAX_SPAN is the longest range (seconds) a non-administrator may ask for. */
+export const SELF_MAX_SPAN = 30 * 86400;
+
+/** defaultGranularity follows the site's data_export_default_time (hour when unset). */
+export function defaultGranularity(): Granularity {
+  const v = status.value.data_export_default_time;
+  return v === "day" || v === "week" ? v : "hour";
+}
+
+/**
+ * defaultRange gives the range for a granularity: a day of hours, a week of
+ * days, 30 days of weeks. It ends an hour from now and never spans more than
+ * the 30 days a non-administrator may ask for.
+ */
+export function defaultRange(g: Granularity, now = Date.now() / 1000): { start: number; end: number } {
+  const end = Math.floor(now + 3600);
+  const back = g === "hour" ? 86400 + 3600 : g === "day" ? 7 * 86400 + 3600 : SELF_MAX_SPAN;
+  return { start: end - back, end };
+}
+
+/** DashboardFilter is the query form. */
+export interface DashboardFilter {
+  start: number;
+  end: number;
+  username: string;
+  granularity: Granularity;
+}
+
+function initialFilter(): DashboardFilter {
+  const g = defaultGranularity();
+  return { ...defaultRange(g), username: "", granularity: g };
+}
+
+/** filter is the form; applied is the query the rows answer. */
+export const filter = signal<DashboardFilter>(initialFilter());
+export const applied = signal<DashboardFilter>(filter.value);
+
+/** rows are the buckets the server returned. */
+export const rows = signal<QuotaRow[]>([]);
+export const dashboardLoading = signal(false);
+
+/** bucketStart returns the start (unix seconds, local time) of the bucket holding ts. */
+export function bucketStart(ts: number, g: Granularity): number {
+  if (g === "hour") return ts - (ts % 3600);
+  const d = new Date(ts * 1000);
+  d.setHours(0, 0, 0, 0);
+  if (g === "week") {
+    const back = (d.getDay() + 6) % 7; // weeks start on Monday
+    d.setDate(d.getDate() - back);
+  }
+  return Math.floor(d.getTime() / 1000);
+}
+
+/** Metric is one quantity charted per model. */
+export type Metric = "quota" | "count" | "token_used";
+
+/** ChartSeries is the chart data: bucket times and, per model, one value per bucket. */
+export interface ChartSeries {
+  times: number[];
+  models: string[];
+  values: Record<Metric, number[][]>;
+}
+
+/** MAX_MODELS caps the series per chart; the rest are summed as "other". */
+export const MAX_MODELS = 8;
+
+/** OTHER_MODELS names the summed series of the smaller models. */
+export const OTHER_MODELS = "\u0000other";
+
+/** aggregate buckets rows by granularity and model; the busiest models keep their own series. */
+export function aggregate(list: QuotaRow[], g: Granularity): ChartSeries {
+  const byModel = new Map<string, number>();
+  for (const r of list) byModel.set(r.model_name, (byModel.get(r.model_name) ?? 0) + (r.quota || 0) + (r.count || 0));
+  const ranked = [...byModel.entries()].sort((a, b) => b[1] - a[1]).map(([m]) => m);
+  const kept = ranked.slice(0, MAX_MODELS);
+  const models = ranked.length > MAX_MODELS ? [...kept, OTHER_MODELS] : kept;
+  const index = new Map(models.map((m, i) => [m, i]));
+  const times = [...new Set(list.map((r) => bucketStart(r.created_at, g)))].sort((a, b) => a - b);
+  const tIndex = new Map(times.map((x, i) => [x, i]));
+  const empty = () => models.map(() => times.map(() => 0));
+  const values: Record<Metric, number[][]> = { quota: empty(), count: empty(), token_used: empty() };
+  for (const r of list) {
+    const mi = index.get(r.model_name) ?? index.get(OTHER_MODELS);
+    const ti = tIndex.get(bucketStart(r.created_at, g));
+    if (mi === undefined || ti === undefined) continue;
+    values.quota[mi][ti] += r.quota || 0;
+    values.count[mi][ti] += r.count || 0;
+    values.token_used[mi][ti] += r.token_used || 0;
+  }
+  return { times, models, values };
+}
+
+/** series is the chart data of the applied query. */
+export const series = computed(() => aggregate(rows.value, applied.value.granularity));
+
+/** totals sums the applied query's rows. */
+export const totals = computed(() => {
+  let quota = 0;
+  let count = 0;
+  let tokens = 0;
+  for (const r of rows.value) {
+    quota += r.quota || 0;
+    count += r.count || 0;
+    tokens += r.token_used || 0;
+  }
+  return { quota, count, tokens };
+});
+
+/** updateFilter changes the form. */
+export function updateFilter(patch: Partial<DashboardFilter>): void {
+  filter.value = { ...filter.value, ...patch };
+}
+
+/** loadDashboard runs the form's query; quiet refreshes (live updates) show no toasts or spinner. */
+export async function loadDashboard(quiet = false): Promise<void> {
+  const f = quiet ? applied.value : filter.value;
+  if (f.end <= f.start) {
+    if (!quiet) toast.error(t("dashboard.badRange"));
+    return;
+  }
+  const all = isAdmin.value;
+  if (!all && f.end - f.start > SELF_MAX_SPAN) {
+    if (!quiet) toast.error(t("dashboard.spanTooLong"));
+    return;
+  }
+  if (!quiet) dashboardLoading.value = true;
+  try {
+    const list = await fetchQuotaData({ start_timestamp: f.start, end_timestamp: f.end, username: f.username.trim() }, all, quiet);
+    rows.value = list;
+    applied.value = f;
+  } catch (err) {
+    if (!quiet) handleError(err);
+  } finally {
+    if (!quiet) dashboardLoading.value = false;
+  }
+}
+
+/** resetFilter restores the default granularity and range. */
+export function resetFilter(): void {
+  filter.value = initialFilter();
+}
+
+/** setGranularity re-buckets the shown rows at once and keeps the choice for the next query. */
+export function setGranularity(g: Granularity): void {
+  filter.value = { ...filter.value, granularity: g };
+  applied.value = { ...applied.value, granularity: g };
+}

@@ -1,0 +1,156 @@
+import { batch, signal } from "@preact/signals-react";
+import { handleError } from "../api/client";
+import * as logApi from "../api/logs";
+import type { LogEntry, LogOther, LogQuery, LogStat } from "../api/logs";
+import { nowSeconds, startOfToday } from "../components/format";
+import { readPageSize, writePageSize } from "../components/pagination";
+import { onTopic } from "../ws/socket";
+import { isAdmin } from "./user";
+
+/** Row is a log entry with a key that stays stable across live prepends. */
+export type Row = LogEntry & { key: string };
+
+/** defaultQuery starts at today's midnight and ends an hour from now. */
+export function defaultQuery(): LogQuery {
+  return {
+    type: 0,
+    token_name: "",
+    model_name: "",
+    start_timestamp: startOfToday(),
+    end_timestamp: nowSeconds() + 3600,
+    username: "",
+    channel: "",
+  };
+}
+
+/** logQuery holds the filters in force. */
+export const logQuery = signal<LogQuery>(defaultQuery());
+/** logs is the page shown. */
+export const logs = signal<Row[]>([]);
+/** logTotal is the number of matching entries. */
+export const logTotal = signal(0);
+/** logPage is the 1-based page. */
+export const logPage = signal(1);
+/** logPageSize is the page size, shared with other lists as page-size. */
+export const logPageSize = signal(readPageSize());
+/** logsLoading is true while a list call runs. */
+export const logsLoading = signal(false);
+/** logStat holds the summary badges. */
+export const logStat = signal<LogStat>({ quota: 0, rpm: 0, tpm: 0 });
+/** statLoading is true while the summary is read. */
+export const statLoading = signal(false);
+
+let seq = 0;
+function withKey(l: LogEntry): Row {
+  seq++;
+  return { ...l, key: l.id !== undefined ? `id${l.id}` : `t${l.created_at}-${seq}` };
+}
+
+/** parseOther reads a log entry's other JSON; bad or empty text gives {}. */
+export function parseOther(other: string | undefined): LogOther {
+  if (!other) return {};
+  try {
+    const v = JSON.parse(other) as unknown;
+    return v && typeof v === "object" ? (v as LogOther) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** loadLogs reads a page with the filters in force. */
+export async function loadLogs(page = logPage.value): Promise<void> {
+  logsLoading.value = true;
+  try {
+    const r = await logApi.listLogs(isAdmin.value, logQuery.value, page, logPageSize.value);
+    batch(() => {
+      logs.value = r.items.map(withKey);
+      logTotal.value = r.total;
+      logPage.value = r.page || page;
+    });
+  } catch (err) {
+    handleError(err);
+  } finally {
+    logsLoading.value = false;
+  }
+}
+
+/** loadStat reads the summary badges for the filters in force. */
+export async function loadStat(): Promise<void> {
+  statLoading.value = true;
+  try {
+    logStat.value = await logApi.logStat(isAdmin.value, logQuery.value);
+  } catch {
+    /* the badges keep their last values */
+  } finally {
+    statLoading.value = false;
+  }
+}
+
+/** applyQuery puts new filters in force and reloads page one and the summary. */
+export async function applyQuery(q: LogQuery): Promise<void> {
+  logQuery.value = q;
+  await Promise.all([loadLogs(1), loadStat()]);
+}
+
+/** setLogType filters by type (0 = all) and reloads. */
+export async function setLogType(type: number): Promise<void> {
+  await applyQuery({ ...logQuery.value, type });
+}
+
+/** setLogPageSize stores a new page size and reloads page one. */
+export async function setLogPageSize(size: number): Promise<void> {
+  writePageSize(size);
+  logPageSize.value = size;
+  await loadLogs(1);
+}
+
+function likeMatch(pattern: string, value: string): boolean {
+  if (!pattern) return true;
+  if (!/[%_]/.test(pattern)) return pattern === value;
+  const re = pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/%/g, ".*").replace(/_/g, ".");
+  return new RegExp(`^${re}$`, "s").test(value);
+}
+
+/** matchesQuery tells whether a new entry belongs to the list under the filters in force, as the server would filter it. */
+export function matchesQuery(l: LogEntry, q: LogQuery, admin: boolean): boolean {
+  if (q.type !== 0 && l.type !== q.type) return false;
+  if (q.token_name && l.token_name !== q.token_name) return false;
+  if (!likeMatch(q.model_name, l.model_name)) return false;
+  if (q.start_timestamp && l.created_at < q.start_timestamp) return false;
+  if (q.end_timestamp && l.created_at > q.end_timestamp) return false;
+  if (admin && q.username && l.username !== q.username) return false;
+  if (admin && q.channel && String(l.channel ?? "") !== q.channel.trim()) return false;
+  return true;
+}
+
+let statTimer: ReturnType<typeof setTimeout> | null = null;
+
+function scheduleStat(): void {
+  if (statTimer) clearTimeout(statTimer);
+  statTimer = setTimeout(() => {
+    statTimer = null;
+    void loadStat();
+  }, 300);
+}
+
+function onTail(data: unknown): void {
+  const l = data as LogEntry;
+  if (!l || typeof l.created_at !== "number") return;
+  scheduleStat();
+  if (logPage.value !== 1 || !matchesQuery(l, logQuery.value, isAdmin.value)) return;
+  if (l.id !== undefined && logs.value.some((x) => x.id === l.id)) return;
+  batch(() => {
+    logs.value = [withKey(l), ...logs.value].slice(0, logPageSize.value);
+    logTotal.value = logTotal.value + 1;
+  });
+}
+
+/** subscribeLogTail prepends live entries while the log page is open. */
+export function subscribeLogTail(): () => void {
+  const off = onTopic("log.tail", onTail);
+  return () => {
+    off();
+    if (statTimer) clearTimeout(statTimer);
+    statTimer = null;
+  };
+}

@@ -1,0 +1,93 @@
+import { signal } from "@preact/signals-react";
+import * as optionsApi from "../api/options";
+import { t } from "../i18n";
+import { loadStatus } from "./status";
+import { toast } from "./toast";
+
+/** options holds the site-wide options as the server last listed them (secrets excluded). */
+export const options = signal<Record<string, string>>({});
+
+/** optionsLoaded turns true once the options were read in this page load. */
+export const optionsLoaded = signal(false);
+
+/** OptionChange is one key to store with its new string value. */
+export type OptionChange = [key: string, value: string];
+
+/** loadOptions reads every option; failures were already reported by the client. */
+export async function loadOptions(): Promise<void> {
+  try {
+    options.value = await optionsApi.listOptions();
+    optionsLoaded.value = true;
+  } catch {
+    /* the client showed the error; the forms keep what they had */
+  }
+}
+
+async function afterSave(saved: OptionChange[]): Promise<void> {
+  if (saved.length === 0) return;
+  options.value = { ...options.value, ...Object.fromEntries(saved.filter(([k]) => !optionsApi.SECRET_OPTION_KEYS.includes(k))) };
+  // The server normalises values (trims, strips slashes), and the status object
+  // carries the name, logo, footer and display rules the shell shows.
+  await Promise.all([loadOptions(), loadStatus()]);
+}
+
+/**
+ * saveOptions stores the changed keys one after another, so a prerequisite saved
+ * earlier in the list is in place for the next. It tells the user the outcome
+ * (nothing changed, saved, or partly failed) and returns the keys that were saved.
+ */
+export async function saveOptions(changes: OptionChange[]): Promise<string[]> {
+  if (changes.length === 0) {
+    toast.info(t("options.noChange"));
+    return [];
+  }
+  const saved: OptionChange[] = [];
+  for (const [key, value] of changes) {
+    try {
+      await optionsApi.updateOption(key, value);
+      saved.push([key, value]);
+    } catch {
+      /* the server's reason was shown by the client */
+    }
+  }
+  // Reload first, so the forms already show the stored values when the outcome is announced.
+  await afterSave(saved);
+  if (saved.length === changes.length) toast.success(t("options.saved"));
+  else if (changes.length > 1) toast.error(t("options.partialFailed"));
+  return saved.map(([key]) => key);
+}
+
+/** saveOption stores one option at once (a switch); on refusal the server's message is shown and false returned. */
+export async function saveOption(key: string, value: string): Promise<boolean> {
+  try {
+    await optionsApi.updateOption(key, value);
+  } catch {
+    return false;
+  }
+  await afterSave([[key, value]]);
+  toast.success(t("options.saved"));
+  return true;
+}
+
+/** resetModelRatios restores the built-in model ratios and reloads the options. */
+export async function resetModelRatios(): Promise<boolean> {
+  try {
+    const message = await optionsApi.resetModelRatio();
+    toast.success(message || t("options.ratio.resetDone"));
+  } catch {
+    return false;
+  }
+  await Promise.all([loadOptions(), loadStatus()]);
+  return true;
+}
+
+/** clearLogs deletes log entries older than the Unix time (seconds) and reports how many went. */
+export async function clearLogs(timestamp: number): Promise<boolean> {
+  try {
+    const count = await optionsApi.clearLogsBefore(timestamp);
+    toast.success(t("options.log.cleared", { count }));
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,152 @@
+import { signal } from "@preact/signals-react";
+import { selfGroups, StreamError, streamChat, userModels, type ChatTurn, type GroupOption } from "../api/playground";
+import { t } from "../i18n";
+import { toast } from "./toast";
+import { expireSession, user } from "./user";
+
+/** DEFAULT_MODEL is chosen when the model list offers it. */
+export const DEFAULT_MODEL = "gpt-4o-mini";
+/** DEFAULT_SYSTEM_PROMPT starts every conversation. */
+export const DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant.";
+/** TEMPERATURE_MIN, TEMPERATURE_MAX and TEMPERATURE_STEP bound the slider; the value itself starts at 0. */
+export const TEMPERATURE_MIN = 0.1;
+export const TEMPERATURE_MAX = 1;
+export const TEMPERATURE_STEP = 0.1;
+
+/** MessageStatus follows a reply: loading, then incomplete while streaming, then complete or error. */
+export type MessageStatus = "loading" | "incomplete" | "complete" | "error";
+
+/** PlaygroundMessage is one bubble of the conversation. */
+export interface PlaygroundMessage {
+  id: number;
+  role: "user" | "assistant";
+  content: string;
+  status: MessageStatus;
+}
+
+/** PlaygroundSettings are the side-panel inputs. */
+export interface PlaygroundSettings {
+  group: string;
+  model: string;
+  temperature: number;
+  maxTokens: number;
+  systemPrompt: string;
+}
+
+/** settings holds the side panel; kept for the page visit and across visits in this tab. */
+export const settings = signal<PlaygroundSettings>({
+  group: "",
+  model: DEFAULT_MODEL,
+  temperature: 0,
+  maxTokens: 0,
+  systemPrompt: DEFAULT_SYSTEM_PROMPT,
+});
+
+/** models and groupOptions fill the side-panel selects. */
+export const models = signal<string[]>([]);
+export const groupOptions = signal<GroupOption[]>([]);
+
+/** messages is the conversation. */
+export const messages = signal<PlaygroundMessage[]>([]);
+
+/** streaming is true while a reply is being received. */
+export const streaming = signal(false);
+
+let nextId = 1;
+let controller: AbortController | null = null;
+
+/** updateSettings changes side-panel inputs. */
+export function updateSettings(patch: Partial<PlaygroundSettings>): void {
+  settings.value = { ...settings.value, ...patch };
+}
+
+/** loadOptions reads the models and groups the user may pick, keeping choices that are still offered. */
+export async function loadOptions(): Promise<void> {
+  const [ms, gs] = await Promise.all([userModels().catch(() => [] as string[]), selfGroups().catch(() => [] as GroupOption[])]);
+  models.value = ms;
+  // The user's own group comes first, as the default choice.
+  const own = user.value?.group;
+  const sorted = own ? [...gs.filter((g) => g.value === own), ...gs.filter((g) => g.value !== own)] : gs;
+  groupOptions.value = sorted;
+  const s = settings.value;
+  const patch: Partial<PlaygroundSettings> = {};
+  if (ms.length > 0 && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0];
+  if (sorted.length > 0 && !sorted.some((g) => g.value === s.group)) patch.group = sorted[0].value;
+  if (Object.keys(patch).length > 0) updateSettings(patch);
+}
+
+function patchLast(fn: (m: PlaygroundMessage) => PlaygroundMessage): void {
+  const list = messages.value;
+  const last = list[list.length - 1];
+  if (!last || last.role !== "assistant") return;
+  messages.value = [...list.slice(0, -1), fn(last)];
+}
+
+function finish(status: "complete" | "error", extra = ""): void {
+  patchLast((m) => {
+    if (m.status === "complete" || m.status === "error") return m;
+    return { ...m, status, content: extra ? (m.content ? `${m.content}\n\n${extra}` : extra) : m.content };
+  });
+}
+
+/** history is what the model receives: the system prompt and every finished turn. */
+function history(): ChatTurn[] {
+  const turns: ChatTurn[] = [];
+  const prompt = settings.value.systemPrompt.trim();
+  if (prompt) turns.push({ role: "system", content: prompt });
+  for (const m of messages.value) {
+    if (m.status === "error" || m.status === "loading" || !m.content) continue;
+    turns.push({ role: m.role, content: m.content });
+  }
+  return turns;
+}
+
+/** send adds the user's message and streams the reply into a new assistant message. */
+export async function send(text: string): Promise<void> {
+  const content = text.trim();
+  if (!content || streaming.value) return;
+  messages.value = [...messages.value, { id: nextId++, role: "user", content, status: "complete" }];
+  const turns = history();
+  messages.value = [...messages.value, { id: nextId++, role: "assistant", content: "", status: "loading" }];
+  const s = settings.value;
+  controller = new AbortController();
+  streaming.value = true;
+  try {
+    await streamChat(
+      {
+        messages: turns,
+        model: s.model,
+        group: s.group,
+        temperature: s.temperature,
+        ...(s.maxTokens > 0 ? { max_tokens: Math.floor(s.maxTokens) } : {}),
+      },
+      user.value?.id ?? null,
+      (delta) => patchLast((m) => ({ ...m, content: m.content + delta, status: "incomplete" })),
+      controller.signal,
+    );
+    finish("complete");
+  } catch (err) {
+    const e = err instanceof StreamError ? err : new StreamError(String(err), 0);
+    if (e.status === 401) {
+      toast.error(t("error.expired"));
+      finish("error", t("error.expired"));
+      expireSession(false);
+    } else {
+      finish("error", e.message);
+    }
+  } finally {
+    streaming.value = false;
+    controller = null;
+  }
+}
+
+/** stop ends the current reply where it is. */
+export function stop(): void {
+  controller?.abort();
+}
+
+/** clearContext starts a new conversation. */
+export function clearContext(): void {
+  stop();
+  messages.value = [];
+}

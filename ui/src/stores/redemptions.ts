@@ -1,0 +1,114 @@
+import { signal } from "@preact/signals-react";
+import { handleError } from "../api/client";
+import * as redemptionsApi from "../api/redemptions";
+import { REDEMPTIONS_SERVER_PAGE, type Redemption } from "../api/redemptions";
+import { t } from "../i18n";
+import { createAccumulatedPages } from "../lib/accumulated-pages";
+import { copyText } from "./clipboard";
+import { toast } from "./toast";
+
+/** redemptionsList pages through the codes; the server sends 10 per page and no total. */
+export const redemptionsList = createAccumulatedPages<Redemption>(redemptionsApi.listRedemptions, REDEMPTIONS_SERVER_PAGE, 10);
+
+/** redemptionKeyword is the search text (an id or a name prefix). */
+export const redemptionKeyword = signal("");
+
+/** selectedRedemptions holds the ids ticked for "copy selected". */
+export const selectedRedemptions = signal<Set<string | number>>(new Set());
+
+/** RedemptionsDialog names the drawers and dialogs of the page. */
+export type RedemptionsDialog =
+  | { kind: "add" }
+  | { kind: "edit"; id: number }
+  | { kind: "delete"; row: Redemption }
+  | { kind: "download"; name: string; keys: string[] }
+  | null;
+
+/** redemptionsDialog is the open drawer or dialog. */
+export const redemptionsDialog = signal<RedemptionsDialog>(null);
+
+/** loadRedemptions shows the first page, or the current one when keepPage is set. */
+export async function loadRedemptions(keepPage = false): Promise<void> {
+  try {
+    await redemptionsList.reload(keepPage);
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** searchRedemptions runs the search; an empty keyword lists every code again. */
+export async function searchRedemptions(): Promise<void> {
+  const keyword = redemptionKeyword.value.trim();
+  selectedRedemptions.value = new Set();
+  if (!keyword) {
+    await loadRedemptions();
+    return;
+  }
+  try {
+    redemptionsList.showAll(await redemptionsApi.searchRedemptions(keyword));
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** copyRedemptionKey copies one code. */
+export async function copyRedemptionKey(key: string): Promise<void> {
+  if (await copyText(key)) toast.success(t("copy.done"));
+}
+
+/** copySelectedRedemptions copies "name    key" of every ticked code, one per line. */
+export async function copySelectedRedemptions(): Promise<void> {
+  const ids = selectedRedemptions.value;
+  const rows = redemptionsList.rows.value.filter((r) => ids.has(r.id));
+  if (rows.length === 0) {
+    toast.error(t("redemption.selectAtLeastOne"));
+    return;
+  }
+  const text = rows.map((r) => `${r.name}    ${r.key}`).join("\n") + "\n";
+  if (await copyText(text)) toast.success(t("copy.done"));
+}
+
+/** setRedemptionStatus enables or disables a code and updates its row. */
+export async function setRedemptionStatus(row: Redemption, status: number): Promise<void> {
+  try {
+    await redemptionsApi.setRedemptionStatus(row.id, status);
+    toast.success(t("redemption.actionDone"));
+    redemptionsList.update(
+      (r) => r.id === row.id,
+      (r) => ({ ...r, status }),
+    );
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** deleteRedemption removes a code and reloads the page it was on. */
+export async function deleteRedemption(row: Redemption): Promise<boolean> {
+  try {
+    await redemptionsApi.deleteRedemption(row.id);
+    toast.success(t("redemption.actionDone"));
+    const next = new Set(selectedRedemptions.value);
+    next.delete(row.id);
+    selectedRedemptions.value = next;
+    if (redemptionKeyword.value.trim()) await searchRedemptions();
+    else await loadRedemptions(true);
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
+
+/** downloadCodes saves the codes, one per line, as "<name>.txt". */
+export function downloadCodes(name: string, keys: string[]): void {
+  const blob = new Blob([keys.map((k) => k + "\n").join("")], { type: "text/plain;charset=utf-8" });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `${name}.txt`;
+  a.style.display = "none";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,191 @@
+import { batch, computed, signal } from "@preact/signals-react";
+import { handleError } from "../api/client";
+import * as tokenApi from "../api/tokens";
+import type { Token, TokenInput } from "../api/tokens";
+import type { RowKey } from "../components/data-table";
+import { readPageSize, writePageSize } from "../components/pagination";
+import { t } from "../i18n";
+import { toast } from "./toast";
+
+/** Token statuses. */
+export const TOKEN_ENABLED = 1;
+export const TOKEN_DISABLED = 2;
+export const TOKEN_EXPIRED = 3;
+export const TOKEN_EXHAUSTED = 4;
+
+/** TOKEN_DEFAULT_QUOTA is the quota a new token starts with (US$1). */
+export const TOKEN_DEFAULT_QUOTA = 500000;
+/** QUOTA_PRESETS are the quick quota choices: 1, 10, 50, 100, 500 and 1000 dollars. */
+export const QUOTA_PRESETS = [500000, 5000000, 25000000, 50000000, 250000000, 500000000];
+/** COUNT_PRESETS are the quick choices for how many tokens to create. */
+export const COUNT_PRESETS = [10, 20, 30, 100];
+
+/** TokenSearch is an active search by name and key. */
+export interface TokenSearch {
+  keyword: string;
+  token: string;
+}
+
+/** tokens is the page (or search result) shown. */
+export const tokens = signal<Token[]>([]);
+/** tokensLoading is true while a list call runs. */
+export const tokensLoading = signal(false);
+/** tokenPage is the 0-based page of the plain list. */
+export const tokenPage = signal(0);
+/** tokenPageSize is the page size, shared with other lists as page-size. */
+export const tokenPageSize = signal(readPageSize());
+/** tokenSearch is the search in force; null shows the paged list. */
+export const tokenSearch = signal<TokenSearch | null>(null);
+/** hasMoreTokens guesses whether a next page exists (the server sends no total). */
+export const hasMoreTokens = computed(() => tokenSearch.value === null && tokens.value.length >= tokenPageSize.value);
+/** selectedTokens holds the ids ticked for bulk copy. */
+export const selectedTokens = signal<Set<RowKey>>(new Set());
+/** shownKeys holds the tokens whose full key is revealed. */
+export const shownKeys = signal<Set<number>>(new Set());
+
+/** fullKey is the key as clients use it, with the sk- prefix. */
+export function fullKey(tok: Pick<Token, "key">): string {
+  return tok.key.startsWith("sk-") ? tok.key : `sk-${tok.key}`;
+}
+
+/** maskedKey hides the middle of a key. */
+export function maskedKey(tok: Pick<Token, "key">): string {
+  const k = fullKey(tok);
+  return k.length <= 14 ? k : `${k.slice(0, 7)}${"*".repeat(10)}${k.slice(-4)}`;
+}
+
+/** loadTokens reads a page of the plain list (leaving any search). */
+export async function loadTokens(page = tokenPage.value): Promise<void> {
+  tokensLoading.value = true;
+  try {
+    const list = await tokenApi.listTokens(page, tokenPageSize.value);
+    batch(() => {
+      tokenSearch.value = null;
+      tokenPage.value = page;
+      tokens.value = list;
+    });
+  } catch (err) {
+    handleError(err);
+  } finally {
+    tokensLoading.value = false;
+  }
+}
+
+/** searchTokens runs a search; an empty one goes back to the first page. */
+export async function searchTokens(s: TokenSearch): Promise<void> {
+  const q = { keyword: s.keyword.trim(), token: s.token.trim() };
+  if (!q.keyword && !q.token) {
+    await loadTokens(0);
+    return;
+  }
+  tokensLoading.value = true;
+  try {
+    const list = await tokenApi.searchTokens(q.keyword, q.token);
+    batch(() => {
+      tokenSearch.value = q;
+      tokenPage.value = 0;
+      tokens.value = list;
+    });
+  } catch (err) {
+    handleError(err);
+  } finally {
+    tokensLoading.value = false;
+  }
+}
+
+/** refreshTokens reloads what is shown. */
+export async function refreshTokens(): Promise<void> {
+  const s = tokenSearch.value;
+  if (s) await searchTokens(s);
+  else await loadTokens(tokenPage.value);
+}
+
+/** setTokenPageSize stores a new page size and reloads from the first page. */
+export async function setTokenPageSize(size: number): Promise<void> {
+  writePageSize(size);
+  tokenPageSize.value = size;
+  await loadTokens(0);
+}
+
+function patchToken(id: number, fields: Partial<Token>): void {
+  tokens.value = tokens.value.map((x) => (x.id === id ? { ...x, ...fields } : x));
+}
+
+/** toggleKey reveals or hides a token's full key. */
+export function toggleKey(id: number): void {
+  const next = new Set(shownKeys.value);
+  if (next.has(id)) next.delete(id);
+  else next.add(id);
+  shownKeys.value = next;
+}
+
+/** setStatus enables (1) or disables (2) a token. */
+export async function setStatus(id: number, status: number): Promise<void> {
+  try {
+    const saved = await tokenApi.setTokenStatus(id, status);
+    patchToken(id, saved ? { status: saved.status } : { status });
+    toast.success(t("tokens.msg.done"));
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+/** removeToken deletes a token. */
+export async function removeToken(id: number): Promise<boolean> {
+  try {
+    await tokenApi.deleteToken(id);
+    tokens.value = tokens.value.filter((x) => x.id !== id);
+    const sel = new Set(selectedTokens.value);
+    sel.delete(id);
+    selectedTokens.value = sel;
+    toast.success(t("tokens.msg.done"));
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
+
+const SUFFIX_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** randomSuffix returns six random letters and digits. */
+export function randomSuffix(): string {
+  const bytes = new Uint8Array(6);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => SUFFIX_CHARS[b % SUFFIX_CHARS.length]).join("");
+}
+
+/**
+ * createTokens creates count tokens from one form: the first keeps the name,
+ * the others get name-XXXXXX. It stops at the first failure and returns how
+ * many were created.
+ */
+export async function createTokens(input: TokenInput, count: number): Promise<number> {
+  let created = 0;
+  for (let i = 0; i < count; i++) {
+    const name = i === 0 ? input.name : `${input.name}-${randomSuffix()}`;
+    try {
+      await tokenApi.createToken({ ...input, name });
+      created++;
+    } catch (err) {
+      handleError(err);
+      break;
+    }
+  }
+  if (created > 0) toast.success(t("tokens.msg.created", { count: created }));
+  if (created > 0) await loadTokens(0);
+  return created;
+}
+
+/** saveToken writes an edited token. */
+export async function saveToken(input: TokenInput & { id: number }): Promise<boolean> {
+  try {
+    const saved = await tokenApi.updateToken(input);
+    if (saved) patchToken(input.id, saved);
+    toast.success(t("tokens.msg.updated"));
+    return true;
+  } catch (err) {
+    handleError(err);
+    return false;
+  }
+}
