@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -65,6 +66,7 @@ type Main struct {
 	store    *store.Store
 	server   *api.Server
 	stopBG   context.CancelFunc
+	bgWG     sync.WaitGroup
 	http     *http.Server
 	listener net.Listener
 }
@@ -189,7 +191,9 @@ func (m *Main) Run(ctx context.Context) error {
 	out := egress.New(egress.Config{
 		AllowPrivate: c.AllowPrivateUpstreams,
 		AllowedHosts: func() []string { return st.Settings().List("EgressAllowedHosts") },
-		Timeout:      30 * time.Second,
+		// No bound on waiting for response headers: a non-stream completion
+		// sends its headers only when it is done. Each caller bounds its own
+		// requests with a context (--relay-timeout for the relay).
 	})
 	if c.SyncInterval > 0 {
 		st.SetSyncInterval(c.SyncInterval)
@@ -210,10 +214,15 @@ func (m *Main) Run(ctx context.Context) error {
 		Events:            api.RelayEvents{Hub: hub},
 		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
-	bg, stopBG := context.WithCancel(context.Background())
+	bg, stopBG := context.WithCancel(ctx)
 	m.stopBG = stopBG
-	go rl.RunPeriodicTests(bg)
+	m.bgWG.Add(2)
 	go func() {
+		defer m.bgWG.Done()
+		rl.RunPeriodicTests(bg)
+	}()
+	go func() {
+		defer m.bgWG.Done()
 		t := time.NewTicker(time.Hour)
 		defer t.Stop()
 		for {
@@ -250,6 +259,9 @@ func (m *Main) Run(ctx context.Context) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}
+	// Shutdown does not wait for hijacked connections: close the live
+	// sockets so consoles reconnect to the next process.
+	m.http.RegisterOnShutdown(hub.CloseAll)
 	go func() {
 		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("serve", "err", err)
@@ -277,6 +289,7 @@ func (m *Main) Close() error {
 	var errs []error
 	if m.stopBG != nil {
 		m.stopBG()
+		m.bgWG.Wait()
 	}
 	if m.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)

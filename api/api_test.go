@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/crypto/bcrypt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,6 +56,9 @@ var roleUser = map[string]string{
 }
 
 func TestMain(m *testing.M) {
+	// Hashing at bcrypt's minimum cost keeps account-heavy tests fast; the
+	// cost itself is not what they test.
+	store.PasswordCost = bcrypt.MinCost
 	if err := buildFixture(); err != nil {
 		fmt.Fprintln(os.Stderr, "build fixture:", err)
 		os.Exit(1)

@@ -10,6 +10,7 @@ import (
 
 	"gateway/api"
 	"gateway/store"
+	"gateway/ws"
 )
 
 func TestEnvelope(t *testing.T) {
@@ -175,9 +176,17 @@ func TestLogin(t *testing.T) {
 	t.Run("RootWithDefaultPassword", func(t *testing.T) {
 		t.Parallel()
 		ts := MustStartServer(t)
-		// A session the browser already had is replaced, not reused.
-		stale, rootID := ts.MustSession(t, "root")
-		r := ApiScenario{Method: "POST", URL: "/api/user/login", Cookie: stale, UserID: rootID,
+		// The browser still has alice's session, with a console socket open.
+		// The login replaces that session (never reuses it) and closes the
+		// socket: it belonged to a login that is over.
+		stale, aliceID := ts.MustSession(t, "alice")
+		rootID := ts.UserID(t, "root")
+		sock, _, err := dialLive(t, ts, stale, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readTopic(t, sock, "user.self")
+		r := ApiScenario{Method: "POST", URL: "/api/user/login", Cookie: stale, UserID: aliceID,
 			Body:            `{"username":"root","password":"` + rootPassword + `"}`,
 			WantStatus:      200,
 			WantContains:    []string{`"success":true`, msg("您正在使用默认密码，请立即修改密码！"), `"username":"root"`, `"role":100`},
@@ -200,6 +209,9 @@ func TestLogin(t *testing.T) {
 		}
 		if _, err := ts.Store.Session(stale); err == nil {
 			t.Error("the session the login replaced still works")
+		}
+		if got := readCloseStatus(t, sock); got != ws.CloseUnauthorized {
+			t.Errorf("the replaced session's socket ended with %d, want %d", got, ws.CloseUnauthorized)
 		}
 		var user struct {
 			ID   uint64 `json:"id"`

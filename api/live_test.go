@@ -34,7 +34,7 @@ func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) 
 	if cookie != "" {
 		header.Set("Cookie", "session="+cookie)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/ws", &websocket.DialOptions{HTTPHeader: header})
 	if c != nil {
@@ -43,10 +43,10 @@ func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) 
 	return c, resp, err
 }
 
-// readLive reads the next message, failing the test after 5 s.
+// readLive reads the next message, failing the test after 15 s.
 func readLive(tb testing.TB, c *websocket.Conn) liveMessage {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	_, data, err := c.Read(ctx)
 	if err != nil {
@@ -95,17 +95,21 @@ func TestLive(t *testing.T) {
 
 	// Logging out closes the sockets of that session with 4401.
 	ApiScenario{URL: "/api/user/logout", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if got := readCloseStatus(t, c); got != ws.CloseUnauthorized {
+		t.Fatalf("after logout the socket ended with %d, want %d", got, ws.CloseUnauthorized)
+	}
+}
+
+// readCloseStatus reads until the socket ends and returns its close status
+// (-1 when it ended without one).
+func readCloseStatus(tb testing.TB, c *websocket.Conn) websocket.StatusCode {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for {
-		_, _, err := c.Read(ctx)
-		if err == nil {
-			continue // a message queued before the close
+		if _, _, err := c.Read(ctx); err != nil {
+			return websocket.CloseStatus(err)
 		}
-		if got := websocket.CloseStatus(err); got != ws.CloseUnauthorized {
-			t.Fatalf("after logout the socket ended with %v (status %d), want %d", err, got, ws.CloseUnauthorized)
-		}
-		break
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gateway/store"
+	"gateway/ws"
 )
 
 func TestUpdateSelf(t *testing.T) {
@@ -42,6 +43,17 @@ func TestUpdateSelf(t *testing.T) {
 		other, _ := ts.MustSession(t, "alice")
 		mustUserBefore := mustUser(t, ts, id)
 		const newPassword = "brand-new-pass"
+		// A console tab on each session.
+		wsCurrent, _, err := dialLive(t, ts, cookie, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wsOther, _, err := dialLive(t, ts, other, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readTopic(t, wsCurrent, "user.self")
+		readTopic(t, wsOther, "user.self")
 		ApiScenario{Name: "NoOriginal", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
 			Body:       `{"password":"` + newPassword + `"}`,
 			WantStatus: 400, WantContains: []string{msg("原密码错误")}}.Test(t, ts)
@@ -64,6 +76,17 @@ func TestUpdateSelf(t *testing.T) {
 			{Name: "OldCookieEnded", URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401},
 			{Name: "OtherSessionEnded", URL: "/api/user/self", Cookie: other, UserID: id, WantStatus: 401},
 		})
+		// The other session's socket is closed; the current tab's stays and
+		// belongs to the new session, so logging out of it closes the socket.
+		if got := readCloseStatus(t, wsOther); got != ws.CloseUnauthorized {
+			t.Fatalf("other session's socket ended with %d, want %d", got, ws.CloseUnauthorized)
+		}
+		ts.Hub.Publish(ws.Audience{UserID: id}, "ping", nil)
+		readTopic(t, wsCurrent, "ping")
+		ApiScenario{URL: "/api/user/logout", Cookie: c.Value, UserID: id, WantStatus: 200}.Test(t, ts)
+		if got := readCloseStatus(t, wsCurrent); got != ws.CloseUnauthorized {
+			t.Fatalf("after logout the socket ended with %d, want %d", got, ws.CloseUnauthorized)
+		}
 	})
 }
 

@@ -56,16 +56,16 @@ type Config struct {
 
 // Server is the HTTP front of the gateway.
 type Server struct {
-	cfg      Config
-	store    *store.Store
-	policy   *policy.Policy
-	hub      *ws.Hub
-	mux      *http.ServeMux
-	handler  http.Handler
-	routes   []route
-	apiLimit *limiter
-	critical *limiter
-	ips      *clientIPs
+	cfg       Config
+	store     *store.Store
+	policy    *policy.Policy
+	hub       *ws.Hub
+	mux       *http.ServeMux
+	handler   http.Handler
+	routes    []route
+	apiLimit  *limiter
+	critical  *limiter
+	ips       *clientIPs
 	turnstile *turnstileGuard
 }
 
@@ -105,6 +105,7 @@ func New(cfg Config) *Server {
 		s.cfg.Relay.Register(s.mux)
 	}
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
+	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
 	s.mux.Handle("/", s.uiHandler())
 	s.handler = s.recoverer(s.withRequestID(s.logRequests(s.mux)))

@@ -68,7 +68,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 		Price: set.Float("Price"), MinTopUp: set.Int("MinTopUp"),
 		EnableOnlineTopUp: set.Get("PayAddress") != "" && set.Get("EpayId") != "" && set.Get("EpayKey") != "",
 		EmailVerification: set.Bool("EmailVerificationEnabled"),
-		TurnstileCheck: set.Bool("TurnstileCheckEnabled"), TurnstileSiteKey: set.Get("TurnstileSiteKey"),
+		TurnstileCheck:    set.Bool("TurnstileCheckEnabled"), TurnstileSiteKey: set.Get("TurnstileSiteKey"),
 		GitHubOAuth: set.Bool("GitHubOAuthEnabled"), GitHubClientID: set.Get("GitHubClientId"),
 		LinuxDOOAuth: set.Bool("LinuxDOOAuthEnabled"), LinuxDOClientID: set.Get("LinuxDOClientId"),
 		WeChatLogin: set.Bool("WeChatAuthEnabled"), WeChatQRCode: set.Get("WeChatAccountQRCodeImageURL"),

@@ -68,6 +68,13 @@ func TestRegister_EmailVerification(t *testing.T) {
 			WantStatus: 429, WantContains: []string{"秒后再试"}},
 		{Name: "EmailInUse", URL: "/api/verification?email=" + aliceEmail,
 			WantStatus: 409, WantContains: []string{msg("邮箱地址已被占用")}},
+		// Refusals that do not depend on the code leave it unspent.
+		{Name: "ShortPasswordKeepsCode", Method: "POST", URL: "/api/user/register",
+			Body:       strings.ReplaceAll(register(code), "password1", "short"),
+			WantStatus: 400, WantContains: []string{msg("密码长度不得小于 8 位！")}},
+		{Name: "TakenUsernameKeepsCode", Method: "POST", URL: "/api/user/register",
+			Body:       strings.Replace(register(code), `"newbie"`, `"Alice"`, 1),
+			WantStatus: 409, WantContains: []string{msg("用户名已存在")}},
 		{Name: "WrongCode", Method: "POST", URL: "/api/user/register", Body: register("zzzzzz"),
 			WantStatus: 400, WantContains: []string{msg("验证码错误或已过期")}},
 		{Name: "CodeForAnotherAddress", Method: "POST", URL: "/api/user/register",
@@ -75,9 +82,11 @@ func TestRegister_EmailVerification(t *testing.T) {
 			WantStatus: 400, WantContains: []string{msg("验证码错误或已过期")}},
 		{Name: "OK", Method: "POST", URL: "/api/user/register", Body: register(code),
 			WantStatus: 200, WantContains: []string{msg("注册成功！")}},
-		{Name: "CodeUsedUp", Method: "POST", URL: "/api/user/register",
-			Body:       strings.Replace(register(code), "newbie", "newbie2", 1),
-			WantStatus: 400, WantContains: []string{msg("验证码错误或已过期")}},
+		// The address is now taken, code or not (single use is checked in
+		// the store tests and by TestPasswordReset).
+		{Name: "AddressTaken", Method: "POST", URL: "/api/user/register",
+			Body:       strings.Replace(register(code), `"newbie"`, `"newbie2"`, 1),
+			WantStatus: 409, WantContains: []string{msg("邮箱地址已被占用")}},
 	})
 	u, err := ts.Store.UserByUsername("newbie")
 	if err != nil || u.Email != email {

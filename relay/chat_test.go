@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
 	"gateway/store"
@@ -244,6 +245,23 @@ func TestChat_Stream(t *testing.T) {
 		},
 		wantTokens: localCount(ratioModel),
 	}, {
+		// Some providers just close the stream: the client still gets its
+		// [DONE], after the charge.
+		name: "upstream ends without [DONE]", model: miniModel, mr: miniModelMR, cr: miniModelCR,
+		send: func(sse *relaytest.SSE, model string) {
+			for _, w := range words {
+				sse.Send(relaytest.Chunk(model, w))
+			}
+			sse.Send(relaytest.UsageChunk(model, upPrompt, upCompletion))
+		},
+		wantEvents: func(t *testing.T, events []string) {
+			wantWords(t, events)
+			if len(events) != len(words)+1 {
+				t.Errorf("events = %q", events)
+			}
+		},
+		wantTokens: upstreamUsage,
+	}, {
 		name: "tool calls without usage", model: ratioModel, includeUsage: true, mr: ratioModelMR, cr: ratioModelCR,
 		send: func(sse *relaytest.SSE, model string) {
 			sse.Send(relaytest.ToolCallChunk(model, 0, "call_1", "get_weather", ""))
@@ -328,5 +346,38 @@ func TestChat_Stream(t *testing.T) {
 			}
 			wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
 		})
+	}
+}
+
+// A provider that does not take stream_options (Mistral answers 422
+// "extra_forbidden" for it) never receives the client's: the option is
+// removed for channel types without stream usage. The client that asked
+// for usage still gets it, from the provider's own usage or counted locally.
+func TestChat_StreamOptionsRemovedForProvidersWithout(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if _, ok := req.JSON["stream_options"]; ok {
+			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "type": "invalid_request_error",
+				"message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "stream_options", "include_usage"}, "msg": "Extra inputs are not permitted"}}}})
+			return
+		}
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(req.Model(), "Bonjour"))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "Say hello in French", true))
+	if res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	events := relaytest.Events(res.Body)
+	wantDoneLast(t, events)
+	if u := usageEvents(t, events); len(u) != 1 || u[0].Usage.CompletionTokens != tokenizer.CountText(ratioModel, "Bonjour") {
+		t.Errorf("usage events = %+v, want the local count", u)
+	}
+	if logs := g.consumeLogs(t, "alice"); len(logs) != 1 {
+		t.Errorf("consume logs = %d", len(logs))
 	}
 }

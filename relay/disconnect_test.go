@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
 	"gateway/store"
@@ -112,4 +113,46 @@ func TestStream_ClientDisconnect(t *testing.T) {
 		t.Error("is_stream = false")
 	}
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+}
+
+// An upstream that stops sending in the middle of a stream for longer than
+// StreamIdleTimeout: the gateway ends the stream without [DONE] (the client
+// can tell it was cut), cancels the upstream request, and bills what came.
+func TestStream_IdleTimeout(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: time.Second}})
+	upstreamCancelled := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-stall", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(miniModel, "hello"))
+		sse.Send(relaytest.Chunk(miniModel, " hello"))
+		select {
+		case <-r.Context().Done():
+			close(upstreamCancelled)
+		case <-time.After(20 * time.Second):
+			t.Error("the stalled upstream request was never cancelled")
+		}
+	})
+	ch := g.MustCreateChannel(t, up, miniModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	before := g.balances(t, "alice", tok.ID, ch)
+
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "stall", false))
+	if res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	events := relaytest.Events(res.Body)
+	if len(events) != 2 || contentOf(t, events) != "hello hello" {
+		t.Errorf("events = %q, want the two chunks and no [DONE]", events)
+	}
+	select {
+	case <-upstreamCancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not cancelled")
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 || logs[0].CompletionTokens != 2 {
+		t.Fatalf("logs = %+v, want one with 2 completion tokens", logs)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, logs[0].Quota, 1)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/crypto/bcrypt"
 	"io"
 	"math"
 	"net/http"
@@ -55,11 +56,17 @@ const (
 	// fixedCost is what one call of fixedModel costs in the default group.
 	fixedCost = int64(fixedModelPrice * quotaPerUnit)
 
+	// The accounts: alice has a big balance, fifty exactly fifty calls of
+	// fixedModel, and root its first-start quota (plus fifty's, given to
+	// every account created in the same phase).
 	aliceQuota = int64(1_000_000_000)
-	fiftyQuota = 50 * fixedCost // exactly fifty calls of fixedModel
+	fiftyQuota = 50 * fixedCost
 )
 
 func TestMain(m *testing.M) {
+	// Hashing at bcrypt's minimum cost keeps account-heavy tests fast; the
+	// cost itself is not what they test.
+	store.PasswordCost = bcrypt.MinCost
 	if err := buildFixture(); err != nil {
 		fmt.Fprintln(os.Stderr, "build fixture:", err)
 		os.Exit(1)
@@ -147,6 +154,11 @@ type gatewayConfig struct {
 	// filled in. Zero timeouts get short test values.
 	Relay          relay.Config
 	TrustedProxies []netip.Prefix
+	// DefaultClientIP leaves relay.Config.ClientIP unset (the relay's own
+	// default) instead of the trusted-proxy rule.
+	DefaultClientIP bool
+	// UpstreamClient replaces http.DefaultClient for upstream calls.
+	UpstreamClient *http.Client
 	// Options are stored before the server starts.
 	Options map[string]string
 }
@@ -187,8 +199,13 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 	rc := cfg.Relay
 	rc.Store = st
 	rc.Client = http.DefaultClient // the upstreams are loopback httptest servers
+	if cfg.UpstreamClient != nil {
+		rc.Client = cfg.UpstreamClient
+	}
 	trusted := cfg.TrustedProxies
-	rc.ClientIP = func(r *http.Request) string { return api.ClientIP(trusted, r) }
+	if !cfg.DefaultClientIP {
+		rc.ClientIP = func(r *http.Request) string { return api.ClientIP(trusted, r) }
+	}
 	if rc.StreamIdleTimeout == 0 {
 		rc.StreamIdleTimeout = 5 * time.Second
 	}
@@ -292,18 +309,27 @@ func (g *gateway) post(tb testing.TB, key, path string, body any, header ...stri
 
 func (g *gateway) postCtx(tb testing.TB, ctx context.Context, key, path string, body any, header ...string) result {
 	tb.Helper()
+	res, err := g.do(ctx, key, path, body, header...)
+	if err != nil {
+		tb.Fatalf("POST %s: %v", path, err)
+	}
+	return res
+}
+
+// do is post for any goroutine: it returns errors instead of failing.
+func (g *gateway) do(ctx context.Context, key, path string, body any, header ...string) (result, error) {
 	var data []byte
 	if s, ok := body.(string); ok {
 		data = []byte(s)
 	} else {
 		var err error
 		if data, err = json.Marshal(body); err != nil {
-			tb.Fatal(err)
+			return result{}, err
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+path, bytes.NewReader(data))
 	if err != nil {
-		tb.Fatal(err)
+		return result{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
@@ -314,14 +340,14 @@ func (g *gateway) postCtx(tb testing.TB, ctx context.Context, key, path string, 
 	}
 	resp, err := g.client.Do(req)
 	if err != nil {
-		tb.Fatalf("POST %s: %v", path, err)
+		return result{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		tb.Fatalf("POST %s: read: %v", path, err)
+		return result{}, fmt.Errorf("read: %w", err)
 	}
-	return result{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return result{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
 // chat is a chat request body with one user message.

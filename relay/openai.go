@@ -56,13 +56,15 @@ func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model st
 }
 
 func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
-	return rewriteJSON(body, fields, upstreamModel, addUsage)
+	// Providers without stream usage may refuse the option outright
+	// (Mistral answers 422), so the client's is removed (S §5.8 step 8).
+	return rewriteJSON(body, fields, upstreamModel, addUsage, !a.StreamUsage())
 }
 
-// rewriteJSON sets "model" and, when asked, stream_options.include_usage,
-// keeping every other field as the client sent it. Without changes the
-// client's bytes go upstream untouched.
-func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
+// rewriteJSON sets "model" and, when asked, stream_options.include_usage or
+// removes stream_options, keeping every other field as the client sent it.
+// Without changes the client's bytes go upstream untouched.
+func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, addUsage, dropStreamOptions bool) ([]byte, error) {
 	if fields == nil {
 		return body, nil
 	}
@@ -91,6 +93,9 @@ func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, ad
 			out["stream_options"] = b
 			changed = true
 		}
+	} else if _, ok := out["stream_options"]; ok && dropStreamOptions {
+		delete(out, "stream_options")
+		changed = true
 	}
 	if !changed {
 		return body, nil
@@ -206,7 +211,7 @@ func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model strin
 }
 
 func (azure) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
-	return rewriteJSON(body, fields, upstreamModel, false)
+	return rewriteJSON(body, fields, upstreamModel, false, true)
 }
 
 func (azure) Balance(context.Context, *http.Client, *store.Channel) (float64, error) {

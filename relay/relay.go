@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -79,7 +80,13 @@ func New(cfg Config) *Relay {
 		cfg.MaxBodyBytes = 32 << 20
 	}
 	if cfg.ClientIP == nil {
-		cfg.ClientIP = func(r *http.Request) string { return r.RemoteAddr }
+		// RemoteAddr is "ip:port"; the allow lists hold addresses.
+		cfg.ClientIP = func(r *http.Request) string {
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				return host
+			}
+			return r.RemoteAddr
+		}
 	}
 	if cfg.Client == nil {
 		cfg.Client = http.DefaultClient
@@ -89,7 +96,9 @@ func New(cfg Config) *Relay {
 
 // Register adds the relay routes to mux.
 func (rl *Relay) Register(mux *http.ServeMux) {
-	h := func(k kind) http.Handler { return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil) })) }
+	h := func(k kind) http.Handler {
+		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil) }))
+	}
 	mux.Handle("POST /v1/chat/completions", h(kindChat))
 	mux.Handle("POST /v1/completions", h(kindCompletion))
 	mux.Handle("POST /v1/embeddings", h(kindEmbedding))
@@ -177,20 +186,20 @@ type call struct {
 
 // chatRequest holds the fields the relay reads from a JSON body.
 type chatRequest struct {
-	Model               string               `json:"model"`
-	Stream              bool                 `json:"stream"`
-	MaxTokens           int                  `json:"max_tokens"`
-	MaxCompletionTokens int                  `json:"max_completion_tokens"`
-	Messages            []tokenizer.Message  `json:"messages"`
-	Tools               []tokenizer.Tool     `json:"tools"`
-	Prompt              any                  `json:"prompt"`
-	Input               any                  `json:"input"`
-	Query               string               `json:"query"`
-	Documents           any                  `json:"documents"`
-	N                   int                  `json:"n"`
-	Size                string               `json:"size"`
-	Quality             string               `json:"quality"`
-	Group               string               `json:"group"`
+	Model               string              `json:"model"`
+	Stream              bool                `json:"stream"`
+	MaxTokens           int                 `json:"max_tokens"`
+	MaxCompletionTokens int                 `json:"max_completion_tokens"`
+	Messages            []tokenizer.Message `json:"messages"`
+	Tools               []tokenizer.Tool    `json:"tools"`
+	Prompt              any                 `json:"prompt"`
+	Input               any                 `json:"input"`
+	Query               string              `json:"query"`
+	Documents           any                 `json:"documents"`
+	N                   int                 `json:"n"`
+	Size                string              `json:"size"`
+	Quality             string              `json:"quality"`
+	Group               string              `json:"group"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -251,11 +260,17 @@ func (rl *Relay) run(c *call) *Error {
 	res, err := rl.store.Reserve(c.caller.User.ID, tokenID, amount)
 	if err != nil {
 		msg := store.ErrorMessage(err)
-		code := "insufficient_user_quota"
-		if strings.Contains(msg, "令牌") {
-			code = "insufficient_token_quota"
+		switch store.ErrorCode(err) {
+		case store.EQUOTA:
+			code := "insufficient_user_quota"
+			if strings.Contains(msg, "令牌") {
+				code = "insufficient_token_quota"
+			}
+			return &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: code, Message: msg, Local: true}
+		case store.ENOTFOUND:
+			return unauthorized("无效的令牌")
 		}
-		return &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: code, Message: msg, Local: true}
+		return &Error{Status: http.StatusInternalServerError, Type: "new_api_error", Code: "reserve_failed", Message: "预扣额度失败，请稍后重试", Local: true, Cause: err}
 	}
 	c.res = res
 	return rl.attempts(c, set)

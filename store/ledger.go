@@ -66,10 +66,15 @@ type ledger struct {
 type charge struct {
 	userID, tokenID, channelID uint64
 	quota                      int64
-	log                        *Log // what the call was: model, user name, tokens
-	writeLog                   bool // consume logging is on
-	dashboard                  bool // dashboard data is collected
-	done                       chan error
+	// fromRemain is decided once, at Settle: whether the token pays from
+	// its remaining quota (it was limited then). The commit and a revert
+	// follow it, so memory and file agree even if the token's unlimited
+	// flag changes before the commit.
+	fromRemain bool
+	log        *Log // what the call was: model, user name, tokens
+	writeLog   bool // consume logging is on
+	dashboard  bool // dashboard data is collected
+	done       chan error
 }
 
 func (l *ledger) init(s *Store) {
@@ -286,15 +291,17 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 		u.used += quota
 		u.count++
 	}
+	fromRemain := false
 	if r.TokenID != 0 {
 		if t := l.tokens[r.TokenID]; t != nil {
-			// Give back the hold, then charge as the commit will: only
-			// a token that is limited now pays from its remaining quota.
+			// Give back the hold, then charge: only a token that is
+			// limited now pays from its remaining quota.
 			if r.tokenHeld {
 				t.remain += r.Amount
 			}
 			if !t.unlimited {
 				t.remain -= quota
+				fromRemain = true
 			}
 			t.used += quota
 		}
@@ -312,7 +319,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 		log.CreatedAt = s.nowUnix()
 	}
 	set := s.Settings()
-	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, log: log,
+	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, fromRemain: fromRemain, log: log,
 		writeLog: log != nil && set.Bool("LogConsumeEnabled"), dashboard: log != nil && set.Bool("DataExportEnabled")}
 	if l.interval > 0 {
 		c.done = nil
@@ -451,7 +458,7 @@ func (l *ledger) commit(batch []*charge) {
 					}
 					tokens[c.tokenID] = t
 				}
-				if !t.UnlimitedQuota {
+				if c.fromRemain {
 					t.RemainQuota -= c.quota
 				}
 				t.UsedQuota += c.quota
@@ -520,7 +527,7 @@ func (l *ledger) commit(batch []*charge) {
 				u.count--
 			}
 			if t := l.tokens[c.tokenID]; t != nil {
-				if !t.unlimited {
+				if c.fromRemain {
 					t.remain += c.quota
 				}
 				t.used -= c.quota

@@ -1,9 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 
 	"unicode/utf8"
 
@@ -117,21 +117,34 @@ func ValidateEmail(email string) error {
 	return nil
 }
 
+// PasswordCost is the bcrypt cost of new password hashes. Tests lower it;
+// production keeps the default.
+var PasswordCost = bcrypt.DefaultCost
+
 // HashPassword returns the bcrypt hash of pw.
 func HashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), PasswordCost)
 	return string(h), err
 }
 
 // dummyHash is compared against when a login names no user, so that a
-// missing user costs the same time as a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not-a-password-at-all"), bcrypt.DefaultCost)
+// missing user costs the same time as a wrong password. It is made on first
+// use, at the cost in force then.
+var (
+	dummyOnce sync.Once
+	dummyHash []byte
+)
+
+func dummy() []byte {
+	dummyOnce.Do(func() { dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not-a-password-at-all"), PasswordCost) })
+	return dummyHash
+}
 
 // CheckPassword reports whether pw matches u's hash; with u nil it does the
 // same work and reports false.
 func CheckPassword(u *User, pw string) bool {
 	if u == nil || u.PasswordHash == "" {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+		bcrypt.CompareHashAndPassword(dummy(), []byte(pw))
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(pw)) == nil
@@ -695,11 +708,6 @@ func (s *Store) Users(f UserFilter) ([]*User, error) {
 		skipped := 0
 		c := tx.Bucket(bucketUsers).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if kw != "" || f.Group != "" {
-				if f.Group != "" && !bytes.Contains(v, []byte(`"group":"`+f.Group+`"`)) {
-					continue
-				}
-			}
 			var u User
 			if err := jsonUnmarshal(v, &u); err != nil {
 				return err

@@ -632,10 +632,8 @@ func TestUsers(t *testing.T) {
 	}
 
 	t.Run("GroupWithJSONEscapedCharacters", func(t *testing.T) {
-		// Groups are free strings (S §7). Users pre-filters the raw JSON
-		// with `"group":"<name>"`, but the encoder escapes & < > as \u00XX,
-		// so such a group never matches. Bug in store/users.go (Users); see
-		// the test report. Remove the skip once it is fixed.
+		// Groups are free strings (S §7); the encoder escapes & < > in
+		// JSON, so filtering must compare decoded values.
 		g := "r&d"
 		u := MustPutUser(t, s, store.User{Username: "eve", Group: g})
 		users, err := s.Users(store.UserFilter{Group: g})
@@ -643,7 +641,7 @@ func TestUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := ids(users); !equalIDs(got, []uint64{u.ID}) {
-			t.Skipf("known bug in store/users.go Users: group %q matched %v, want [%d]", g, got, u.ID)
+			t.Fatalf("group %q matched %v, want [%d]", g, got, u.ID)
 		}
 	})
 }

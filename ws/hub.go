@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/coder/websocket"
+	json "github.com/goccy/go-json"
 )
 
 // Message is what subscribers receive.
@@ -122,6 +122,40 @@ func (h *Hub) DisconnectOthers(userID uint64, keep string) {
 			delete(h.subs, s)
 			go s.kick(CloseUnauthorized, "session ended")
 		}
+	}
+}
+
+// MoveSession hands the connections opened under session from over to
+// session to, when userID has started a new login session in the same
+// browser (a repeated login, a password change), so that logging out of the
+// new session still closes them. Connections of any other user under from
+// are closed: that login session is over.
+func (h *Hub) MoveSession(from, to string, userID uint64) {
+	if from == "" || from == to {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.id.Session != from {
+			continue
+		}
+		if to != "" && s.id.UserID == userID {
+			s.id.Session = to
+			continue
+		}
+		delete(h.subs, s)
+		go s.kick(CloseUnauthorized, "session ended")
+	}
+}
+
+// CloseAll closes every connection, e.g. when the server shuts down.
+func (h *Hub) CloseAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		delete(h.subs, s)
+		go s.kick(websocket.StatusGoingAway, "server shutting down")
 	}
 }
 

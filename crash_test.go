@@ -1,0 +1,455 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCrash_KillMidLoad runs the real binary under concurrent relay load
+// (streams and not), kills it with SIGKILL, starts it again on the same data
+// file, and checks the ledger against what the clients saw:
+//
+//   - every call whose client saw a complete answer has exactly one consume
+//     log (matched by the X-Oneapi-Request-Id the gateway writes into
+//     other.request_id);
+//   - no request id is logged twice;
+//   - the only logs without a completed client are calls that were in
+//     flight at the kill, and there are no more of them than such calls;
+//   - the user's used_quota equals the sum of the log quotas.
+func TestCrash_KillMidLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gateway binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gw")
+	build := exec.Command(goTool(t), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	up := crashUpstream(t)
+	data := filepath.Join(dir, "g.db")
+
+	gw := startGateway(t, bin, data, filepath.Join(dir, "run1.log"))
+	root := gw.login(t)
+	root.mustPost(t, "/api/channel/", map[string]any{
+		"type": 1, "name": "fake", "key": "sk-crash-upstream", "base_url": up.URL,
+		"models": "gpt-4o-mini", "group": "default",
+	}, nil)
+	var tok struct {
+		Key string `json:"key"`
+	}
+	root.mustPost(t, "/api/token/", map[string]any{"name": "crash", "unlimited_quota": true, "expired_time": -1}, &tok)
+	if tok.Key == "" {
+		t.Fatal("token without a key")
+	}
+	key := "sk-" + strings.TrimPrefix(tok.Key, "sk-")
+
+	// The load: 32 clients, each making one call after another until the
+	// kill, alternating streams and plain calls.
+	const clients = 32
+	var (
+		mu       sync.Mutex
+		calls    []*crashCall
+		killed   atomic.Bool
+		wg       sync.WaitGroup
+		complete atomic.Int64
+	)
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
+	for c := range clients {
+		wg.Go(func() {
+			for i := 0; !killed.Load(); i++ {
+				call := &crashCall{stream: (c+i)%2 == 0}
+				mu.Lock()
+				calls = append(calls, call)
+				mu.Unlock()
+				err := call.run(httpc, gw.base, key)
+				switch {
+				case err == nil:
+					complete.Add(1)
+				case killed.Load():
+					return // cut by the kill: in flight
+				default:
+					t.Errorf("call failed before the kill: %v", err)
+					return
+				}
+			}
+		})
+	}
+	// Let the load run about a second (and at least until every client
+	// finished a call), then kill the process mid-flight.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) || complete.Load() < clients {
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("only %d calls completed", complete.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	killed.Store(true)
+	gw.kill(t)
+	wg.Wait()
+	httpc.CloseIdleConnections()
+
+	// The second life, on the same file.
+	gw = startGateway(t, bin, data, filepath.Join(dir, "run2.log"))
+	root = gw.login(t)
+	logs := root.consumeLogs(t)
+	var self struct {
+		UsedQuota    int64 `json:"used_quota"`
+		RequestCount int64 `json:"request_count"`
+	}
+	root.mustGet(t, "/api/user/self", &self)
+
+	byID := map[string]int{}
+	var sum int64
+	for _, l := range logs {
+		var o struct {
+			RequestID string `json:"request_id"`
+		}
+		if err := json.Unmarshal([]byte(l.Other), &o); err != nil || o.RequestID == "" {
+			t.Fatalf("log without a request id: %+v", l)
+		}
+		byID[o.RequestID]++
+		sum += l.Quota
+	}
+	for id, n := range byID {
+		if n > 1 {
+			t.Errorf("request %s has %d logs", id, n)
+		}
+	}
+	var done, inFlight, inFlightNoID int
+	byCall := map[string]*crashCall{}
+	for _, c := range calls {
+		if c.id != "" {
+			byCall[c.id] = c
+		}
+		if c.complete {
+			done++
+			if byID[c.id] != 1 {
+				t.Errorf("completed call %s (stream %v) has %d logs", c.id, c.stream, byID[c.id])
+			}
+			continue
+		}
+		inFlight++
+		if c.id == "" {
+			inFlightNoID++ // cut before its headers came (a plain call writes them last)
+		}
+	}
+	orphans, unknown := 0, 0
+	for id := range byID {
+		c := byCall[id]
+		if c == nil {
+			unknown++
+		}
+		if c == nil || !c.complete {
+			orphans++
+		}
+	}
+	// A logged call whose id no client saw can only be one cut before its
+	// headers arrived.
+	if unknown > inFlightNoID {
+		t.Errorf("%d logs have ids no client saw, but only %d calls were cut before their headers", unknown, inFlightNoID)
+	}
+	t.Logf("calls %d: %d completed, %d in flight at the kill; logs %d (%d of calls not seen complete)", len(calls), done, inFlight, len(logs), orphans)
+	if inFlight > clients {
+		t.Errorf("%d calls in flight, more than %d clients", inFlight, clients)
+	}
+	if orphans > inFlight {
+		t.Errorf("%d logs belong to no completed call, but only %d calls were in flight", orphans, inFlight)
+	}
+	if self.UsedQuota != sum {
+		t.Errorf("used_quota after restart = %d, sum of logs = %d", self.UsedQuota, sum)
+	}
+	if self.RequestCount != int64(len(logs)) {
+		t.Errorf("request_count after restart = %d, logs = %d", self.RequestCount, len(logs))
+	}
+	if done < clients {
+		t.Errorf("only %d calls completed", done)
+	}
+}
+
+// goTool finds the go command that runs this test.
+func goTool(t *testing.T) string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	p := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no go command to build the binary")
+	}
+	return p
+}
+
+// crashUpstream is a fake provider with a small delay per call, so that a
+// kill finds calls in flight.
+func crashUpstream(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-crash-upstream" {
+			t.Errorf("upstream got %s %s with %q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+			http.Error(w, "unexpected", http.StatusNotFound)
+			return
+		}
+		var req struct {
+			Stream        bool `json:"stream"`
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("upstream body: %v", err)
+		}
+		pause := func(d time.Duration) bool {
+			select {
+			case <-r.Context().Done():
+				return false
+			case <-time.After(d):
+				return true
+			}
+		}
+		if !req.Stream {
+			if !pause(20 * time.Millisecond) {
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"c","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hello there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":2,"total_tokens":14}}`)
+			return
+		}
+		if !req.StreamOptions.IncludeUsage {
+			t.Errorf("stream without include_usage")
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for _, word := range []string{"hello", " there", " friend"} {
+			if !pause(7 * time.Millisecond) {
+				return
+			}
+			fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", word)
+			f.Flush()
+		}
+		fmt.Fprint(w, "data: {\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"total_tokens\":15}}\n\ndata: [DONE]\n\n")
+		f.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// crashCall is one relay call of the load.
+type crashCall struct {
+	stream   bool
+	id       string // X-Oneapi-Request-Id, once headers arrived
+	complete bool   // the client saw the whole answer
+}
+
+func (c *crashCall) run(client *http.Client, base, key string) error {
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`
+	if c.stream {
+		body = `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	c.id = resp.Header.Get("X-Oneapi-Request-Id")
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	if c.id == "" {
+		return fmt.Errorf("no request id")
+	}
+	if !c.stream {
+		var v struct {
+			Choices []any `json:"choices"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			return err
+		}
+		if len(v.Choices) != 1 {
+			return fmt.Errorf("answer without choices")
+		}
+		c.complete = true
+		return nil
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "data: [DONE]" {
+			c.complete = true
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return io.ErrUnexpectedEOF
+}
+
+// gatewayProc is one life of the gateway binary.
+type gatewayProc struct {
+	proc   *os.Process
+	exited chan struct{}
+	base   string
+}
+
+// kill ends the process with SIGKILL: no shutdown of any kind.
+func (g *gatewayProc) kill(t *testing.T) {
+	t.Helper()
+	if err := g.proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-g.exited
+}
+
+func startGateway(t *testing.T, bin, data, logPath string) *gatewayProc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	cmd := exec.Command(bin, "--addr", addr, "--data", data, "--allow-private-upstreams", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "GATEWAY_API_RATE_LIMIT=0", "GATEWAY_CRITICAL_RATE_LIMIT=0")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &gatewayProc{proc: cmd.Process, exited: make(chan struct{}), base: "http://" + addr}
+	go func() { cmd.Wait(); close(g.exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-g.exited
+	})
+	// The binary is up once /api/status answers.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case <-g.exited:
+			out, _ := os.ReadFile(logPath)
+			t.Fatalf("gateway exited at start:\n%s", out)
+		default:
+		}
+		resp, err := http.Get(g.base + "/api/status")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return g
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not ready after 20s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// console is a logged-in session on the console API.
+type console struct {
+	base   string
+	userID uint64
+	client *http.Client
+}
+
+func (g *gatewayProc) login(t *testing.T) *console {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &console{base: g.base, client: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	var u struct {
+		ID uint64 `json:"id"`
+	}
+	c.mustPost(t, "/api/user/login", map[string]string{"username": "root", "password": "123456"}, &u)
+	if u.ID == 0 {
+		t.Fatal("login returned no user id")
+	}
+	c.userID = u.ID
+	return c
+}
+
+func (c *console) do(t *testing.T, method, path string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if c.userID != 0 {
+		req.Header.Set("New-Api-User", fmt.Sprint(c.userID))
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var env struct {
+		Success bool            `json:"success"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || !env.Success {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			t.Fatalf("%s %s: data %s: %v", method, path, env.Data, err)
+		}
+	}
+}
+
+func (c *console) mustPost(t *testing.T, path string, body, out any) {
+	t.Helper()
+	c.do(t, http.MethodPost, path, body, out)
+}
+
+func (c *console) mustGet(t *testing.T, path string, out any) {
+	t.Helper()
+	c.do(t, http.MethodGet, path, nil, out)
+}
+
+// crashLog is the part of a consume log the test reads.
+type crashLog struct {
+	Quota int64  `json:"quota"`
+	Other string `json:"other"`
+}
+
+// consumeLogs reads every consume log, page by page.
+func (c *console) consumeLogs(t *testing.T) []crashLog {
+	t.Helper()
+	var all []crashLog
+	for p := 1; ; p++ {
+		var page struct {
+			Items []crashLog `json:"items"`
+			Total int        `json:"total"`
+		}
+		c.mustGet(t, fmt.Sprintf("/api/log/?p=%d&page_size=1000&type=2", p), &page)
+		all = append(all, page.Items...)
+		if len(page.Items) == 0 || len(all) >= page.Total {
+			return all
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"gateway/store"
+)
+
+// MustRunMain boots the program on a free port with its data in a temp dir
+// (wtf's cmd/wtfd/main_test.go).
+func MustRunMain(tb testing.TB) *Main {
+	tb.Helper()
+	m := &Main{Config: Config{
+		Addr:            "127.0.0.1:0",
+		Data:            filepath.Join(tb.TempDir(), "data", "gateway.db"),
+		LogLevel:        "error",
+		ShutdownTimeout: 5 * time.Second,
+		NoSync:          true,
+	}}
+	if err := m.Run(context.Background()); err != nil {
+		m.Close()
+		tb.Fatalf("Run: %v", err)
+	}
+	return m
+}
+
+type envelope struct {
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func TestMain_Boot(t *testing.T) {
+	m := MustRunMain(t)
+	base := "http://" + m.Addr()
+	client := &http.Client{Timeout: time.Minute}
+	do := func(req *http.Request) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+
+	req, _ := http.NewRequest("GET", base+"/api/status", nil)
+	resp, body := do(req)
+	var e envelope
+	if resp.StatusCode != 200 || json.Unmarshal(body, &e) != nil || !e.Success || !strings.Contains(string(e.Data), `"system_name"`) {
+		t.Fatalf("status: %d %s", resp.StatusCode, body)
+	}
+
+	// The first start created root / 123456.
+	req, _ = http.NewRequest("POST", base+"/api/user/login", strings.NewReader(`{"username":"root","password":"123456"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, body = do(req)
+	if resp.StatusCode != 200 || json.Unmarshal(body, &e) != nil || !e.Success {
+		t.Fatalf("login: %d %s", resp.StatusCode, body)
+	}
+	var user struct {
+		ID   uint64 `json:"id"`
+		Role int    `json:"role"`
+	}
+	if err := json.Unmarshal(e.Data, &user); err != nil || user.Role != store.RoleRoot {
+		t.Fatalf("login data: %s", e.Data)
+	}
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "session" {
+			session = c
+		}
+	}
+	if session == nil {
+		t.Fatal("login set no session cookie")
+	}
+
+	req, _ = http.NewRequest("GET", base+"/api/backup", nil)
+	req.AddCookie(session)
+	req.Header.Set("New-Api-User", strconv.FormatUint(user.ID, 10))
+	resp, body = do(req)
+	if resp.StatusCode != 200 || len(body) == 0 || resp.ContentLength != int64(len(body)) {
+		t.Fatalf("backup: %d, %d bytes, Content-Length %d", resp.StatusCode, len(body), resp.ContentLength)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(backup, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(backup, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("backup does not open: %v", err)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("users")) == nil {
+			t.Error("backup has no users bucket")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	// Close returns, stops serving and releases the data file.
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return")
+	}
+	if _, err := client.Get(base + "/api/status"); err == nil {
+		t.Error("still serving after Close")
+	}
+	st, err := store.Open(m.Config.Data, store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("reopen data file: %v", err)
+	}
+	defer st.Close()
+	root, err := st.UserByUsername("root")
+	if err != nil || root.Quota != 100_000_000 {
+		t.Fatalf("root after restart = %+v, %v", root, err)
+	}
+	// A second start on the same file does not create another root.
+	if created, err := st.EnsureRoot(); err != nil || created {
+		t.Fatalf("EnsureRoot on reopen = %v, %v", created, err)
+	}
+}
+
+func TestParsePrefixes(t *testing.T) {
+	t.Parallel()
+	got, err := parsePrefixes(" 10.0.0.0/8, 127.0.0.1 ,::1, 192.168.1.7/24,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.0.0.0/8", "127.0.0.1/32", "::1/128", "192.168.1.0/24"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("prefix %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if _, err := parsePrefixes("10.0.0.0/8,not-an-ip"); err == nil {
+		t.Fatal("a bad entry was accepted")
+	}
+}

@@ -1,0 +1,278 @@
+package relay_test
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+	"time"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// checkCase is one request the gateway must refuse (or let through) before
+// anything is charged.
+type checkCase struct {
+	name string
+	// setup returns the key to call with, and may change the store.
+	setup      func(t *testing.T, g *gateway) string
+	body       any
+	header     []string
+	wantStatus int
+	wantCode   string // OpenAI error code; "" for a success
+	// after checks the store once the call returned.
+	after func(t *testing.T, g *gateway)
+}
+
+func tokenStatus(t *testing.T, g *gateway, id uint64) int {
+	t.Helper()
+	tok, err := g.st.Token(0, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Status
+}
+
+// The token, user, model and group checks: each refusal has its status and
+// code, reaches no upstream and charges nothing.
+func TestChecks(t *testing.T) {
+	t.Parallel()
+	// The gateway sits behind a proxy on loopback, so X-Forwarded-For is
+	// believed (and only then).
+	g := MustOpenGateway(t, gatewayConfig{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	up := relaytest.New(t, "sk-up", relaytest.Routes{relaytest.ChatPath: func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(req.Model(), "ok", relaytest.NewUsage(5, 5)))
+	}})
+	ch := g.MustCreateChannel(t, up, ratioModel+","+fixedModel+","+unpricedModel, nil)
+	token := func(user string, tok store.Token) string {
+		_, key := g.MustCreateToken(t, user, tok)
+		return key
+	}
+	var expired, exhausted *store.Token
+	cases := []checkCase{{
+		name:  "insufficient user quota",
+		setup: func(t *testing.T, g *gateway) string { return token("fifty", store.Token{}) },
+		// The reservation for 100k completion tokens exceeds fifty's quota.
+		body:       map[string]any{"model": ratioModel, "max_tokens": 100_000, "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+		wantStatus: 403, wantCode: "insufficient_user_quota",
+	}, {
+		name:       "insufficient token quota",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{RemainQuota: 10}) },
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "insufficient_token_quota",
+	}, {
+		name: "expired token",
+		setup: func(t *testing.T, g *gateway) string {
+			var key string
+			expired, key = g.MustCreateToken(t, "alice", store.Token{ExpiredTime: time.Now().Add(-time.Minute).Unix()})
+			return key
+		},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
+		after: func(t *testing.T, g *gateway) {
+			if s := tokenStatus(t, g, expired.ID); s != store.TokenStatusExpired {
+				t.Errorf("expired token status = %d, want 3", s)
+			}
+		},
+	}, {
+		name: "exhausted token",
+		setup: func(t *testing.T, g *gateway) string {
+			// Funded for one call of the fixed-price model: the call that
+			// spends it marks the token exhausted, and the next is refused.
+			var key string
+			exhausted, key = g.MustCreateToken(t, "alice", store.Token{RemainQuota: fixedCost})
+			if res := g.post(t, key, "/v1/chat/completions", chat(fixedModel, "hi")); res.Status != 200 {
+				t.Fatalf("first call: %d %s", res.Status, res.Body)
+			}
+			if s := tokenStatus(t, g, exhausted.ID); s != store.TokenStatusExhausted {
+				t.Errorf("token status after spending it all = %d, want 4", s)
+			}
+			return key
+		},
+		body:       chat(fixedModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
+	}, {
+		name: "disabled token",
+		setup: func(t *testing.T, g *gateway) string {
+			return token("alice", store.Token{Status: store.TokenStatusDisabled})
+		},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
+	}, {
+		name:       "unknown key",
+		setup:      func(t *testing.T, g *gateway) string { return "sk-" + store.NewTokenKey() },
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
+	}, {
+		name:       "no key",
+		setup:      func(t *testing.T, g *gateway) string { return "" },
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
+	}, {
+		name: "model limits allow",
+		setup: func(t *testing.T, g *gateway) string {
+			return token("alice", store.Token{ModelLimitsEnabled: true, ModelLimits: fixedModel})
+		},
+		body:       chat(fixedModel, "hi"),
+		wantStatus: 200,
+	}, {
+		name: "model limits refuse",
+		setup: func(t *testing.T, g *gateway) string {
+			return token("alice", store.Token{ModelLimitsEnabled: true, ModelLimits: fixedModel})
+		},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "model_not_allowed",
+	}, {
+		name: "IP in the allowed CIDR",
+		setup: func(t *testing.T, g *gateway) string {
+			return token("alice", store.Token{AllowIPs: "192.0.2.7\n10.1.0.0/16"})
+		},
+		header:     []string{"X-Forwarded-For", "10.1.200.3"},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 200,
+	}, {
+		name: "IP outside the allow list",
+		setup: func(t *testing.T, g *gateway) string {
+			return token("alice", store.Token{AllowIPs: "192.0.2.7\n10.1.0.0/16"})
+		},
+		header:     []string{"X-Forwarded-For", "10.2.0.1"},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "access_denied",
+	}, {
+		name:       "no forwarded address",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{AllowIPs: "10.1.0.0/16"}) },
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "access_denied",
+	}, {
+		name:       "token group not usable",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{Group: "svip"}) },
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "group_not_allowed",
+	}, {
+		name:       "model without a price",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{}) },
+		body:       chat(unpricedModel, "hi"),
+		wantStatus: 400, wantCode: "model_price_error",
+	}, {
+		name:       "no channel for the model",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{}) },
+		body:       chat("model-nobody-serves", "hi"),
+		wantStatus: 503, wantCode: "model_not_found",
+	}, {
+		name:       "invalid JSON",
+		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{}) },
+		body:       `{"model":`,
+		wantStatus: 400, wantCode: "invalid_request",
+	}, {
+		name: "deleted user",
+		setup: func(t *testing.T, g *gateway) string {
+			key := token("fifty", store.Token{})
+			if err := g.st.DeleteUser(fixture.ids["fifty"]); err != nil {
+				t.Fatal(err)
+			}
+			return key
+		},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 403, wantCode: "user_banned",
+	}}
+	// The cases run in order on one store: each counts the upstream hits,
+	// logs and balances it caused.
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key := tc.setup(t, g)
+			hits := up.Hits()
+			alice := g.balances(t, "alice", 0, ch)
+			fifty := g.balances(t, "fifty", 0)
+			logs := len(g.consumeLogs(t, "alice")) + len(g.consumeLogs(t, "fifty"))
+
+			res := g.post(t, key, "/v1/chat/completions", tc.body, tc.header...)
+			if tc.wantCode == "" {
+				if res.Status != tc.wantStatus {
+					t.Fatalf("status %d, want %d: %s", res.Status, tc.wantStatus, res.Body)
+				}
+				if up.Hits() != hits+1 {
+					t.Errorf("upstream hits moved by %d, want 1", up.Hits()-hits)
+				}
+				return
+			}
+			res.wantError(t, tc.wantStatus, tc.wantCode)
+			if up.Hits() != hits {
+				t.Errorf("a refused call reached the upstream")
+			}
+			if n := len(g.consumeLogs(t, "alice")) + len(g.consumeLogs(t, "fifty")); n != logs {
+				t.Errorf("a refused call wrote %d consume logs", n-logs)
+			}
+			wantMoved(t, alice, g.balances(t, "alice", 0, ch), false, ch.ID, 0, 0)
+			wantMoved(t, fifty, g.balances(t, "fifty", 0), false, 0, 0, 0)
+			if tc.after != nil {
+				tc.after(t, g)
+			}
+		})
+	}
+}
+
+// X-Forwarded-For from a peer that is not a trusted proxy is ignored: the
+// allow list sees the peer's own address.
+func TestChecks_UntrustedForwardedFor(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{AllowIPs: "10.1.0.0/16"})
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"), "X-Forwarded-For", "10.1.2.3")
+	res.wantError(t, http.StatusForbidden, "access_denied")
+	_, key = g.MustCreateToken(t, "alice", store.Token{AllowIPs: "127.0.0.0/8"})
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"), "X-Forwarded-For", "10.9.9.9"); res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+}
+
+// The default sensitive word is found in array (multimodal) content as in
+// plain content; a clean prompt passes.
+func TestChecks_SensitiveWords(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	parts := func(text string) map[string]any {
+		return map[string]any{"model": ratioModel, "messages": []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "look at this"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AAAA", "detail": "low"}},
+			map[string]any{"type": "text", "text": text},
+		}}}}
+	}
+	before := g.balances(t, "alice", tok.ID)
+	for _, body := range []any{parts("this has TEST_SENSITIVE inside"), chat(ratioModel, "also test_sensitive here")} {
+		res := g.post(t, key, "/v1/chat/completions", body)
+		e := res.wantError(t, http.StatusBadRequest, "sensitive_words_detected")
+		if e.Error.Type != "new_api_error" {
+			t.Errorf("type = %q", e.Error.Type)
+		}
+	}
+	if up.Hits() != 0 {
+		t.Errorf("a refused prompt reached the upstream")
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID), true, 0, 0, 0)
+	if res := g.post(t, key, "/v1/chat/completions", parts("a harmless sentence")); res.Status != 200 {
+		t.Fatalf("clean array content: %d %s", res.Status, res.Body)
+	}
+	if up.Hits() != 1 {
+		t.Errorf("upstream hits = %d, want 1", up.Hits())
+	}
+}
+
+// A relay built without a ClientIP function checks allow lists against the
+// peer's address (RemoteAddr without its port).
+func TestChecks_DefaultClientIP(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{DefaultClientIP: true})
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{AllowIPs: "127.0.0.1"})
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != 200 {
+		t.Fatalf("allowed peer: status %d: %s", res.Status, res.Body)
+	}
+	_, key = g.MustCreateToken(t, "alice", store.Token{AllowIPs: "10.0.0.0/8"})
+	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, http.StatusForbidden, "access_denied")
+}

@@ -1,0 +1,181 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// sdkClient is the official OpenAI Go client pointed at the gateway, without
+// its own retries (they would hide the gateway's answers).
+func (g *gateway) sdkClient(key string) openai.Client {
+	return openai.NewClient(
+		option.WithBaseURL(g.srv.URL+"/v1/"),
+		option.WithAPIKey(key),
+		option.WithMaxRetries(0),
+		option.WithHTTPClient(g.client),
+	)
+}
+
+// The official SDK talks to the gateway as it would to OpenAI: chat, a
+// stream with usage, embeddings, the model list and an error.
+func TestSDK(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const vipOnly = "vip-only-model"
+	up := relaytest.New(t, "sk-sdk", relaytest.Routes{
+		relaytest.ChatPath: func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			if req.Model() != ratioModel {
+				t.Errorf("upstream model = %q", req.Model())
+			}
+			if !req.Stream() {
+				relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "Hello from upstream", relaytest.NewUsage(11, 4)))
+				return
+			}
+			if !req.IncludeUsage() {
+				t.Errorf("stream without include_usage: %s", req.Body)
+			}
+			sse := relaytest.NewSSE(w)
+			for _, w := range []string{"One", ", two", ", three"} {
+				sse.Send(relaytest.Chunk(ratioModel, w))
+			}
+			sse.Send(relaytest.FinishChunk(ratioModel, "stop"))
+			sse.Send(relaytest.UsageChunk(ratioModel, 12, 6))
+			sse.Done()
+		},
+		"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			if req.Model() != embedModel || req.JSON["input"] != "embed me" {
+				t.Errorf("embeddings body = %s", req.Body)
+			}
+			relaytest.WriteJSON(w, 200, relaytest.Embedding(embedModel, 1, relaytest.NewUsage(300, 0)))
+		},
+	})
+	chatCh := g.MustCreateChannel(t, up, ratioModel, nil)
+	g.MustCreateChannel(t, up, embedModel, nil)
+	g.MustCreateChannel(t, up, vipOnly, func(c *store.Channel) { c.Group = "vip" })
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	client := g.sdkClient(key)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	t.Run("chat", func(t *testing.T) {
+		before := g.balances(t, "alice", tok.ID, chatCh)
+		resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    ratioModel,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Choices) != 1 || resp.Choices[0].Message.Content != "Hello from upstream" {
+			t.Errorf("choices = %+v", resp.Choices)
+		}
+		if resp.Usage.PromptTokens != 11 || resp.Usage.CompletionTokens != 4 {
+			t.Errorf("usage = %+v", resp.Usage)
+		}
+		wantMoved(t, before, g.balances(t, "alice", tok.ID, chatCh), true, chatCh.ID,
+			ratioQuota(11, 4, ratioModelMR, ratioModelCR, 1), 1)
+	})
+
+	t.Run("stream with usage", func(t *testing.T) {
+		before := g.balances(t, "alice", tok.ID, chatCh)
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:         ratioModel,
+			Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Count")},
+			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		})
+		defer stream.Close()
+		var acc openai.ChatCompletionAccumulator
+		chunks := 0
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+			chunks++
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(acc.Choices) != 1 || acc.Choices[0].Message.Content != "One, two, three" {
+			t.Errorf("accumulated = %+v", acc.Choices)
+		}
+		if acc.Usage.PromptTokens != 12 || acc.Usage.CompletionTokens != 6 || acc.Usage.TotalTokens != 18 {
+			t.Errorf("usage = %+v", acc.Usage)
+		}
+		if chunks != 5 {
+			t.Errorf("chunks = %d, want 5 (three words, finish, usage)", chunks)
+		}
+		wantMoved(t, before, g.balances(t, "alice", tok.ID, chatCh), true, chatCh.ID,
+			ratioQuota(12, 6, ratioModelMR, ratioModelCR, 1), 1)
+	})
+
+	t.Run("embeddings", func(t *testing.T) {
+		before := g.balances(t, "alice", tok.ID)
+		resp, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{
+			Model: embedModel,
+			Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("embed me")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Data) != 1 || len(resp.Data[0].Embedding) != 3 || resp.Usage.PromptTokens != 300 {
+			t.Errorf("embeddings = %+v", resp)
+		}
+		wantMoved(t, before, g.balances(t, "alice", tok.ID), true, 0, ratioQuota(300, 0, embedModelMR, 1, 1), 1)
+	})
+
+	t.Run("models", func(t *testing.T) {
+		list := func(key string) []string {
+			t.Helper()
+			c := g.sdkClient(key)
+			var ids []string
+			iter := c.Models.ListAutoPaging(ctx)
+			for iter.Next() {
+				ids = append(ids, iter.Current().ID)
+			}
+			if err := iter.Err(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		// The default group's models, not the vip-only one.
+		if got, want := list(key), []string{ratioModel, embedModel}; !slices.Equal(got, want) {
+			t.Errorf("models = %v, want %v", got, want)
+		}
+		_, vipKey := g.MustCreateToken(t, "alice", store.Token{Group: "vip"})
+		if got := list(vipKey); !slices.Contains(got, vipOnly) || len(got) != 3 {
+			t.Errorf("vip token models = %v", got)
+		}
+		_, limited := g.MustCreateToken(t, "alice", store.Token{ModelLimitsEnabled: true, ModelLimits: embedModel})
+		if got := list(limited); !slices.Equal(got, []string{embedModel}) {
+			t.Errorf("limited token models = %v, want only its limit", got)
+		}
+		m, err := client.Models.Get(ctx, ratioModel)
+		if err != nil || m.ID != ratioModel {
+			t.Errorf("get model = %+v, %v", m, err)
+		}
+	})
+
+	t.Run("invalid key", func(t *testing.T) {
+		bad := g.sdkClient("sk-" + store.NewTokenKey())
+		_, err := bad.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    ratioModel,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) {
+			t.Fatalf("err = %v (%T), want *openai.Error", err, err)
+		}
+		if apiErr.StatusCode != http.StatusUnauthorized || apiErr.Code != "invalid_token" || apiErr.Message == "" {
+			t.Errorf("error = %d %q %q", apiErr.StatusCode, apiErr.Code, apiErr.Message)
+		}
+	})
+}
