@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { expectToast, launchBrowser, newPage, startGateway, uniqueName, toPersonalSettings } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -50,7 +50,7 @@ test("register, log in, edit the display name, change the password, log out, log
 
   await loginInBrowser(page, username, password);
   await expectToast(page, "登录成功！");
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await page.locator('[data-testid="profile-username"]', { hasText: username }).waitFor();
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
   assert.equal(stored?.username, username);
@@ -85,7 +85,7 @@ test("register, log in, edit the display name, change the password, log out, log
 
   await loginInBrowser(page, username, newPassword);
   await expectToast(page, "登录成功！");
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await page.locator('[data-testid="profile-display-name"]', { hasText: "Tester" }).waitFor();
   await context.close();
 });
@@ -96,7 +96,7 @@ test("root with the default password is warned and sent to the personal settings
   const warning = await page.locator(".toast-warning").first();
   await warning.waitFor();
   assert.ok((await warning.textContent()).trim().length > 0, "the warning toast carries the server's message");
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await context.close();
 });
 
@@ -111,7 +111,7 @@ test("access token, invite link and account deletion on the personal tab", async
   await page.click('[data-testid="register-submit"]');
   await page.waitForURL("**/login");
   await loginInBrowser(page, username, password);
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
 
   await page.click('[data-testid="generate-token"]');
   await expectToast(page, "令牌已重置并已复制到剪贴板");
@@ -154,7 +154,7 @@ test("a refused clipboard opens the manual-copy dialog", async () => {
   await page.click('[data-testid="register-submit"]');
   await page.waitForURL("**/login");
   await loginInBrowser(page, username, password);
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await page.click('[data-testid="copy-invite"]');
   const text = page.locator('[data-testid="manual-copy-text"]');
   await text.waitFor();

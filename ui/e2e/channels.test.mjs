@@ -133,6 +133,15 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await page.fill('[data-testid="channel-base-url"]', `${upstream.url}///`);
   await page.fill('[data-testid="channel-key"]', key);
 
+  // Groups come from a searchable picker that also takes new names.
+  await page.click('[data-testid="channel-groups-open"]');
+  await page.fill('[data-testid="channel-groups-search"]', "vip");
+  await page.keyboard.press("Enter");
+  await drawer.locator('[data-testid="channel-groups"] [data-value="vip"]').waitFor();
+  await page.keyboard.press("Escape");
+  await page.locator('[data-testid="channel-groups-search"]').waitFor({ state: "detached" });
+  await drawer.waitFor();
+
   // Custom models: a new one is added, a duplicate is refused.
   await page.click('[data-testid="clear-models"]');
   await page.click('[data-testid="channel-submit"]');
@@ -169,6 +178,7 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   assert.ok(saved, "channel stored");
   assert.equal(saved.base_url, upstream.url, "trailing slashes removed");
   assert.equal(saved.type, 1);
+  assert.equal(saved.group, "default,vip");
   assert.equal("key" in saved, false, "the list never carries a key");
 
   const row = page.locator(`[data-testid="channel-row-${saved.id}"]`);

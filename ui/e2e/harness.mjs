@@ -167,3 +167,15 @@ export async function expectToast(page, text) {
   await loc.waitFor({ state: "visible" });
   return loc;
 }
+
+/**
+ * toPersonalSettings waits for the page a login lands on (the token list
+ * for most users, the personal settings for an account that must change
+ * its password) and then opens the personal settings tab.
+ */
+export async function toPersonalSettings(page) {
+  await page.waitForURL(/\/(token|setting\?tab=personal)$/);
+  if (!/\/setting\?tab=personal$/.test(page.url())) {
+    await page.goto("/setting?tab=personal");
+  }
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { ApiSession, launchBrowser, newPage, startGateway, uniqueName, toPersonalSettings } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -36,7 +36,7 @@ test("the balance on the personal settings page follows quota changes live", asy
   await page.fill("#login-username", "root");
   await page.fill("#login-password", "123456");
   await page.click('[data-testid="login-submit"]');
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   const balance = page.locator('[data-testid="balance"]');
   await balance.waitFor();
   const before = (await balance.textContent()).trim();
@@ -73,7 +73,7 @@ test("a session ended elsewhere logs the console out without a reload", async ()
   await page.fill("#login-username", username);
   await page.fill("#login-password", password);
   await page.click('[data-testid="login-submit"]');
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
 
   // Changing the password from another session ends every other session of the account.
@@ -96,7 +96,7 @@ test("the console that changed the password stays logged in and live", async () 
   await page.fill("#login-username", username);
   await page.fill("#login-password", password);
   await page.click('[data-testid="login-submit"]');
-  await page.waitForURL("**/setting?tab=personal");
+  await toPersonalSettings(page);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await page.fill("#pw-current", password);
   await page.fill("#pw-new", "own-pass-22");

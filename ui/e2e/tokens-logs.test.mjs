@@ -90,6 +90,14 @@ before(async () => {
   await root.login("root", "123456");
   const opt = await root.call("PUT", "/api/option/", { key: "QuotaForNewUser", value: "50000000" });
   assert.equal(opt.status, 200, JSON.stringify(opt.json));
+  const chats = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
+  for (const [key, value] of [
+    ["Chats", JSON.stringify(chats)],
+    ["ServerAddress", "http://gw.example"],
+  ]) {
+    const r = await root.call("PUT", "/api/option/", { key, value });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+  }
   const ch = await root.call("POST", "/api/channel/", { type: 1, name: "fake-openai", key: "sk-upstream", base_url: upstream.url, models: "gpt-4o-mini", group: "default" });
   assert.equal(ch.status, 200, JSON.stringify(ch.json));
 });
@@ -164,6 +172,13 @@ test("a user creates a token, reads its key, and the open log page shows the cal
     manual.waitFor().then(() => manual.inputValue()),
   ]);
   assert.equal(copied, key);
+
+  // The chat button fills the first chat template with the key and the server address.
+  await context.route(/chat-[ab]\.example/, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "chat" }));
+  const [popup] = await Promise.all([page.waitForEvent("popup"), row.locator('[data-testid="chat-token"]').click()]);
+  await popup.waitForLoadState();
+  assert.equal(popup.url(), `https://chat-a.example/#/?key=${key}&url=${encodeURIComponent("http://gw.example")}`);
+  await popup.close();
 
   // Open the log page inside the console (no reload) and wait for the live socket.
   await page.click('[data-nav="log"]');

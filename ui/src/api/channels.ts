@@ -93,10 +93,16 @@ export function reportServerError(err: unknown): void {
     return;
   }
   if (err.message === "aborted") return;
+  const message = errorText(err);
+  if (message) toast.error(message);
+}
+
+/** errorText is what a failed call says: the server's message when it gave one, else the client's text. */
+export function errorText(err: unknown): string {
+  if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
   const body = err.body as { message?: unknown } | undefined;
   const own = err.status !== 500 && typeof body?.message === "string" ? body.message : "";
-  const message = own || err.message;
-  if (message) toast.error(message);
+  return own || err.message;
 }
 
 async function quiet<T>(call: Promise<T>): Promise<T> {
@@ -163,7 +169,7 @@ export async function fixChannels(): Promise<FixResult> {
 
 /** copyChannel duplicates a channel on the server, key included. */
 export async function copyChannel(id: number): Promise<{ channel: Channel; message: string }> {
-  const r = await api.post<Channel>(`/api/channel/copy/${id}`);
+  const r = await api.post<Channel>(`/api/channel/copy/${id}`, undefined, { silent: true });
   return { channel: r.data, message: r.message };
 }
 

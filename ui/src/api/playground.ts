@@ -91,6 +91,20 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
     const text = await res.text().catch(() => "");
     throw new StreamError(errorText(text, res.status), res.status);
   }
+  if ((res.headers.get("Content-Type") ?? "").includes("application/json")) {
+    // An upstream that ignored stream: true answers with one whole completion.
+    const text = await res.text();
+    let whole: { choices?: { message?: { content?: string } }[]; error?: { message?: string } } = {};
+    try {
+      whole = JSON.parse(text);
+    } catch {
+      throw new StreamError(errorText(text, res.status), res.status);
+    }
+    if (whole.error) throw new StreamError(whole.error.message || text, res.status);
+    const content = whole.choices?.[0]?.message?.content;
+    if (content) onDelta(content);
+    return;
+  }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   const handleLine = (line: string): boolean => {

@@ -93,7 +93,6 @@ const pagesEn: PagesDictionary = {
     row: {
       test: "Test",
       testModel: "Test with a model",
-      defaultModel: "Default test model",
       enable: "Enable",
       disable: "Disable",
       edit: "Edit",
@@ -113,6 +112,7 @@ const pagesEn: PagesDictionary = {
       updated: "Channel updated!",
       copied: "Channel copied",
       copyFailed: "Copying the channel failed",
+      copyFailedWith: "Copying the channel failed: {{reason}}",
       tested: "Channel {{name}} passed the test in {{seconds}} s.",
       testedModel: "Channel {{name}} passed the test with model {{model}} in {{seconds}} s.",
       testAllStarted: "Testing of all enabled channels has started; refresh the page to see the results.",
@@ -135,7 +135,6 @@ const pagesEn: PagesDictionary = {
       fetchModelsFailed: "Fetching the model list failed",
       keyNeeded: "Fill in the key",
       duplicateSubmit: "Submission failed; do not submit twice!",
-      loadFailed: "Channel not found; refresh the page and try again.",
     },
     form: {
       createTitle: "Create a channel",
@@ -307,7 +306,6 @@ const pagesEn: PagesDictionary = {
       quota: "Quota",
       quotaEquals: "Equals {{value}}",
       quotaPlaceholder: "Enter the quota",
-      unlimited: "Unlimited quota",
       setUnlimited: "Set unlimited quota",
       cancelUnlimited: "Cancel unlimited quota",
       count: "How many",

@@ -91,7 +91,6 @@ const pagesZh = {
     row: {
       test: "测试",
       testModel: "选择模型测试",
-      defaultModel: "默认测试模型",
       enable: "启用",
       disable: "禁用",
       edit: "编辑",
@@ -111,6 +110,7 @@ const pagesZh = {
       updated: "渠道更新成功！",
       copied: "渠道复制成功",
       copyFailed: "渠道复制失败",
+      copyFailedWith: "渠道复制失败：{{reason}}",
       tested: "通道 {{name}} 测试成功，耗时 {{seconds}} 秒。",
       testedModel: "通道 {{name}} 测试成功，模型 {{model}} 耗时 {{seconds}} 秒。",
       testAllStarted: "已成功开始测试所有已启用通道，请刷新页面查看结果。",
@@ -133,7 +133,6 @@ const pagesZh = {
       fetchModelsFailed: "获取模型列表失败",
       keyNeeded: "请填写密钥",
       duplicateSubmit: "提交失败，请勿重复提交！",
-      loadFailed: "渠道未找到，请刷新页面后重试。",
     },
     form: {
       createTitle: "创建新的渠道",
@@ -304,7 +303,6 @@ const pagesZh = {
       quota: "额度",
       quotaEquals: "等价金额：{{value}}",
       quotaPlaceholder: "请输入额度",
-      unlimited: "无限额度",
       setUnlimited: "设为无限额度",
       cancelUnlimited: "取消无限额度",
       count: "新建数量",

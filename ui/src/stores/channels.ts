@@ -221,7 +221,8 @@ export async function duplicateChannel(id: number): Promise<void> {
     toast.success(message || t("channels.msg.copied"));
     await refreshChannels();
   } catch (err) {
-    handleError(err);
+    const reason = channelApi.errorText(err);
+    toast.error(reason ? t("channels.msg.copyFailedWith", { reason }) : t("channels.msg.copyFailed"));
   }
 }
 

@@ -6,6 +6,7 @@ import { routes, SIDEBAR_ORDER, type Access, type NavEntry } from "../../routes"
 import { isMobile, setSidebarCollapsed, sidebarCollapsed, toggleSidebar } from "../../stores/sidebar";
 import { status } from "../../stores/status";
 import { isAdmin, isLoggedIn, isRoot } from "../../stores/user";
+import { ChatSubmenu } from "../chat-submenu";
 import { Icon } from "../icons";
 import { Tooltip } from "../ui/tooltip";
 
@@ -27,6 +28,8 @@ export function visibleEntries(): (NavEntry & { path: string })[] {
   const s = status.value;
   return routes
     .filter((r) => r.nav && allowed(r.access) && (!r.nav.flag || s[r.nav.flag] === true))
+    // The chat entry leads to the configured chat targets: none, no entry.
+    .filter((r) => r.nav?.key !== "chat" || (Array.isArray(s.chats) && s.chats.length > 0))
     .map((r) => ({ ...(r.nav as NavEntry), path: r.path }))
     .sort((a, b) => SIDEBAR_ORDER.indexOf(a.key) - SIDEBAR_ORDER.indexOf(b.key));
 }
@@ -46,7 +49,9 @@ export function Sidebar() {
         <ul>
           {entries.map((e) => {
             const href = e.href ?? e.path;
-            const active = location === e.path || location.startsWith(e.path + "/");
+            // Optional parameters (/chat/:id?) do not take part in matching.
+            const base = e.path.replace(/\/:[^/]+\??$/, "");
+            const active = location === e.path || location === base || location.startsWith(base + "/");
             const link = (
               <Link
                 href={href}
@@ -72,6 +77,7 @@ export function Sidebar() {
                 ) : (
                   link
                 )}
+                {e.key === "chat" && !collapsed ? <ChatSubmenu variant="sidebar" /> : null}
               </li>
             );
           })}

@@ -9,7 +9,6 @@ import { Checkbox } from "../../../components/ui/checkbox";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { Sheet } from "../../../components/ui/sheet";
-import { Tooltip } from "../../../components/ui/tooltip";
 import { groupOptions, refreshChannels } from "../../../stores/channels";
 import { toast } from "../../../stores/toast";
 import {
@@ -19,28 +18,13 @@ import {
   MODEL_MAPPING_TEMPLATE,
   STATUS_CODE_MAPPING_TEMPLATE,
   suggestedModels,
-  TYPE_AIPROXY_KB,
-  TYPE_AZURE,
-  TYPE_CLOUDFLARE,
-  TYPE_CUSTOM,
-  TYPE_FASTGPT,
   TYPE_OPENAI,
-  TYPE_SPARK,
-  TYPE_SUNO,
   TYPE_VERTEX,
-  VERTEX_REGION_TEMPLATE,
 } from "../constants";
 import { closeEditor, editorState } from "../dialogs";
-import { addCustomModels, emptyForm, formFromChannel, toInput, validateForm, type ChannelForm } from "../form";
-
-function TemplateLink({ onClick }: { onClick: () => void }) {
-  const { t } = useTranslation();
-  return (
-    <Button type="button" variant="ghost" size="1" onClick={onClick} className="self-start">
-      {t("channels.form.fillTemplate")}
-    </Button>
-  );
-}
+import { emptyForm, formFromChannel, toInput, validateForm, type ChannelForm } from "../form";
+import { ModelsField } from "./models-field";
+import { BaseUrlField, OtherField, TemplateLink } from "./type-fields";
 
 /** ChannelDrawer creates or edits a channel with every field of the form and its checks. */
 export function ChannelDrawer() {
@@ -55,7 +39,6 @@ export function ChannelDrawer() {
   const [loading, setLoading] = useState(false);
   const [busy, setBusy] = useState(false);
   const [fetching, setFetching] = useState(false);
-  const [customModel, setCustomModel] = useState("");
   const [byType, setByType] = useState<Record<string, string[]>>({});
   const [allModels, setAllModels] = useState<string[]>([]);
   const submitting = useRef(false);
@@ -65,7 +48,6 @@ export function ChannelDrawer() {
   useEffect(() => {
     if (!open) return;
     let live = true;
-    setCustomModel("");
     void Promise.all([channelApi.modelsByType().catch(() => ({})), channelApi.allModelIds().catch(() => [] as string[])]).then(([map, ids]) => {
       if (!live) return;
       setByType(map);
@@ -113,16 +95,6 @@ export function ChannelDrawer() {
     }
   };
 
-  const addCustom = () => {
-    if (customModel.trim() === "") return;
-    const next = addCustomModels(form.models, customModel);
-    if (next === null) {
-      toast.error(t("channels.msg.modelsExist"));
-      return;
-    }
-    set("models", next);
-    setCustomModel("");
-  };
 
   const submit = async () => {
     if (submitting.current) {
@@ -157,7 +129,6 @@ export function ChannelDrawer() {
 
   const type = form.type;
   const keyHint = KEY_FORMAT_TYPES.has(type) ? t(`channels.keyHint.${type}`) : t("channels.keyHint.plain");
-  const modelOptions = Array.from(new Set([...allModels, ...suggestedModels(type, byType)]));
 
   return (
     <Sheet
@@ -205,52 +176,7 @@ export function ChannelDrawer() {
         </Callout.Root>
       ) : null}
 
-      {type === TYPE_AZURE ? (
-        <>
-          <Callout.Root color="orange" size="1">
-            <Callout.Text>{t("channels.form.azureWarning")}</Callout.Text>
-          </Callout.Root>
-          <Field id="ch-base" label={t("channels.form.azureEndpoint")}>
-            <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.azurePlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
-          </Field>
-          <Field id="ch-other" label={t("channels.form.apiVersion")}>
-            <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.apiVersionPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
-          </Field>
-        </>
-      ) : null}
-      {type === TYPE_CUSTOM ? (
-        <>
-          <Callout.Root color="orange" size="1">
-            <Callout.Text>{t("channels.form.customWarning")}</Callout.Text>
-          </Callout.Root>
-          <Field id="ch-base" label={t("channels.form.customBaseURL")}>
-            <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.customPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
-          </Field>
-        </>
-      ) : null}
-      {type === TYPE_FASTGPT ? (
-        <Field id="ch-base" label={t("channels.form.fastgptURL")}>
-          <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.fastgptPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
-      {type === TYPE_SUNO ? (
-        <Field id="ch-base" label={t("channels.form.sunoURL")}>
-          <TextField.Root id="ch-base" value={form.base_url} placeholder={t("channels.form.sunoPlaceholder")} onChange={(e) => set("base_url", e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
-      {type !== TYPE_AZURE && type !== TYPE_CUSTOM && type !== TYPE_FASTGPT && type !== TYPE_SUNO ? (
-        <Field id="ch-base" label={t("channels.form.proxy")}>
-          <TextField.Root
-            id="ch-base"
-            value={form.base_url}
-            placeholder={t("channels.form.proxyPlaceholder")}
-            onChange={(e) => set("base_url", e.target.value)}
-            autoComplete="off"
-            data-testid="channel-base-url"
-          />
-        </Field>
-      ) : null}
-
+      <BaseUrlField form={form} set={set} />
       <Field id="ch-name" label={t("channels.form.name")}>
         <TextField.Root
           id="ch-name"
@@ -265,75 +191,8 @@ export function ChannelDrawer() {
         <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} creatable testId="channel-groups" />
       </Field>
 
-      {type === TYPE_SPARK ? (
-        <Field id="ch-other" label={t("channels.form.sparkVersion")}>
-          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.sparkPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
-      {type === TYPE_VERTEX ? (
-        <Field id="ch-other" label={t("channels.form.vertexRegion")}>
-          <TextArea id="ch-other" rows={5} value={form.other} placeholder={t("channels.form.vertexRegionPlaceholder")} onChange={(e) => set("other", e.target.value)} />
-          <TemplateLink onClick={() => set("other", JSON.stringify(VERTEX_REGION_TEMPLATE, null, 2))} />
-        </Field>
-      ) : null}
-      {type === TYPE_AIPROXY_KB ? (
-        <Field id="ch-other" label={t("channels.form.knowledgeId")}>
-          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.knowledgePlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
-      {type === TYPE_CLOUDFLARE ? (
-        <Field id="ch-other" label={t("channels.form.cfAccount")}>
-          <TextField.Root id="ch-other" value={form.other} placeholder={t("channels.form.cfPlaceholder")} onChange={(e) => set("other", e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
-
-      <Field id="ch-models" label={t("channels.form.models")}>
-        <MultiSelect
-          id="ch-models"
-          value={form.models}
-          options={modelOptions}
-          onChange={(v) => set("models", v)}
-          placeholder={t("channels.form.modelsPlaceholder")}
-          creatable
-          testId="channel-models"
-        />
-        <Flex gap="2" wrap="wrap" mt="1">
-          <Button type="button" size="1" variant="soft" onClick={() => set("models", suggestedModels(type, byType))} data-testid="fill-related-models">
-            {t("channels.form.fillRelated")}
-          </Button>
-          <Button type="button" size="1" variant="soft" color="gray" onClick={() => set("models", allModels)}>
-            {t("channels.form.fillAll")}
-          </Button>
-          <Tooltip content={t("channels.form.fetchTip")}>
-            <Button type="button" size="1" variant="soft" color="cyan" loading={fetching} onClick={() => void fetchModels()} data-testid="fetch-models">
-              {t("channels.form.fetchModels")}
-            </Button>
-          </Tooltip>
-          <Button type="button" size="1" variant="soft" color="orange" onClick={() => set("models", [])} data-testid="clear-models">
-            {t("channels.form.clearModels")}
-          </Button>
-        </Flex>
-        <Flex gap="2" mt="1">
-          <TextField.Root
-            className="grow"
-            value={customModel}
-            placeholder={t("channels.form.customModel")}
-            onChange={(e) => setCustomModel(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter") {
-                e.preventDefault();
-                addCustom();
-              }
-            }}
-            aria-label={t("channels.form.customModel")}
-            data-testid="custom-model-input"
-          />
-          <Button type="button" onClick={addCustom} data-testid="custom-model-add">
-            {t("channels.form.customFill")}
-          </Button>
-        </Flex>
-      </Field>
-
+      <OtherField form={form} set={set} />
+      <ModelsField form={form} set={set} byType={byType} allModels={allModels} fetching={fetching} onFetch={() => void fetchModels()} />
       <Field id="ch-mapping" label={t("channels.form.mapping")}>
         <TextArea
           id="ch-mapping"
