@@ -56,7 +56,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	res := s.cfg.Relay.TestChannel(r.Context(), ch, r.URL.Query().Get("model"))
+	res := s.cfg.Relay.TestChannel(r.Context(), ch, r.URL.Query().Get("model"), currentUser(r))
 	s.cfg.Relay.ApplyTestOutcome(ch, res)
 	if res.Err != nil {
 		writeRaw(w, http.StatusOK, map[string]any{"success": false, "message": res.Err.Error(), "time": res.Duration.Seconds()})

@@ -80,8 +80,9 @@ type TestResult struct {
 
 // TestChannel sends a minimal chat request through the same adapter the
 // relay uses, records the response time and writes a log that charges
-// nobody. model empty means the channel's test model or first model.
-func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model string) TestResult {
+// nobody, attributed to by (the administrator who asked; nil for the
+// periodic test). model empty means the channel's test model or first model.
+func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model string, by *store.User) TestResult {
 	res := TestResult{ChannelID: ch.ID}
 	if ch.Type == TypeMidjourney || ch.Type == TypeMJPlus || ch.Type == TypeSuno {
 		res.Err = errors.New("该渠道类型不支持测试")
@@ -155,7 +156,12 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	if perr == nil {
 		quota = p.charge(v.Usage.PromptTokens, v.Usage.CompletionTokens)
 	}
-	_ = rl.store.AppendLog(&store.Log{Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
+	var uid uint64
+	uname := "系统"
+	if by != nil {
+		uid, uname = by.ID, by.Username
+	}
+	_ = rl.store.AppendLog(&store.Log{UserID: uid, Username: uname, Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
 		Content: "模型测试", Quota: quota, PromptTokens: int64(v.Usage.PromptTokens), CompletionTokens: int64(v.Usage.CompletionTokens),
 		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`})
 	if fresh, err := rl.store.Channel(ch.ID); err == nil && rl.cfg.Events != nil {
@@ -209,7 +215,7 @@ func (rl *Relay) TestAll(report func(Progress)) error {
 	go func() {
 		defer rl.testing.Store(false)
 		for i, ch := range chs {
-			r := rl.TestChannel(context.Background(), ch, "")
+			r := rl.TestChannel(context.Background(), ch, "", nil)
 			rl.ApplyTestOutcome(ch, r)
 			if report != nil {
 				rr := r

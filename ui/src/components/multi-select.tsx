@@ -68,12 +68,16 @@ export function MultiSelect({ id, value, options, onChange, placeholder, disable
               onChange={(e) => setQuery(e.target.value)}
               onKeyDown={(e) => {
                 if (e.key === "Enter") {
+                  // Enter picks the exact match, the only match, or adds the new value.
                   e.preventDefault();
-                  if (canCreate) {
+                  const exact = all.find((o) => o.value === query.trim());
+                  const pick = exact ?? (matches.length === 1 ? matches[0] : undefined);
+                  if (pick) {
+                    toggle(pick.value, !chosen.has(pick.value));
+                    setQuery("");
+                  } else if (canCreate) {
                     toggle(query.trim(), true);
                     setQuery("");
-                  } else if (matches.length === 1) {
-                    toggle(matches[0].value, !chosen.has(matches[0].value));
                   }
                 }
               }}

@@ -50,7 +50,11 @@ export function LogTable() {
       hidden: !admin,
       cell: (l) => {
         const chain = isConsume(l) ? retryChain(l) : "";
-        return chain ? <Text size="2">{t("logs.retryChain", { chain })}</Text> : null;
+        return chain ? (
+          <Text size="2" className="nowrap">
+            {t("logs.retryChain", { chain })}
+          </Text>
+        ) : null;
       },
     },
     {

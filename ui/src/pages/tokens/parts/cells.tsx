@@ -57,7 +57,7 @@ export function KeyCell({ token }: { token: Token }) {
   };
   return (
     <Flex gap="1" align="center" wrap="wrap">
-      <Code variant="ghost" className="mono" data-testid="token-key">
+      <Code variant="ghost" className={shown ? "mono" : "mono nowrap"} data-testid="token-key">
         {shown ? fullKey(token) : maskedKey(token)}
       </Code>
       <Button size="1" variant="ghost" onClick={() => toggleKey(token.id)} data-testid="view-key">
