@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,6 +170,11 @@ func logLevel(s string) slog.Level {
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(c.LogLevel)})))
+	if os.Getenv("GOGC") == "" {
+		// The relay allocates per call and the heap stays small: collecting
+		// less often spends far less CPU for little memory.
+		debug.SetGCPercent(400)
+	}
 	trusted, err := parsePrefixes(c.TrustedProxies)
 	if err != nil {
 		return err

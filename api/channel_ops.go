@@ -270,7 +270,9 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	for _, l := range b.Logs {
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, l)
 		// The owner sees it as the self log list shows it.
-		hub.Publish(ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}, TopicLogTail, viewSelfLogs([]*store.Log{l})[0])
+		if own := (ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}); hub.Wants(own) {
+			hub.Publish(own, TopicLogTail, viewSelfLogs([]*store.Log{l})[0])
+		}
 	}
 	for _, bal := range b.Balances {
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{

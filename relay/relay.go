@@ -170,7 +170,6 @@ type call struct {
 	start     time.Time
 	caller    *Caller
 	body      []byte
-	fields    map[string][]byte
 	ctype     string
 	model     string
 	stream    bool
@@ -182,6 +181,23 @@ type call struct {
 	tried     []uint64
 	text      string // prompt text for sensitive checks and counting
 	parsed    chatRequest
+	isJSON    bool
+	fields    map[string][]byte // the body's top-level fields, decoded on demand
+}
+
+// jsonFields decodes the body's top-level fields once.
+func (c *call) jsonFields() (map[string][]byte, error) {
+	if c.fields == nil {
+		raw := map[string]json.RawMessage{}
+		if err := json.Unmarshal(c.body, &raw); err != nil {
+			return nil, err
+		}
+		c.fields = make(map[string][]byte, len(raw))
+		for k, v := range raw {
+			c.fields[k] = v
+		}
+	}
+	return c.fields, nil
 }
 
 // chatRequest holds the fields the relay reads from a JSON body.
@@ -294,15 +310,11 @@ func (rl *Relay) readBody(c *call) *Error {
 	if c.ctype == "" {
 		c.ctype = "application/json"
 	}
-	raw := map[string]json.RawMessage{}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return badRequest("请求体不是合法的 JSON")
-	}
-	c.fields = make(map[string][]byte, len(raw))
-	for k, v := range raw {
-		c.fields[k] = v
-	}
+	c.isJSON = true
 	if err := json.Unmarshal(body, &c.parsed); err != nil {
+		if !json.Valid(body) {
+			return badRequest("请求体不是合法的 JSON")
+		}
 		return badRequest("请求参数格式错误：" + err.Error())
 	}
 	p := &c.parsed
@@ -566,8 +578,14 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		return merr
 	}
 	body := c.body
-	if c.fields != nil {
-		b, err := ad.ConvertBody(c.k, c.body, c.fields, upstreamModel, c.stream && ad.StreamUsage())
+	// The body is taken apart only when something in it may change; a plain
+	// call goes upstream as the client's bytes.
+	if c.isJSON && (upstreamModel != c.model || c.stream || bytes.Contains(c.body, []byte("stream_options"))) {
+		fields, ferr := c.jsonFields()
+		if ferr != nil {
+			return badRequest("请求体不是合法的 JSON")
+		}
+		b, err := ad.ConvertBody(c.k, c.body, fields, upstreamModel, c.stream && ad.StreamUsage())
 		if err != nil {
 			return &Error{Status: 500, Type: "new_api_error", Code: "convert_request_failed", Message: "请求转换失败", Local: true, Cause: err}
 		}

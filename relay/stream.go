@@ -71,6 +71,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			payload := bytes.TrimSpace(trimmed[len(dataPrefix):])
 			if bytes.Equal(payload, doneMarker) {
 				sawDone = true
+				// Read the rest (normally nothing) so the connection goes back
+				// to the pool instead of being closed.
+				io.Copy(io.Discard, io.LimitReader(reader, 64<<10))
 				break
 			}
 			forward := true

@@ -434,6 +434,7 @@ func (l *ledger) commit(batch []*charge) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		users := map[uint64]*User{}
 		rows := map[string]*QuotaDatum{}
+		counts := logCounter{}
 		tokens := map[uint64]*Token{}
 		channels := map[uint64]*Channel{}
 		for _, c := range batch {
@@ -477,7 +478,7 @@ func (l *ledger) commit(batch []*charge) {
 				}
 			}
 			if c.writeLog {
-				if err := appendLog(tx, c.log); err != nil {
+				if err := appendLogCounted(tx, c.log, counts); err != nil {
 					return err
 				}
 			}
@@ -494,6 +495,9 @@ func (l *ledger) commit(batch []*charge) {
 			}
 		}
 		if err := addQuotaData(tx, rows); err != nil {
+			return err
+		}
+		if err := counts.flush(tx); err != nil {
 			return err
 		}
 		for _, u := range users {

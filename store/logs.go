@@ -46,8 +46,63 @@ func logKey(createdAt int64, id uint64) []byte {
 	return k
 }
 
-// appendLog assigns an id and writes the entry with its index entries.
+// appendLog assigns an id and writes the entry with its index entries and
+// row counters.
 func appendLog(tx *bolt.Tx, l *Log) error {
+	c := logCounter{}
+	if err := appendLogCounted(tx, l, c); err != nil {
+		return err
+	}
+	return c.flush(tx)
+}
+
+// logCounter gathers row-counter changes so that a transaction writing many
+// logs updates each counter once.
+type logCounter map[string]int64
+
+func (c logCounter) add(l *Log, d int64) {
+	c["all"] += d
+	if l.UserID != 0 {
+		c["u"+string(itob(l.UserID))] += d
+	}
+	if l.TokenID != 0 {
+		c["t"+string(itob(l.TokenID))] += d
+	}
+	if l.ChannelID != 0 {
+		c["c"+string(itob(l.ChannelID))] += d
+	}
+	if l.ModelName != "" {
+		c["m"+l.ModelName] += d
+	}
+	if l.Type != 0 {
+		c[string([]byte{'y', byte(l.Type)})] += d
+	}
+}
+
+func (c logCounter) flush(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketLogCounts)
+	for k, d := range c {
+		if d == 0 {
+			continue
+		}
+		var n int64
+		if v := b.Get([]byte(k)); v != nil {
+			n = int64(btoi(v))
+		}
+		n += d
+		if n < 0 {
+			n = 0
+		}
+		if err := b.Put([]byte(k), itob(uint64(n))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendLogCounted writes the entry and its index entries and records its
+// counter changes in c; the caller flushes c before the commit.
+func appendLogCounted(tx *bolt.Tx, l *Log, c logCounter) error {
 	b := tx.Bucket(bucketLogs)
 	id, err := b.NextSequence()
 	if err != nil {
@@ -87,7 +142,8 @@ func appendLog(tx *bolt.Tx, l *Log) error {
 			return err
 		}
 	}
-	return countLog(tx, l, 1)
+	c.add(l, 1)
+	return nil
 }
 
 // countLog moves the row counters of every index l appears in by d; they let

@@ -61,8 +61,31 @@ func NewHub() *Hub {
 	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, subs: make(map[*subscriber]struct{})}
 }
 
+func (a Audience) matches(id Identity) bool {
+	if a.UserID != 0 && id.UserID != a.UserID {
+		return false
+	}
+	return id.Role >= a.MinRole && (a.MaxRole == 0 || id.Role <= a.MaxRole)
+}
+
+// Wants reports whether any connection belongs to the audience, so that a
+// publisher can skip building a message nobody would receive.
+func (h *Hub) Wants(aud Audience) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if aud.matches(s.id) {
+			return true
+		}
+	}
+	return false
+}
+
 // Publish queues msg for every subscriber in the audience without blocking.
 func (h *Hub) Publish(aud Audience, topic string, data any) {
+	if !h.Wants(aud) {
+		return
+	}
 	payload, err := json.Marshal(Message{Topic: topic, Data: data})
 	if err != nil {
 		return
