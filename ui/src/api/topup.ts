@@ -67,3 +67,26 @@ export async function startPayment(amount: number, method: PaymentMethod, topUpC
   if (!raw.url) throw new PayError("missing payment url");
   return { url: raw.url, fields };
 }
+
+/** TopUpOrder is one online top-up order as the admin list shows it. */
+export interface TopUpOrder {
+  id: number;
+  user_id: number;
+  amount: number;
+  quota: number;
+  money: number;
+  trade_no: string;
+  payment_method: string;
+  create_time: number;
+  complete_time: number;
+  status: string;
+}
+
+/** TOPUP_ORDERS_PAGE_SIZE is the server's fixed page of the order list. */
+export const TOPUP_ORDERS_PAGE_SIZE = 10;
+
+/** listTopUpOrders reads one page (0-based) of every user's orders, newest first (admin). */
+export async function listTopUpOrders(page: number): Promise<TopUpOrder[]> {
+  const r = await api.get<TopUpOrder[]>("/api/topup/", { query: { p: page } });
+  return Array.isArray(r.data) ? r.data : [];
+}

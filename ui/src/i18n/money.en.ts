@@ -243,6 +243,24 @@ const moneyEn: MoneyDictionary = {
     spanTooLong: "The range cannot exceed 30 days",
     live: "Refreshes automatically with usage",
   },
+  topupOrders: {
+    title: "Top-up orders",
+    refresh: "Refresh",
+    colId: "ID",
+    colUser: "User ID",
+    colAmount: "Amount",
+    colMoney: "Money",
+    colMethod: "Payment method",
+    colStatus: "Status",
+    colCreated: "Created",
+    colCompleted: "Completed",
+    statusPending: "Pending",
+    statusSuccess: "Success",
+    empty: "No top-up orders",
+    prev: "Previous",
+    next: "Next",
+    page: "Page {{page}}",
+  },
 };
 
 export default moneyEn;

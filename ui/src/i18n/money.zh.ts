@@ -245,6 +245,24 @@ const moneyZh = {
     spanTooLong: "时间跨度不能超过 30 天",
     live: "随使用自动刷新",
   },
+  topupOrders: {
+    title: "充值订单",
+    refresh: "刷新",
+    colId: "ID",
+    colUser: "用户 ID",
+    colAmount: "充值数量",
+    colMoney: "支付金额",
+    colMethod: "支付方式",
+    colStatus: "状态",
+    colCreated: "创建时间",
+    colCompleted: "完成时间",
+    statusPending: "待支付",
+    statusSuccess: "已完成",
+    empty: "暂无充值订单",
+    prev: "上一页",
+    next: "下一页",
+    page: "第 {{page}} 页",
+  },
 };
 
 /** MoneyDictionary is the shape every language must provide for these pages. */

@@ -1,14 +1,17 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Flex, Grid, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
-import { refreshSelf } from "../../stores/user";
+import { isAdmin, refreshSelf } from "../../stores/user";
 import { BalanceCard } from "./parts/balance-card";
 import { OnlineTopUpCard } from "./parts/online-topup-card";
 import { RedeemCard } from "./parts/redeem-card";
 import { TopUpDialogs } from "./parts/topup-dialogs";
+import { TopUpOrdersCard } from "./parts/topup-orders-card";
 
-/** TopUpPage assembles the live balance, the redeem form, online top-up and their dialogs. */
+/** TopUpPage assembles the live balance, the redeem form, online top-up, the order list for admins and the dialogs. */
 export default function TopUpPage() {
+  useSignals();
   const { t } = useTranslation();
   useEffect(() => {
     void refreshSelf(true).catch(() => {});
@@ -21,6 +24,7 @@ export default function TopUpPage() {
         <RedeemCard />
         <OnlineTopUpCard />
       </Grid>
+      {isAdmin.value ? <TopUpOrdersCard /> : null}
       <TopUpDialogs />
     </Flex>
   );
