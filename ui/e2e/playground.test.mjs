@@ -38,13 +38,28 @@ test("a user chats in the playground and sees the streamed, sanitised answer", a
   assert.equal(await page.locator('[data-testid="pg-system"]').inputValue(), "You are a helpful assistant.");
   assert.equal(await page.locator('[data-testid="pg-max-tokens"]').inputValue(), "0");
 
+  // Record every state the reply passes through: polling from the test could
+  // miss a short stream, an observer in the page cannot.
+  await page.evaluate(() => {
+    window.__replyStates = [];
+    new MutationObserver(() => {
+      const n = [...document.querySelectorAll('[data-testid="message-assistant"]')].at(-1);
+      const last = window.__replyStates.at(-1);
+      const state = n ? `${n.dataset.status}:${n.textContent.length}` : null;
+      if (state && state !== last) window.__replyStates.push(state);
+    }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
   await page.fill('[data-testid="pg-input"]', "Say hello");
   await page.keyboard.press("Enter");
   await page.locator('[data-testid="message-user"]', { hasText: "Say hello" }).waitFor();
   const reply = page.locator('[data-testid="message-assistant"]').last();
-  // The reply streams: it is incomplete while chunks arrive, then complete.
-  await page.locator('[data-testid="message-assistant"][data-status="incomplete"]').waitFor({ timeout: 10000 });
+  // The reply streams: it is incomplete while chunks arrive, growing, then complete.
   await page.locator('[data-testid="message-assistant"][data-status="complete"]').waitFor({ timeout: 15000 });
+  const states = await page.evaluate(() => window.__replyStates);
+  const growing = states.filter((st) => st.startsWith("incomplete:")).map((st) => Number(st.split(":")[1]));
+  assert.ok(growing.length >= 2, `the reply grew chunk by chunk: ${JSON.stringify(states)}`);
+  assert.ok(growing.every((n, i) => i === 0 || n >= growing[i - 1]), `the reply only grew: ${JSON.stringify(states)}`);
+  assert.equal(states.at(-1).split(":")[0], "complete");
   const text = await reply.textContent();
   assert.match(text, /Hello world/);
   assert.equal(await reply.locator("strong", { hasText: "world" }).count(), 1);
