@@ -26,6 +26,7 @@ import (
 	"gateway/egress"
 	"gateway/policy"
 	"gateway/relay"
+	"gateway/relay/tokenizer"
 	"gateway/store"
 	"gateway/ui"
 	"gateway/ws"
@@ -222,6 +223,13 @@ func (m *Main) Run(ctx context.Context) error {
 	})
 	bg, stopBG := context.WithCancel(ctx)
 	m.stopBG = stopBG
+	// The tokenizers take a few hundred milliseconds to build: build them
+	// while the listener starts, not on the first call.
+	go func() {
+		if err := tokenizer.Preload(); err != nil {
+			slog.Warn("tokenizer unavailable: counting estimates one token per four bytes", "err", err)
+		}
+	}()
 	m.bgWG.Add(2)
 	go func() {
 		defer m.bgWG.Done()

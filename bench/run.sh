@@ -91,7 +91,7 @@ start_gateway() {
 	(cd "$root" && go build -trimpath -o "$tmp/gateway" .)
 	local port=${GATEWAY_PORT:-3900}
 	GATEWAY_API_RATE_LIMIT=0 GATEWAY_CRITICAL_RATE_LIMIT=0 "$tmp/gateway" --addr "127.0.0.1:$port" \
-		--data "$tmp/gw/gateway.db" --allow-private-upstreams --log-level warn ${GATEWAY_ARGS:-} 2>"$tmp/gateway.log" &
+		--data "$tmp/gw/gateway.db" --allow-private-upstreams --log-level warn ${GATEWAY_ARGS:-} >"$tmp/gateway.log" 2>&1 &
 	gw_pid=$!
 	GATEWAY_URL="http://127.0.0.1:$port"
 	for _ in $(seq 100); do
@@ -126,6 +126,12 @@ through_gateway() {
 	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --sweep "$SWEEP" --duration "${SWEEP_DURATION:-3s}" --stream \
 		--stats-url "$stats" --json >"$tmp/sweep-stream.json"
 	"$tmp/gwctl" verify --url "$GATEWAY_URL" --stats-url "$stats" --before "$tmp/before.json" --load "$tmp/sweep.json,$tmp/sweep-stream.json"
+	# This runs in the pipeline's subshell: stop the gateway started here.
+	if [[ -n $gw_pid ]]; then
+		kill "$gw_pid" 2>/dev/null || true
+		wait "$gw_pid" 2>/dev/null || true
+		gw_pid=""
+	fi
 }
 
 # machine prints what the figures depend on.

@@ -3,6 +3,8 @@ package relay_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -155,4 +157,92 @@ func TestStream_IdleTimeout(t *testing.T) {
 		t.Fatalf("logs = %+v, want one with 2 completion tokens", logs)
 	}
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, logs[0].Quota, 1)
+}
+
+// Each event reaches the client as soon as the upstream sends it: the
+// upstream here sends the next event only after the client has read the
+// previous one, so a gateway that held anything back would stall. A burst
+// of events that arrive together is passed on whole as well.
+func TestStream_EventsAreNotHeldBack(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const lockstep = 5
+	read := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-lockstep", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		for i := range lockstep {
+			if sse.Send(relaytest.Chunk(miniModel, fmt.Sprintf("w%d ", i))) != nil {
+				return
+			}
+			select {
+			case <-read:
+			case <-time.After(10 * time.Second):
+				t.Errorf("the client never read event %d", i)
+				return
+			case <-r.Context().Done():
+				return
+			}
+		}
+		// A burst in one write, then a pause before the end.
+		var burst strings.Builder
+		for i := range 3 {
+			data, _ := json.Marshal(relaytest.Chunk(miniModel, fmt.Sprintf("b%d ", i)))
+			fmt.Fprintf(&burst, "data: %s\n\n", data)
+		}
+		w.Write([]byte(burst.String()))
+		w.(http.Flusher).Flush()
+		select {
+		case <-read:
+		case <-time.After(10 * time.Second):
+			t.Error("the client never got the burst")
+		}
+		sse.Send(relaytest.UsageChunk(miniModel, 3, lockstep+3))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	body := `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"step"}]}`
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	next := func() string {
+		t.Helper()
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if strings.HasPrefix(line, "data: ") {
+				return line
+			}
+		}
+	}
+	ack := func() {
+		t.Helper()
+		select {
+		case read <- struct{}{}:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream stopped waiting: an event was held back")
+		}
+	}
+	for i := range lockstep {
+		if line := next(); !strings.Contains(line, fmt.Sprintf("w%d ", i)) {
+			t.Fatalf("event %d = %q", i, line)
+		}
+		ack()
+	}
+	for i := range 3 {
+		if line := next(); !strings.Contains(line, fmt.Sprintf("b%d ", i)) {
+			t.Fatalf("burst event %d = %q", i, line)
+		}
+	}
+	ack()
+	if line := next(); !strings.Contains(line, "[DONE]") {
+		t.Fatalf("last event = %q", line)
+	}
 }

@@ -109,12 +109,13 @@ func buildFixture() error {
 		}
 		errs := make(chan error, len(ph.names))
 		for _, name := range ph.names {
+			if name == "root" {
+				// Root is created only while the store has no user: first.
+				_, err := st.EnsureRoot()
+				errs <- err
+				continue
+			}
 			go func() {
-				if name == "root" {
-					_, err := st.EnsureRoot()
-					errs <- err
-					return
-				}
 				u, err := st.CreateUser(store.NewUser{Username: name, Password: name + "-pass-1"})
 				if err == nil {
 					mu.Lock()

@@ -50,7 +50,17 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	defer idle.Stop()
 	clientGone := false
 	var readErr error
+	pending := false // written to the client but not flushed
 	for {
+		// Events that arrived together leave together: flush once no whole
+		// line is waiting in the buffer, before a read that may block, so
+		// nothing received is held back.
+		if pending && !lineBuffered(reader) {
+			if flusher != nil {
+				flusher.Flush()
+			}
+			pending = false
+		}
 		line, err := reader.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			// An event longer than the buffer: gather it whole.
@@ -100,9 +110,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				}
 				if _, werr := c.w.Write(trimmed); werr == nil {
 					_, werr = c.w.Write([]byte("\n\n"))
-					if werr == nil && flusher != nil {
-						flusher.Flush()
-					}
+					pending = werr == nil
 					if werr != nil {
 						clientGone = true
 					}
@@ -121,6 +129,10 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			break
 		}
 	}
+	if pending && flusher != nil {
+		// What came before the end is not held back for the charge.
+		flusher.Flush()
+	}
 	cause := context.Cause(ctx)
 	if !started && !sawDone && readErr != nil && readErr != io.EOF {
 		// Nothing reached the client: another channel may still answer.
@@ -131,9 +143,12 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: readErr}
 		}
 	}
-	prompt, completion := c.prompt, counter.Tokens()
+	// The local count is only needed when the upstream reported no usage.
+	prompt, completion := c.prompt, 0
 	if got != nil {
 		prompt, completion = got.PromptTokens, got.CompletionTokens
+	} else {
+		completion = counter.Tokens()
 	}
 	if err := rl.settle(c, ch, prompt, completion, frt, set); err != nil {
 		if started {
@@ -163,6 +178,13 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		flusher.Flush()
 	}
 	return nil
+}
+
+// lineBuffered reports whether a whole line is already in r's buffer, so
+// the next ReadSlice returns without waiting for the upstream.
+func lineBuffered(r *bufio.Reader) bool {
+	buf, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
 }
 
 func (rl *Relay) startStream(c *call) {

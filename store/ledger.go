@@ -500,6 +500,7 @@ func (l *ledger) commit(batch []*charge) {
 		if err := counts.flush(tx); err != nil {
 			return err
 		}
+		// Balance fields only: cached users keep serving the live balances.
 		for _, u := range users {
 			if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
 				return err
@@ -508,6 +509,10 @@ func (l *ledger) commit(batch []*charge) {
 		for _, t := range tokens {
 			if !t.UnlimitedQuota && t.RemainQuota <= 0 && t.Status == TokenStatusEnabled {
 				t.Status = TokenStatusExhausted
+				if err := putTokenRecord(tx, t); err != nil {
+					return err
+				}
+				continue
 			}
 			if err := putJSON(tx.Bucket(bucketTokens), itob(t.ID), t); err != nil {
 				return err
@@ -542,6 +547,12 @@ func (l *ledger) commit(batch []*charge) {
 		}
 		l.mu.Unlock()
 		err = Internal(err)
+	} else {
+		for _, c := range batch {
+			if c.tokenID != 0 {
+				s.auth.touched(c.tokenID, now)
+			}
+		}
 	}
 	for _, c := range batch {
 		if c.done != nil {

@@ -223,7 +223,7 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 			return nil, err
 		}
 		u.Quota += r.Quota
-		if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
+		if err := putUserRecord(tx, u); err != nil {
 			return nil, err
 		}
 		quota = r.Quota
@@ -258,7 +258,7 @@ func (s *Store) AdjustUserQuota(adminName string, userID uint64, quota int64) er
 			return nil, nil
 		}
 		u.Quota += delta
-		if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
+		if err := putUserRecord(tx, u); err != nil {
 			return nil, err
 		}
 		set := s.Settings()

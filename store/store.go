@@ -33,6 +33,7 @@ type Store struct {
 	hooks   hooks
 	ledger  ledger
 	routing atomic.Pointer[routing]
+	auth    *authCache
 }
 
 // Options configures Open.
@@ -66,6 +67,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, Now: time.Now}
+	s.auth = newAuthCache(db)
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -96,6 +98,7 @@ func Open(path string, opts Options) (*Store, error) {
 // Close closes the data file.
 func (s *Store) Close() error {
 	s.ledger.close()
+	authCaches.Delete(s.db)
 	return s.db.Close()
 }
 

@@ -144,7 +144,7 @@ func (s *Store) CreateToken(t *Token) (*Token, error) {
 		if err := tx.Bucket(bucketIdxTokenByUser).Put(append(itob(t.UserID), itob(id)...), nil); err != nil {
 			return err
 		}
-		return putJSON(tx.Bucket(bucketTokens), itob(id), t)
+		return putTokenRecord(tx, t)
 	})
 	if err != nil {
 		return nil, wrapTx(err)
@@ -171,6 +171,11 @@ func (s *Store) Token(userID, id uint64) (*Token, error) {
 // Errors: ENOTFOUND.
 func (s *Store) TokenByKey(key string) (*Token, error) {
 	key = strings.TrimPrefix(key, "sk-")
+	if t, ok := s.auth.token(key); ok {
+		s.ledger.overlayToken(t)
+		return t, nil
+	}
+	gen := s.auth.generation()
 	var t *Token
 	err := s.db.View(func(tx *bolt.Tx) error {
 		id := tx.Bucket(bucketIdxTokenByKey).Get(hashSecret(key))
@@ -184,6 +189,7 @@ func (s *Store) TokenByKey(key string) (*Token, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.auth.putToken(gen, key, t)
 	s.ledger.overlayToken(t)
 	return t, nil
 }
@@ -333,7 +339,7 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		if lt := s.ledger.tokens[id]; lt != nil {
 			lt.unlimited = t.UnlimitedQuota
 		}
-		return []balanceDelta{{token: id, remain: remainDelta}}, putJSON(tx.Bucket(bucketTokens), itob(id), t)
+		return []balanceDelta{{token: id, remain: remainDelta}}, putTokenRecord(tx, t)
 	})
 	if err != nil {
 		return nil, err
@@ -360,7 +366,7 @@ func (s *Store) DeleteToken(userID, id uint64) error {
 		if err := tx.Bucket(bucketIdxTokenByUser).Delete(append(itob(userID), itob(id)...)); err != nil {
 			return err
 		}
-		return putJSON(tx.Bucket(bucketTokens), itob(id), t)
+		return putTokenRecord(tx, t)
 	})
 	return wrapTx(err)
 }
@@ -376,7 +382,7 @@ func (s *Store) SetTokenStatus(id uint64, status int) error {
 			return nil
 		}
 		t.Status = status
-		return putJSON(tx.Bucket(bucketTokens), itob(id), t)
+		return putTokenRecord(tx, t)
 	}))
 }
 

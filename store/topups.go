@@ -87,7 +87,7 @@ func (s *Store) CompleteTopUp(tradeNo string, paid float64) (order *TopUp, done 
 			return nil, err
 		}
 		u.Quota += t.Quota
-		if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
+		if err := putUserRecord(tx, u); err != nil {
 			return nil, err
 		}
 		if err := appendLog(tx, &Log{UserID: u.ID, Username: u.Username, Type: LogTypeTopup, CreatedAt: now,

@@ -198,7 +198,7 @@ func putUser(tx *bolt.Tx, old, u *User) error {
 			}
 		}
 	}
-	return putJSON(tx.Bucket(bucketUsers), itob(u.ID), u)
+	return putUserRecord(tx, u)
 }
 
 func getUser(tx *bolt.Tx, id uint64) (*User, error) {
@@ -386,11 +386,17 @@ func (s *Store) EnsureRoot() (bool, error) {
 // User returns the user with id, deleted ones included.
 // Errors: ENOTFOUND.
 func (s *Store) User(id uint64) (*User, error) {
+	if u, ok := s.auth.user(id); ok {
+		s.ledger.overlay(u)
+		return u, nil
+	}
+	gen := s.auth.generation()
 	var u *User
 	err := s.db.View(func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return })
 	if err != nil {
 		return nil, err
 	}
+	s.auth.putUser(gen, u)
 	s.ledger.overlay(u)
 	return u, nil
 }

@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"gateway/store"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// Reads of tokens and users are served from memory between changes; every
+// change must be visible to the very next read.
+func TestAuthCacheFollowsEveryChange(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "cached"})
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 1000, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (*store.Token, *store.User) {
+		t.Helper()
+		got, err := s.TokenByKey("sk-" + tok.Key)
+		if err != nil {
+			t.Fatalf("TokenByKey: %v", err)
+		}
+		return got, MustUser(t, s, u.ID)
+	}
+	read() // warm
+
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Status: ptr(store.TokenStatusDisabled)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read(); got.Status != store.TokenStatusDisabled {
+		t.Fatalf("status after disable = %d", got.Status)
+	}
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Status: ptr(store.TokenStatusEnabled), AllowIPs: ptr("10.0.0.0/8"), Group: ptr("vip")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read(); got.Status != store.TokenStatusEnabled || got.AllowIPs != "10.0.0.0/8" || got.Group != "vip" {
+		t.Fatalf("after edit: %+v", got)
+	}
+	if err := s.SetTokenStatus(tok.ID, store.TokenStatusExpired); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read(); got.Status != store.TokenStatusExpired {
+		t.Fatalf("status after expiry = %d", got.Status)
+	}
+
+	if _, err := s.UpdateUser(u.ID, store.UserUpdate{Status: ptr(store.UserStatusDisabled), Group: ptr("vip")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := read(); got.Status != store.UserStatusDisabled || got.Group != "vip" {
+		t.Fatalf("user after ban: %+v", got)
+	}
+
+	// The returned records are copies: changing one changes no later read.
+	got, gotUser := read()
+	got.Status, gotUser.Role = 99, 99
+	if again, againUser := read(); again.Status == 99 || againUser.Role == 99 {
+		t.Fatal("a caller's change leaked into the cache")
+	}
+
+	if err := s.DeleteToken(u.ID, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenByKey(tok.Key); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("deleted token: err = %v", err)
+	}
+	if err := s.DeleteUser(u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustUser(t, s, u.ID); !got.Deleted() {
+		t.Fatal("deleted user still reads as live")
+	}
+}
+
+// Balances come from the ledger on every read, cached record or not, and a
+// commit that exhausts a token shows at once.
+func TestAuthCacheServesLiveBalances(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "payer"})
+	if err := s.AdjustUserQuota("root", u.ID, 10_000); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 300, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenByKey(tok.Key); err != nil { // warm
+		t.Fatal(err)
+	}
+	MustUser(t, s, u.ID)
+	r, err := s.Reserve(u.ID, tok.ID, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(r, 0, 300, &store.Log{UserID: u.ID, Username: "payer", TokenID: tok.ID, Type: store.LogTypeConsume, ModelName: "m", Quota: 300}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TokenByKey(tok.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RemainQuota != 0 || got.UsedQuota != 300 || got.Status != store.TokenStatusExhausted {
+		t.Fatalf("token after charge: remain %d used %d status %d", got.RemainQuota, got.UsedQuota, got.Status)
+	}
+	if got.AccessedTime == 0 {
+		t.Fatal("access time not kept")
+	}
+	if uu := MustUser(t, s, u.ID); uu.Quota != 10_000-300 || uu.UsedQuota != 300 || uu.RequestCount != 1 {
+		t.Fatalf("user after charge: quota %d used %d count %d", uu.Quota, uu.UsedQuota, uu.RequestCount)
+	}
+}
+
+// Readers racing a writer never keep what they read before the last commit:
+// once the writer is done, every read sees its final state.
+func TestAuthCacheUnderConcurrentChanges(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "racer"})
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", UnlimitedQuota: true, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if _, err := s.TokenByKey(tok.Key); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := s.User(u.ID); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	names := []string{"a", "b", "c", "d"}
+	for i := range 200 {
+		if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Name: ptr(names[i%len(names)])}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.UpdateUser(u.ID, store.UserUpdate{DisplayName: ptr(names[i%len(names)])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Name: ptr("final")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateUser(u.ID, store.UserUpdate{DisplayName: ptr("final")}); err != nil {
+		t.Fatal(err)
+	}
+	// Let the readers run on a while after the last commit.
+	for range 1000 {
+		got, err := s.TokenByKey(tok.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != "final" {
+			t.Fatalf("token name = %q after the last change", got.Name)
+		}
+		if uu := MustUser(t, s, u.ID); uu.DisplayName != "final" {
+			t.Fatalf("display name = %q after the last change", uu.DisplayName)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+}
