@@ -75,8 +75,28 @@ run_set() {
 	if [[ -n $key ]]; then
 		args+=(--key "$key")
 	fi
+	local before
+	before=$(cpu_times)
 	"$tmp/load" "${args[@]}" --sweep 1,64
 	"$tmp/load" "${args[@]}" --concurrency 1 --stream
+	steal_since "$before"
+}
+
+# cpu_times prints the machine's total and stolen CPU ticks.
+cpu_times() {
+	awk '/^cpu /{t=0; for (i=2; i<=NF; i++) t+=$i; print t, $9}' /proc/stat 2>/dev/null || echo "0 0"
+}
+
+# steal_since BEFORE prints the share of CPU time the hypervisor gave to
+# other guests since BEFORE: figures taken while it is high are not
+# comparable with quiet ones.
+steal_since() {
+	local t0 s0 t1 s1
+	read -r t0 s0 <<<"$1"
+	read -r t1 s1 <<<"$(cpu_times)"
+	if ((t1 > t0)); then
+		echo "cpu steal during this set: $(((s1 - s0) * 100 / (t1 - t0)))%"
+	fi
 }
 
 # floor: load -> fakeupstream directly, the cost of HTTP alone.
