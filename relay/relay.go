@@ -563,6 +563,19 @@ func (rl *Relay) attempts(c *call, set *store.Settings) *Error {
 	return last
 }
 
+// needsRewrite reports whether the body must change on its way upstream:
+// another model name, stream usage to ask for, or stream options the
+// provider refuses.
+func needsRewrite(c *call, ad Adapter, upstreamModel string) bool {
+	if upstreamModel != c.model {
+		return true
+	}
+	if !ad.StreamUsage() {
+		return bytes.Contains(c.body, []byte("stream_options"))
+	}
+	return c.stream && !c.wantUsage
+}
+
 // errNoBytes marks an attempt that failed before anything reached the client.
 var errFirstByte = errors.New("first byte timeout")
 
@@ -580,7 +593,7 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	body := c.body
 	// The body is taken apart only when something in it may change; a plain
 	// call goes upstream as the client's bytes.
-	if c.isJSON && (upstreamModel != c.model || c.stream || bytes.Contains(c.body, []byte("stream_options"))) {
+	if c.isJSON && needsRewrite(c, ad, upstreamModel) {
 		fields, ferr := c.jsonFields()
 		if ferr != nil {
 			return badRequest("请求体不是合法的 JSON")

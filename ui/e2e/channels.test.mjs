@@ -2,80 +2,12 @@
 // never see its key, test it, edit inline, run the confirmed bulk actions,
 // and keep the page away from normal users.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { expectToast, launchBrowser, login, navEntries, newPage, registerUser, rootApi, startGateway, statusAsStoredUser, uniqueName } from "./harness.mjs";
 
-// startFakeUpstream runs a tiny OpenAI-compatible upstream on 127.0.0.1:
-// POST /v1/chat/completions answers a chat.completion with usage (SSE chunks
-// when stream is true) and GET /v1/models lists FAKE_MODELS. Every request is
-// recorded in calls, so a test can check what the gateway sent.
+// The fake upstream lists these models and answers "Hello from the fake".
 const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
-const FAKE_USAGE = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
-
-async function startFakeUpstream() {
-  const calls = [];
-  const server = createServer(async (req, res) => {
-    let raw = "";
-    for await (const chunk of req) raw += chunk;
-    let body = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      body = null;
-    }
-    const path = (req.url ?? "").split("?")[0];
-    calls.push({ method: req.method, path, authorization: req.headers.authorization ?? "", body });
-    const json = (status, obj) => {
-      res.writeHead(status, { "Content-Type": "application/json" });
-      res.end(JSON.stringify(obj));
-    };
-    if (req.method === "GET" && path === "/v1/models") {
-      json(200, { object: "list", data: FAKE_MODELS.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) });
-      return;
-    }
-    if (req.method === "POST" && path === "/v1/chat/completions") {
-      const model = body?.model ?? "gpt-4o-mini";
-      const id = `chatcmpl-fake${calls.length}`;
-      const created = Math.floor(Date.now() / 1000);
-      if (body?.stream) {
-        res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
-        const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
-        const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
-        send(chunk({ role: "assistant", content: "" }));
-        send(chunk({ content: "Hello" }));
-        send(chunk({ content: " from the fake" }));
-        send(chunk({}, "stop"));
-        send({ id, object: "chat.completion.chunk", created, model, choices: [], usage: FAKE_USAGE });
-        res.end("data: [DONE]\n\n");
-        return;
-      }
-      json(200, {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake" }, finish_reason: "stop" }],
-        usage: FAKE_USAGE,
-      });
-      return;
-    }
-    json(404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
-  });
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    calls,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 let gw;
 let browser;
@@ -83,7 +15,7 @@ let upstream;
 
 before(async () => {
   gw = await startGateway();
-  upstream = await startFakeUpstream();
+  upstream = await startFakeUpstream({ models: FAKE_MODELS, chunks: ["Hello", " from the fake"] });
   browser = await launchBrowser();
 });
 
@@ -92,20 +24,6 @@ after(async () => {
   await upstream?.close();
   await gw?.stop();
 });
-
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
-
-async function rootApi() {
-  const api = new ApiSession(gw.baseURL);
-  await api.login("root", "123456");
-  return api;
-}
 
 async function channelByName(api, name) {
   const r = await api.call("GET", `/api/channel/search?keyword=${encodeURIComponent(name)}`);
@@ -155,13 +73,13 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await page.fill('[data-testid="custom-model-input"]', "");
 
   // The model list is fetched by the server, from the form's base URL and key.
-  const callsBefore = upstream.calls.length;
+  const callsBefore = upstream.requests.length;
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "获取模型列表成功");
   await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();
-  const listing = upstream.calls.slice(callsBefore).find((c) => c.path === "/v1/models");
+  const listing = upstream.requests.slice(callsBefore).find((c) => c.path === "/v1/models");
   assert.ok(listing, "the gateway asked the upstream for its models");
-  assert.equal(listing.authorization, `Bearer ${key}`);
+  assert.equal(listing.headers.authorization, `Bearer ${key}`);
 
   // Model mapping must be JSON.
   await page.fill('[data-testid="channel-mapping"]', "{not json");
@@ -173,7 +91,7 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await expectToast(page, "渠道创建成功！");
   await drawer.waitFor({ state: "detached" });
 
-  const api = await rootApi();
+  const api = await rootApi(gw.baseURL);
   const saved = await channelByName(api, name);
   assert.ok(saved, "channel stored");
   assert.equal(saved.base_url, upstream.url, "trailing slashes removed");
@@ -193,8 +111,8 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await expectToast(page, "测试成功");
   await page.waitForFunction((id) => Number(document.querySelector(`[data-testid="channel-row-${id}"] [data-testid="response-time"]`)?.dataset.ms) > 0, saved.id);
   assert.match(await row.locator('[data-testid="response-time"]').textContent(), /秒/);
-  const chat = upstream.calls.filter((c) => c.path === "/v1/chat/completions").at(-1);
-  assert.equal(chat.authorization, `Bearer ${key}`, "the test used the stored key");
+  const chat = upstream.requests.filter((c) => c.path === "/v1/chat/completions").at(-1);
+  assert.equal(chat.headers.authorization, `Bearer ${key}`, "the test used the stored key");
 
   // Editing shows no key; an empty key keeps the stored one.
   await row.locator('[data-testid="edit-channel"]').click();
@@ -206,15 +124,14 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await drawer.waitFor({ state: "detached" });
   await row.locator('[data-testid="test-channel"]').click();
   await expectToast(page, `通道 ${name} 测试成功`);
-  assert.equal(upstream.calls.filter((c) => c.path === "/v1/chat/completions").at(-1).authorization, `Bearer ${key}`);
+  assert.equal(upstream.requests.filter((c) => c.path === "/v1/chat/completions").at(-1).headers.authorization, `Bearer ${key}`);
   await context.close();
 });
 
 test("priority, weight and status are edited in place; copy, test-all and bulk delete work", async () => {
-  const api = await rootApi();
+  const api = await rootApi(gw.baseURL);
   const name = uniqueName("in");
-  const created = await api.call("POST", "/api/channel/", { type: 1, name, key: "sk-inline", base_url: upstream.url, models: "gpt-4o-mini", group: "default" });
-  assert.equal(created.status, 200, JSON.stringify(created.json));
+  await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
   const ch = await channelByName(api, name);
 
   const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
@@ -280,7 +197,7 @@ test("priority, weight and status are edited in place; copy, test-all and bulk d
 });
 
 test("a channel of a type the relay does not implement can be saved and its test says so", async () => {
-  const api = await rootApi();
+  const api = await rootApi(gw.baseURL);
   const name = uniqueName("cl");
   const created = await api.call("POST", "/api/channel/", { type: 14, name, key: "sk-claude", models: "claude-3-haiku-20240307", group: "default" });
   assert.equal(created.status, 200, JSON.stringify(created.json));
@@ -297,22 +214,16 @@ test("a channel of a type the relay does not implement can be saved and its test
 });
 
 test("a normal user has no channel entry and /channel is refused", async () => {
-  const username = uniqueName("nch");
-  const password = "normal-pass-1";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "nch", "normal-pass-1");
   const { context, page } = await newPage(browser, gw.baseURL);
   await login(page, username, password);
   await page.locator('[data-testid="sidebar"]').waitFor();
-  const entries = await page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+  const entries = await navEntries(page);
   assert.ok(entries.includes("token") && entries.includes("log"), `token and log entries expected, got ${entries}`);
   assert.ok(!entries.includes("channel"), "no channel entry for a normal user");
   await page.goto("/channel");
   await page.locator('[data-testid="forbidden"]').waitFor();
   assert.equal(await page.locator('[data-testid="channels-page"]').count(), 0);
-  const status = await page.evaluate(async () => {
-    const u = JSON.parse(localStorage.getItem("user"));
-    return (await fetch("/api/channel/", { headers: { "New-Api-User": String(u.id) } })).status;
-  });
-  assert.equal(status, 403);
+  assert.equal(await statusAsStoredUser(page, "/api/channel/"), 403);
   await context.close();
 });

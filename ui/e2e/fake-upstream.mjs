@@ -5,12 +5,23 @@ import { createServer } from "node:http";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * startFakeUpstream listens on 127.0.0.1 and answers /v1/chat/completions with
- * the given chunks (streamed one by one when the request asks for a stream)
- * and /v1/models with the given model names; models in failModels get a 400
- * error. Call close() when done.
+ * startFakeUpstream listens on 127.0.0.1 and answers any path ending in
+ * /chat/completions with the given chunks (streamed one by one, delayMs apart,
+ * when the request asks for a stream, otherwise joined into one message) and
+ * any path ending in /models with the given model names; other paths get a 404.
+ * Models in failModels get a 400 error instead of an answer.
+ *
+ * usage is the usage object every answer reports (default: 12 prompt tokens
+ * and one completion token a chunk); pass large numbers to make one call cost
+ * a visible amount.
+ *
+ * Every request is recorded in requests, in order, as
+ * { method, url, path, headers, body }: url as sent, path without the query,
+ * headers as Node gives them (lower-case names, e.g. headers.authorization),
+ * body parsed as JSON or null. Call close() when done; it also drops the
+ * gateway's kept-alive connections.
  */
-export async function startFakeUpstream({ chunks = ["Hello", " world"], models = ["gpt-4o-mini"], delayMs = 40, failModels = [] } = {}) {
+export async function startFakeUpstream({ chunks = ["Hello", " world"], models = ["gpt-4o-mini"], delayMs = 40, failModels = [], usage = null } = {}) {
   const requests = [];
   const server = createServer(async (req, res) => {
     let raw = "";
@@ -21,15 +32,16 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
     } catch {
       body = null;
     }
-    requests.push({ method: req.method, url: req.url, headers: req.headers, body });
-    if (req.url.endsWith("/models")) {
+    const path = (req.url ?? "").split("?")[0];
+    requests.push({ method: req.method, url: req.url, path, headers: req.headers, body });
+    if (path.endsWith("/models")) {
       res.writeHead(200, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model", owned_by: "fake" })) }));
       return;
     }
-    if (!req.url.endsWith("/chat/completions")) {
+    if (!path.endsWith("/chat/completions")) {
       res.writeHead(404, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } }));
       return;
     }
     const model = body?.model ?? "gpt-4o-mini";
@@ -39,7 +51,7 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
       return;
     }
     const created = Math.floor(Date.now() / 1000);
-    const usage = { prompt_tokens: 12, completion_tokens: chunks.length, total_tokens: 12 + chunks.length };
+    const answerUsage = usage ?? { prompt_tokens: 12, completion_tokens: chunks.length, total_tokens: 12 + chunks.length };
     if (!body?.stream) {
       res.writeHead(200, { "Content-Type": "application/json" });
       res.end(
@@ -49,7 +61,7 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
           created,
           model,
           choices: [{ index: 0, message: { role: "assistant", content: chunks.join("") }, finish_reason: "stop" }],
-          usage,
+          usage: answerUsage,
         }),
       );
       return;
@@ -63,16 +75,23 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
       send(chunk({ content: c }));
     }
     send(chunk({}, "stop"));
-    send({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [], usage });
+    send({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [], usage: answerUsage });
     res.write("data: [DONE]\n\n");
     res.end();
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
   const { port } = server.address();
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }
 

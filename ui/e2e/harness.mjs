@@ -1,5 +1,6 @@
 // Shared helpers for the browser tests: start the real gateway binary on a free
 // loopback port with a throw-away data directory, and drive Debian's chromium.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -161,7 +162,7 @@ export class ApiSession {
   }
 }
 
-/** toastText waits for a toast containing text and returns its locator. */
+/** expectToast waits for a toast containing text and returns its locator. */
 export async function expectToast(page, text) {
   const loc = page.locator(".toast", { hasText: text }).first();
   await loc.waitFor({ state: "visible" });
@@ -178,4 +179,89 @@ export async function toPersonalSettings(page) {
   if (!/\/setting\?tab=personal$/.test(page.url())) {
     await page.goto("/setting?tab=personal");
   }
+}
+
+/** ROOT is the super administrator a fresh data directory starts with. */
+const ROOT = { username: "root", password: "123456" };
+
+/** rootApi returns an ApiSession logged in as root. */
+export async function rootApi(baseURL) {
+  const api = new ApiSession(baseURL);
+  await api.login(ROOT.username, ROOT.password);
+  return api;
+}
+
+/** registerUser registers a fresh user named uniqueName(prefix) and returns { username, password }. */
+export async function registerUser(baseURL, prefix, password) {
+  const username = uniqueName(prefix);
+  await new ApiSession(baseURL).register(username, password);
+  return { username, password };
+}
+
+/** newUser registers a fresh user like registerUser and also returns api, an ApiSession logged in as that user. */
+export async function newUser(baseURL, prefix, password) {
+  const { username } = await registerUser(baseURL, prefix, password);
+  const api = new ApiSession(baseURL);
+  await api.login(username, password);
+  return { username, password, api };
+}
+
+/** putOption stores one server option through api (as root) and asserts that the server took it. */
+export async function putOption(api, key, value) {
+  const r = await api.call("PUT", "/api/option/", { key, value });
+  assert.equal(r.status, 200, `PUT option ${key}: ${JSON.stringify(r.json)}`);
+  assert.equal(r.json?.success, true, `PUT option ${key}: ${JSON.stringify(r.json)}`);
+}
+
+/** getOptions reads every option the server lists to root, as an object of key to value. */
+export async function getOptions(api) {
+  const r = await api.call("GET", "/api/option/");
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  return Object.fromEntries(r.json.data.map(({ key, value }) => [key, value]));
+}
+
+/** quotaPerUnit reads from /api/status how much quota one dollar is (500000 when the server does not say). */
+export async function quotaPerUnit(api) {
+  return (await api.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
+}
+
+/** money shows quota as the console does: dollars with two decimals, e.g. "$1.50". */
+export function money(quota, perUnit) {
+  return "$" + (quota / perUnit).toFixed(2);
+}
+
+/**
+ * submitLogin opens /login, fills in the form and submits it; it does not
+ * wait for the outcome, so a test can check a refused login too.
+ */
+export async function submitLogin(page, username, password) {
+  await page.goto("/login");
+  await page.fill("#login-username", username);
+  await page.fill("#login-password", password);
+  await page.click('[data-testid="login-submit"]');
+}
+
+/** login logs in through the form and waits until the console has left /login. */
+export async function login(page, username, password) {
+  await submitLogin(page, username, password);
+  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+/** loginToPersonalSettings logs in through the form and opens the personal settings tab (see toPersonalSettings). */
+export async function loginToPersonalSettings(page, username, password) {
+  await submitLogin(page, username, password);
+  await toPersonalSettings(page);
+}
+
+/** navEntries lists the data-nav names of the sidebar entries the page shows. */
+export function navEntries(page) {
+  return page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+}
+
+/** statusAsStoredUser fetches path from inside the page as the console's stored user and returns the HTTP status. */
+export function statusAsStoredUser(page, path) {
+  return page.evaluate(async (p) => {
+    const u = JSON.parse(localStorage.getItem("user"));
+    return (await fetch(p, { headers: { "New-Api-User": String(u.id) }, credentials: "same-origin" })).status;
+  }, path);
 }
