@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { expectToast, launchBrowser, newPage, startGateway, uniqueName, toPersonalSettings } from "./harness.mjs";
+import { expectToast, launchBrowser, loginToPersonalSettings, newPage, startGateway, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -14,13 +14,6 @@ after(async () => {
   await browser?.close();
   await gw?.stop();
 });
-
-async function loginInBrowser(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-}
 
 test("register, log in, edit the display name, change the password, log out, log in again", async () => {
   const { context, page } = await newPage(browser, gw.baseURL);
@@ -48,7 +41,7 @@ test("register, log in, edit the display name, change the password, log out, log
   await page.click('[data-testid="login-submit"]');
   await expectToast(page, "请输入用户名和密码！");
 
-  await loginInBrowser(page, username, password);
+  await submitLogin(page, username, password);
   await expectToast(page, "登录成功！");
   await toPersonalSettings(page);
   await page.locator('[data-testid="profile-username"]', { hasText: username }).waitFor();
@@ -79,11 +72,11 @@ test("register, log in, edit the display name, change the password, log out, log
   await page.waitForURL("**/login");
   assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
 
-  await loginInBrowser(page, username, password);
+  await submitLogin(page, username, password);
   await page.locator(".toast-error", { hasNotText: "请输入用户名和密码！" }).first().waitFor();
   assert.match(page.url(), /\/login/);
 
-  await loginInBrowser(page, username, newPassword);
+  await submitLogin(page, username, newPassword);
   await expectToast(page, "登录成功！");
   await toPersonalSettings(page);
   await page.locator('[data-testid="profile-display-name"]', { hasText: "Tester" }).waitFor();
@@ -92,7 +85,7 @@ test("register, log in, edit the display name, change the password, log out, log
 
 test("root with the default password is warned and sent to the personal settings", async () => {
   const { context, page } = await newPage(browser, gw.baseURL);
-  await loginInBrowser(page, "root", "123456");
+  await submitLogin(page, "root", "123456");
   const warning = await page.locator(".toast-warning").first();
   await warning.waitFor();
   assert.ok((await warning.textContent()).trim().length > 0, "the warning toast carries the server's message");
@@ -110,8 +103,7 @@ test("access token, invite link and account deletion on the personal tab", async
   await page.fill("#reg-password2", password);
   await page.click('[data-testid="register-submit"]');
   await page.waitForURL("**/login");
-  await loginInBrowser(page, username, password);
-  await toPersonalSettings(page);
+  await loginToPersonalSettings(page, username, password);
 
   await page.click('[data-testid="generate-token"]');
   await expectToast(page, "令牌已重置并已复制到剪贴板");
@@ -134,7 +126,7 @@ test("access token, invite link and account deletion on the personal tab", async
   await page.waitForURL((url) => url.pathname === "/");
   assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
 
-  await loginInBrowser(page, username, password);
+  await submitLogin(page, username, password);
   await page.locator(".toast-error").first().waitFor();
   assert.match(page.url(), /\/login/);
   await context.close();
@@ -153,8 +145,7 @@ test("a refused clipboard opens the manual-copy dialog", async () => {
   await page.fill("#reg-password2", password);
   await page.click('[data-testid="register-submit"]');
   await page.waitForURL("**/login");
-  await loginInBrowser(page, username, password);
-  await toPersonalSettings(page);
+  await loginToPersonalSettings(page, username, password);
   await page.click('[data-testid="copy-invite"]');
   const text = page.locator('[data-testid="manual-copy-text"]');
   await text.waitFor();

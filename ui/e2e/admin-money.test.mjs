@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, test } from "node:test";
-import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { ApiSession, expectToast, launchBrowser, login, money, newPage, newUser, quotaPerUnit, registerUser, rootApi, startGateway, uniqueName } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -11,25 +11,14 @@ let perUnit;
 before(async () => {
   gw = await startGateway();
   browser = await launchBrowser();
-  root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
-  perUnit = (await root.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
+  root = await rootApi(gw.baseURL);
+  perUnit = await quotaPerUnit(root);
 });
 
 after(async () => {
   await browser?.close();
   await gw?.stop();
 });
-
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
-
-const money = (quota) => "$" + (quota / perUnit).toFixed(2);
 
 test("an admin creates and downloads codes; a user redeems one and the balance follows live", async () => {
   const name = uniqueName("code");
@@ -60,11 +49,7 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   assert.equal(await admin.page.locator('[data-testid^="redemption-row-"]', { hasText: name }).count(), 3);
 
   // A user redeems one in the wallet.
-  const username = uniqueName("pay");
-  const password = "wallet-pass-1";
-  const userApi = new ApiSession(gw.baseURL);
-  await userApi.register(username, password);
-  await userApi.login(username, password);
+  const { username, password, api: userApi } = await newUser(gw.baseURL, "pay", "wallet-pass-1");
   const user = await newPage(browser, gw.baseURL);
   await login(user.page, username, password);
   await user.page.goto("/topup");
@@ -72,22 +57,22 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   await balance.waitFor();
   await user.page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const start = (await userApi.call("GET", "/api/user/self")).json.data.quota;
-  assert.equal((await balance.textContent()).trim(), money(start));
+  assert.equal((await balance.textContent()).trim(), money(start, perUnit));
 
   await user.page.locator('[data-testid="redeem-submit"]').click();
   await expectToast(user.page, "请输入兑换码！");
   await user.page.fill('[data-testid="redeem-code"]', keys[0]);
   await user.page.locator('[data-testid="redeem-submit"]').click();
   await expectToast(user.page, "兑换成功！");
-  await user.page.locator('[data-testid="redeemed-quota"]', { hasText: money(quota) }).waitFor();
+  await user.page.locator('[data-testid="redeemed-quota"]', { hasText: money(quota, perUnit) }).waitFor();
   await user.page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
   await user.page.locator('[data-testid="redeemed-quota"]').waitFor({ state: "detached" });
-  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + quota), { timeout: 10000 });
+  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + quota, perUnit), { timeout: 10000 });
 
   // A redemption made elsewhere reaches the open wallet through the live socket alone.
   const r = await userApi.call("POST", "/api/user/topup", { key: keys[1] });
   assert.equal(r.json?.success, true, JSON.stringify(r.json));
-  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + 2 * quota), { timeout: 10000 });
+  await user.page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + 2 * quota, perUnit), { timeout: 10000 });
 
   // A used code cannot be redeemed again; the server's message is shown.
   await user.page.fill('[data-testid="redeem-code"]', keys[0]);
@@ -107,9 +92,7 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
 });
 
 test("the wallet explains missing top-up settings", async () => {
-  const username = uniqueName("wal");
-  const password = "wallet-pass-2";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "wal", "wallet-pass-2");
   const { context, page } = await newPage(browser, gw.baseURL);
   await login(page, username, password);
   await page.goto("/topup");
@@ -121,9 +104,7 @@ test("the wallet explains missing top-up settings", async () => {
 });
 
 test("root edits a user's quota, also by a negative addition, and the row updates", async () => {
-  const username = uniqueName("edt");
-  const password = "edit-pass-11";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username } = await registerUser(gw.baseURL, "edt", "edit-pass-11");
   const found = await root.call("GET", `/api/user/search?keyword=${username}&group=`);
   const id = found.json.data.find((u) => u.username === username).id;
   const before = found.json.data.find((u) => u.username === username).quota;
@@ -136,7 +117,7 @@ test("root edits a user's quota, also by a negative addition, and the row update
   await page.click('[data-testid="user-search-submit"]');
   const row = page.locator(`[data-testid="user-row-${id}"]`);
   await row.waitFor();
-  assert.equal((await row.locator('[data-testid="user-quota"]').textContent()).trim(), money(before));
+  assert.equal((await row.locator('[data-testid="user-quota"]').textContent()).trim(), money(before, perUnit));
 
   const addQuota = async (delta) => {
     await row.locator('[data-testid="user-edit"]').click();
@@ -150,9 +131,9 @@ test("root edits a user's quota, also by a negative addition, and the row update
     await drawer.waitFor({ state: "detached" });
   };
   await addQuota(perUnit * 4);
-  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 4) }).waitFor();
+  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 4, perUnit) }).waitFor();
   await addQuota(-perUnit);
-  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 3) }).waitFor();
+  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 3, perUnit) }).waitFor();
   const stored = await root.call("GET", `/api/user/${id}`);
   assert.equal(stored.json.data.quota, before + perUnit * 3);
 

@@ -5,11 +5,12 @@ import { createServer } from "node:http";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * startFakeUpstream listens on 127.0.0.1 and answers any path ending in
- * /chat/completions with the given chunks (streamed one by one, delayMs apart,
- * when the request asks for a stream, otherwise joined into one message) and
- * any path ending in /models with the given model names; other paths get a 404.
- * Models in failModels get a 400 error instead of an answer.
+ * startFakeUpstream listens on 127.0.0.1 and answers POST /v1/chat/completions
+ * with the given chunks (streamed one by one, delayMs apart, when the request
+ * asks for a stream, otherwise joined into one message) and GET /v1/models
+ * with the given model names; any other method or path gets a 404, so a test
+ * also fails when the gateway calls the wrong endpoint. Models in failModels
+ * get a 400 error instead of an answer.
  *
  * usage is the usage object every answer reports (default: 12 prompt tokens
  * and one completion token a chunk); pass large numbers to make one call cost
@@ -34,12 +35,12 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
     }
     const path = (req.url ?? "").split("?")[0];
     requests.push({ method: req.method, url: req.url, path, headers: req.headers, body });
-    if (path.endsWith("/models")) {
+    if (req.method === "GET" && path === "/v1/models") {
       res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model", owned_by: "fake" })) }));
+      res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) }));
       return;
     }
-    if (!path.endsWith("/chat/completions")) {
+    if (req.method !== "POST" || path !== "/v1/chat/completions") {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } }));
       return;

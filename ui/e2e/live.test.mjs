@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, newPage, startGateway, uniqueName, toPersonalSettings } from "./harness.mjs";
+import { ApiSession, launchBrowser, loginToPersonalSettings, newPage, quotaPerUnit, registerUser, rootApi, startGateway, uniqueName } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -32,18 +32,13 @@ async function addQuota(api, amount) {
 
 test("the balance on the personal settings page follows quota changes live", async (t) => {
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", "root");
-  await page.fill("#login-password", "123456");
-  await page.click('[data-testid="login-submit"]');
-  await toPersonalSettings(page);
+  await loginToPersonalSettings(page, "root", "123456");
   const balance = page.locator('[data-testid="balance"]');
   await balance.waitFor();
   const before = (await balance.textContent()).trim();
 
-  const api = new ApiSession(gw.baseURL);
-  await api.login("root", "123456");
-  const perUnit = (await api.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
+  const api = await rootApi(gw.baseURL);
+  const perUnit = await quotaPerUnit(api);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   if (!(await addQuota(api, perUnit * 5))) {
     t.skip("needs a quota-changing API (PUT /api/user/ or redemption top-up)");
@@ -69,11 +64,7 @@ test("a session ended elsewhere logs the console out without a reload", async ()
   await api.register(username, password);
 
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await toPersonalSettings(page);
+  await loginToPersonalSettings(page, username, password);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
 
   // Changing the password from another session ends every other session of the account.
@@ -88,15 +79,9 @@ test("a session ended elsewhere logs the console out without a reload", async ()
 });
 
 test("the console that changed the password stays logged in and live", async () => {
-  const username = uniqueName("own");
-  const password = "own-pass-11";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "own", "own-pass-11");
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await toPersonalSettings(page);
+  await loginToPersonalSettings(page, username, password);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await page.fill("#pw-current", password);
   await page.fill("#pw-new", "own-pass-22");

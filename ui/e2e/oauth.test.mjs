@@ -7,7 +7,7 @@ import { createHash, createHmac } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { ApiSession, GATEWAY_BIN, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { GATEWAY_BIN, expectToast, launchBrowser, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
 
 const CLIENT_ID = "e2e-client";
 const CLIENT_SECRET = "e2e-secret";
@@ -83,15 +83,13 @@ test("log in with GitHub through the console and a fake provider", { skip }, asy
   const browser = await launchBrowser();
   t.after(() => browser.close());
 
-  const root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  const root = await rootApi(gw.baseURL);
   for (const [key, value] of [
     ["GitHubClientId", CLIENT_ID],
     ["GitHubClientSecret", CLIENT_SECRET],
     ["GitHubOAuthEnabled", "true"],
   ]) {
-    const r = await root.call("PUT", "/api/option/", { key, value });
-    assert.equal(r.json?.success, true, `set ${key}: ${JSON.stringify(r.json)}`);
+    await putOption(root, key, value);
   }
 
   const { page } = await newPage(browser, gw.baseURL);
@@ -141,23 +139,18 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   t.after(() => browser.close());
   const botToken = "4242:e2e-bot-token";
 
-  const root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  const root = await rootApi(gw.baseURL);
   for (const [key, value] of [
     ["TelegramBotToken", botToken],
     ["TelegramBotName", "e2e_bot"],
     ["TelegramOAuthEnabled", "true"],
   ]) {
-    const r = await root.call("PUT", "/api/option/", { key, value });
-    assert.equal(r.json?.success, true, `set ${key}: ${JSON.stringify(r.json)}`);
+    await putOption(root, key, value);
   }
 
   // The widget's redirect carries the session cookie and the state the
   // console put into data-auth-url, but no New-Api-User.
-  const username = uniqueName("tg");
-  const me = new ApiSession(gw.baseURL);
-  await me.register(username, "tg-pass-123");
-  await me.login(username, "tg-pass-123");
+  const { username, api: me } = await newUser(gw.baseURL, "tg", "tg-pass-123");
   const state = (await me.call("GET", "/api/oauth/state")).json.data;
   const login = signTelegram(botToken, { id: "77001", first_name: "Tele", username: "tele_e2e" });
   const res = await fetch(`${gw.baseURL}/api/oauth/telegram/bind?${login}&state=${state}`, {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+import { getOptions, launchBrowser, login, newPage, putOption, rootApi, startGateway } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -12,8 +12,7 @@ before(async () => {
   gw = await startGateway();
   browser = await launchBrowser();
   upstream = await startFakeUpstream();
-  root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  root = await rootApi(gw.baseURL);
   await createChannel(root, upstream.url, ["gpt-4o-mini", "zz-fixed-model", "aa-model"]);
 });
 
@@ -23,33 +22,21 @@ after(async () => {
   await upstream?.close();
 });
 
-async function getOption(key) {
-  const r = await root.call("GET", "/api/option/");
-  assert.equal(r.status, 200, JSON.stringify(r.json));
-  const opt = r.json.data.find((o) => o.key === key);
-  return opt?.value;
-}
-
-async function putOption(key, value) {
-  const r = await root.call("PUT", "/api/option/", { key, value });
-  assert.equal(r.status, 200, JSON.stringify(r.json));
-  assert.equal(r.json.success, true, JSON.stringify(r.json));
-}
-
 test("a ratio changed through the option API shows on the public pricing page", async () => {
-  const ratios = JSON.parse((await getOption("ModelRatio")) || "{}");
+  const opts = await getOptions(root);
+  const ratios = JSON.parse(opts.ModelRatio || "{}");
   ratios["gpt-4o-mini"] = 7.5;
   ratios["aa-model"] = 1;
-  await putOption("ModelRatio", JSON.stringify(ratios));
-  const prices = JSON.parse((await getOption("ModelPrice")) || "{}");
+  await putOption(root, "ModelRatio", JSON.stringify(ratios));
+  const prices = JSON.parse(opts.ModelPrice || "{}");
   prices["zz-fixed-model"] = 0.25;
-  await putOption("ModelPrice", JSON.stringify(prices));
-  const completion = JSON.parse((await getOption("CompletionRatio")) || "{}");
+  await putOption(root, "ModelPrice", JSON.stringify(prices));
+  const completion = JSON.parse(opts.CompletionRatio || "{}");
   completion["gpt-4o-mini"] = 4;
-  await putOption("CompletionRatio", JSON.stringify(completion));
-  const groups = JSON.parse((await getOption("GroupRatio")) || "{}");
+  await putOption(root, "CompletionRatio", JSON.stringify(completion));
+  const groups = JSON.parse(opts.GroupRatio || "{}");
   groups.vip = 2;
-  await putOption("GroupRatio", JSON.stringify(groups));
+  await putOption(root, "GroupRatio", JSON.stringify(groups));
 
   const { context, page } = await newPage(browser, gw.baseURL);
   await page.goto("/pricing");
@@ -81,7 +68,7 @@ test("a ratio changed through the option API shows on the public pricing page", 
 
   // A changed ratio shows after a reload, without a restart.
   ratios["gpt-4o-mini"] = 0.1;
-  await putOption("ModelRatio", JSON.stringify(ratios));
+  await putOption(root, "ModelRatio", JSON.stringify(ratios));
   await page.reload();
   await row.locator('[data-testid="pricing-price"]', { hasText: "提示 $0.2 / 1M tokens" }).waitFor();
 
@@ -93,11 +80,7 @@ test("a ratio changed through the option API shows on the public pricing page", 
 
 test("a logged-in user sees their own group and can copy selected model names", async () => {
   const { context, page } = await newPage(browser, gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
-  await page.goto("/login");
-  await page.fill("#login-username", "root");
-  await page.fill("#login-password", "123456");
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await login(page, "root", "123456");
   await page.goto("/pricing");
   await page.locator('[data-testid="pricing-own-group"]', { hasText: "您的分组为：default" }).waitFor();
   await page.locator('[data-nav="pricing"]').waitFor();

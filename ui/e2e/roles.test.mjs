@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, newPage, startGateway, uniqueName, toPersonalSettings } from "./harness.mjs";
+import { launchBrowser, loginToPersonalSettings, navEntries, newPage, registerUser, startGateway, statusAsStoredUser } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -17,34 +17,19 @@ after(async () => {
 
 const ADMIN_ENTRIES = ["channel", "redemption", "user"];
 
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await toPersonalSettings(page);
-}
-
 test("a normal user sees no admin entries and the server refuses admin APIs with 403", async () => {
-  const username = uniqueName("nrm");
-  const password = "normal-pass-1";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "nrm", "normal-pass-1");
 
   const { context, page } = await newPage(browser, gw.baseURL);
-  await login(page, username, password);
+  await loginToPersonalSettings(page, username, password);
   await page.locator('[data-testid="sidebar"]').waitFor();
-  const entries = await page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+  const entries = await navEntries(page);
   assert.ok(entries.includes("setting"), `settings entry expected, got ${entries}`);
   for (const admin of ADMIN_ENTRIES) assert.ok(!entries.includes(admin), `admin entry ${admin} shown to a normal user`);
   const tabs = await page.locator('[data-testid^="tab-"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-testid")));
   assert.deepEqual(tabs, ["tab-personal"]);
 
-  const status = await page.evaluate(async () => {
-    const u = JSON.parse(localStorage.getItem("user"));
-    const res = await fetch("/api/option/", { headers: { "New-Api-User": String(u.id) }, credentials: "same-origin" });
-    return res.status;
-  });
-  assert.equal(status, 403);
+  assert.equal(await statusAsStoredUser(page, "/api/option/"), 403);
   await context.close();
 });
 
@@ -53,17 +38,15 @@ test("an anonymous visitor sees only public sidebar entries and is sent from a p
   await page.goto("/setting?tab=personal");
   await page.waitForURL("**/login?expired=true");
   await page.locator('[data-testid="expired-notice"]').waitFor();
-  const entries = await page.locator("[data-nav]").evaluateAll((els) => els.map((e) => e.getAttribute("data-nav")));
+  const entries = await navEntries(page);
   for (const e of entries) assert.ok(["pricing", "chat"].includes(e), `entry ${e} shown to an anonymous visitor`);
   await context.close();
 });
 
 test("a stored user whose session is gone is forgotten and sent to the login page", async () => {
-  const username = uniqueName("exp");
-  const password = "expire-pass-1";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "exp", "expire-pass-1");
   const { context, page } = await newPage(browser, gw.baseURL);
-  await login(page, username, password);
+  await loginToPersonalSettings(page, username, password);
   await context.clearCookies();
   await page.reload();
   await page.waitForURL("**/login?expired=true");
@@ -71,7 +54,7 @@ test("a stored user whose session is gone is forgotten and sent to the login pag
   assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
 
   // On a public page the stale record is dropped without leaving the page.
-  await login(page, username, password);
+  await loginToPersonalSettings(page, username, password);
   await context.clearCookies();
   await page.goto("/about");
   await page.locator('[data-testid="user-menu"]').waitFor({ state: "detached" });

@@ -1,32 +1,23 @@
 // Browser tests of the super-administrator settings tabs: operation, system and other.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { expectToast, getOptions, launchBrowser, login, newPage, registerUser, rootApi, startGateway } from "./harness.mjs";
 
 let gw;
 let browser;
-/** rootApi reads options from Node as root, to check what the server really stored. */
-let rootApi;
+/** root reads options from Node as root, to check what the server really stored. */
+let root;
 
 before(async () => {
   gw = await startGateway();
   browser = await launchBrowser();
-  rootApi = new ApiSession(gw.baseURL);
-  await rootApi.login("root", "123456");
+  root = await rootApi(gw.baseURL);
 });
 
 after(async () => {
   await browser?.close();
   await gw?.stop();
 });
-
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((url) => !url.pathname.startsWith("/login"));
-}
 
 /**
  * clickAndExpect closes any toast already saying text (the toaster drops
@@ -51,11 +42,6 @@ async function rootPage(tab) {
   return { context, page };
 }
 
-async function serverOptions() {
-  const r = await rootApi.call("GET", "/api/option/");
-  assert.equal(r.status, 200);
-  return Object.fromEntries(r.json.data.map(({ key, value }) => [key, value]));
-}
 
 /** waitForValue waits until the field with the given selector holds value. */
 async function waitForValue(page, selector, value) {
@@ -69,9 +55,7 @@ async function tabIds(page) {
 }
 
 test("the operation, system and other tabs appear for root only", async () => {
-  const username = uniqueName("set");
-  const password = "settings-pass-1";
-  await new ApiSession(gw.baseURL).register(username, password);
+  const { username, password } = await registerUser(gw.baseURL, "set", "settings-pass-1");
   const normal = await newPage(browser, gw.baseURL);
   await login(normal.page, username, password);
   assert.deepEqual(await tabIds(normal.page), ["tab-personal"]);
@@ -96,13 +80,13 @@ test("saving an unchanged section says nothing was changed", async () => {
 });
 
 test("bad JSON in ModelRatio is refused with the spec message and the server keeps its value", async () => {
-  const before = (await serverOptions()).ModelRatio;
+  const before = (await getOptions(root)).ModelRatio;
   const { context, page } = await rootPage("operation");
   await page.fill("#opt-ModelRatio", '{"gpt-4": 15,');
   await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
   await page.fill("#opt-ModelRatio", '{"gpt-4": "fifteen"}');
   await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
-  assert.equal((await serverOptions()).ModelRatio, before);
+  assert.equal((await getOptions(root)).ModelRatio, before);
   await context.close();
 });
 
@@ -111,7 +95,7 @@ test("a valid GroupRatio is saved and persists across a reload", async () => {
   const { context, page } = await rootPage("operation");
   await page.fill("#opt-GroupRatio", JSON.stringify(want));
   await clickAndExpect(page, '[data-testid="save-ratio"]', "保存成功");
-  assert.deepEqual(JSON.parse((await serverOptions()).GroupRatio), want);
+  assert.deepEqual(JSON.parse((await getOptions(root)).GroupRatio), want);
   await page.reload();
   await page.locator('[data-testid="operation-tab"]').waitFor();
   assert.deepEqual(JSON.parse(await page.inputValue("#opt-GroupRatio")), want);
@@ -132,13 +116,13 @@ test("the model table adds a fixed-price model and applying writes ModelPrice", 
   await page.locator('[data-testid="pricing-dirty"]').waitFor();
   await clickAndExpect(page, '[data-testid="save-pricing"]', "保存成功");
   await page.locator('[data-testid="pricing-dirty"]').waitFor({ state: "detached" });
-  assert.equal(JSON.parse((await serverOptions()).ModelPrice)["e2e-fixed-model"], 0.05);
+  assert.equal(JSON.parse((await getOptions(root)).ModelPrice)["e2e-fixed-model"], 0.05);
   // The untouched JSON field follows the saved value.
   assert.equal(JSON.parse(await page.inputValue("#opt-ModelPrice"))["e2e-fixed-model"], 0.05);
 
   await page.locator('[data-testid="pricing-row"][data-model="e2e-fixed-model"] [data-testid="pricing-delete"]').click();
   await clickAndExpect(page, '[data-testid="save-pricing"]', "保存成功");
-  assert.equal(JSON.parse((await serverOptions()).ModelPrice)["e2e-fixed-model"], undefined);
+  assert.equal(JSON.parse((await getOptions(root)).ModelPrice)["e2e-fixed-model"], undefined);
   await context.close();
 });
 
@@ -161,10 +145,25 @@ test("changing SystemName updates the top bar", async () => {
   await page.fill("#opt-SystemName", "E2E 网关");
   await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
   await page.locator(".brand", { hasText: "E2E 网关" }).waitFor();
-  assert.equal((await serverOptions()).SystemName, "E2E 网关");
+  assert.equal((await getOptions(root)).SystemName, "E2E 网关");
   await clickAndExpect(page, '[data-testid="save-SystemName"]', "你似乎并没有修改什么");
   await context.close();
 });
+
+/**
+ * switchSettled waits until the switch shows state and its save is over: a
+ * live switch shows the new state while the save is still in flight
+ * (disabled), so the server may not have it yet.
+ */
+async function switchSettled(page, selector, state) {
+  await page.waitForFunction(
+    ([sel, want]) => {
+      const el = document.querySelector(sel);
+      return el?.getAttribute("aria-checked") === want && !el.disabled;
+    },
+    [selector, state],
+  );
+}
 
 test("enabling GitHub login without a client id shows the server's refusal; with one it is enabled", async () => {
   const { context, page } = await rootPage("system");
@@ -172,8 +171,8 @@ test("enabling GitHub login without a client id shows the server's refusal; with
   assert.equal(await toggle.getAttribute("aria-checked"), "false");
   await toggle.click();
   await page.locator(".toast-error", { hasText: "GitHubClientId" }).first().waitFor();
-  await page.waitForFunction(() => document.querySelector("#opt-GitHubOAuthEnabled")?.getAttribute("aria-checked") === "false");
-  assert.equal((await serverOptions()).GitHubOAuthEnabled, "false");
+  await switchSettled(page, "#opt-GitHubOAuthEnabled", "false");
+  assert.equal((await getOptions(root)).GitHubOAuthEnabled, "false");
 
   await page.fill("#opt-GitHubClientId", "e2e-client-id");
   // The secret is never shown; it is sent only when filled.
@@ -181,8 +180,8 @@ test("enabling GitHub login without a client id shows the server's refusal; with
   assert.match(await page.getAttribute("#opt-GitHubClientSecret", "placeholder"), /留空则保持不变/);
   await clickAndExpect(page, '[data-testid="save-github"]', "保存成功");
   await toggle.click();
-  await page.waitForFunction(() => document.querySelector("#opt-GitHubOAuthEnabled")?.getAttribute("aria-checked") === "true");
-  assert.equal((await serverOptions()).GitHubOAuthEnabled, "true");
+  await switchSettled(page, "#opt-GitHubOAuthEnabled", "true");
+  assert.equal((await getOptions(root)).GitHubOAuthEnabled, "true");
   await context.close();
 });
 
@@ -190,11 +189,11 @@ test("payment needs the server address, and addresses lose their trailing slashe
   const { context, page } = await rootPage("system");
   await page.fill("#opt-Price", "7.5");
   await clickAndExpect(page, '[data-testid="save-payment"]', "请先填写服务器地址");
-  assert.equal((await serverOptions()).Price, "7.3");
+  assert.equal((await getOptions(root)).Price, "7.3");
 
   await page.fill("#opt-ServerAddress", "https://gw.example.com//");
   await clickAndExpect(page, '[data-testid="save-server"]', "保存成功");
-  assert.equal((await serverOptions()).ServerAddress, "https://gw.example.com");
+  assert.equal((await getOptions(root)).ServerAddress, "https://gw.example.com");
   await waitForValue(page, "#opt-ServerAddress", "https://gw.example.com");
   assert.equal((await page.locator('[data-testid="github-callback"]').textContent()).trim(), "https://gw.example.com/oauth/github");
 
@@ -202,7 +201,7 @@ test("payment needs the server address, and addresses lose their trailing slashe
   await clickAndExpect(page, '[data-testid="save-payment"]', "充值分组倍率不是合法的 JSON 字符串");
   await page.fill("#opt-TopupGroupRatio", '{"default": 1, "vip": 0.9}');
   await clickAndExpect(page, '[data-testid="save-payment"]', "保存成功");
-  const opts = await serverOptions();
+  const opts = await getOptions(root);
   assert.equal(opts.Price, "7.5");
   assert.deepEqual(JSON.parse(opts.TopupGroupRatio), { default: 1, vip: 0.9 });
   await context.close();
@@ -218,7 +217,7 @@ test("turning password login off asks first; cancelling keeps it on", async () =
   await dialog.getByRole("button", { name: "取消" }).click();
   await dialog.waitFor({ state: "detached" });
   assert.equal(await toggle.getAttribute("aria-checked"), "true");
-  assert.equal((await serverOptions()).PasswordLoginEnabled, "true");
+  assert.equal((await getOptions(root)).PasswordLoginEnabled, "true");
   await context.close();
 });
 
@@ -233,14 +232,14 @@ test("the e-mail whitelist does not take a domain twice; port 465 turns SMTP SSL
   await page.click('[data-testid="whitelist-add"]');
   assert.equal(await tags.count(), count + 1);
   await clickAndExpect(page, '[data-testid="save-whitelist"]', "保存成功");
-  assert.ok((await serverOptions()).EmailDomainWhitelist.split(",").includes("example.org"));
+  assert.ok((await getOptions(root)).EmailDomainWhitelist.split(",").includes("example.org"));
 
   assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "false");
   await page.fill("#opt-SMTPPort", "465");
   assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "true");
   await page.fill("#opt-SMTPToken", "smtp-secret");
   await clickAndExpect(page, '[data-testid="save-smtp"]', "保存成功");
-  const opts = await serverOptions();
+  const opts = await getOptions(root);
   assert.equal(opts.SMTPPort, "465");
   assert.equal(opts.SMTPSSLEnabled, "true");
   assert.equal(opts.SMTPToken, undefined, "secrets are never listed");

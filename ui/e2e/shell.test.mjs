@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+import { launchBrowser, newPage, putOption, rootApi, startGateway, submitLogin } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -9,20 +9,13 @@ let root;
 before(async () => {
   gw = await startGateway();
   browser = await launchBrowser();
-  root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  root = await rootApi(gw.baseURL);
 });
 
 after(async () => {
   await browser?.close();
   await gw?.stop();
 });
-
-async function setOption(key, value) {
-  const r = await root.call("PUT", "/api/option/", { key, value });
-  assert.equal(r.status, 200, `PUT option ${key}: ${JSON.stringify(r.json)}`);
-  assert.ok(r.json?.success, `PUT option ${key}: ${JSON.stringify(r.json)}`);
-}
 
 test("an unknown address shows the not-found page", async () => {
   const { context, page } = await newPage(browser, gw.baseURL);
@@ -41,7 +34,8 @@ test("the default footer shows the version; a custom footer is sanitised", async
   await footer.waitFor();
   if (version) assert.match(await footer.textContent(), new RegExp(version.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
 
-  await setOption(
+  await putOption(
+    root,
     "Footer",
     '<b id="ft-bold">custom footer</b><img id="ft-img" src="x" onerror="window.__pwned=1"><script>window.__pwned=2</script><a id="ft-link" href="javascript:window.__pwned=3">x</a>',
   );
@@ -54,25 +48,22 @@ test("the default footer shows the version; a custom footer is sanitised", async
     href: document.querySelector("#ft-link")?.getAttribute("href") ?? null,
   }));
   assert.deepEqual(check, { pwned: null, scripts: 0, onerror: null, href: null });
-  await setOption("Footer", "");
+  await putOption(root, "Footer", "");
   await context.close();
 });
 
 test("the home page shows the notice and follows live notice updates", async () => {
-  await setOption("Notice", "**first notice**");
+  await putOption(root, "Notice", "**first notice**");
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", "root");
-  await page.fill("#login-password", "123456");
-  await page.click('[data-testid="login-submit"]');
+  await submitLogin(page, "root", "123456");
   await page.waitForURL("**/setting?tab=personal");
   await page.click("a.top-link[href='/']");
   const notice = page.locator('[data-testid="notice"]');
   await notice.locator("strong", { hasText: "first notice" }).waitFor();
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  await setOption("Notice", "second notice");
+  await putOption(root, "Notice", "second notice");
   await notice.getByText("second notice").waitFor({ timeout: 10000 });
-  await setOption("Notice", "");
+  await putOption(root, "Notice", "");
   await context.close();
 });
 

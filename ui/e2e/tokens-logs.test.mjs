@@ -2,81 +2,9 @@
 // its key, calls the relay with it from Node, and the log page that is already
 // open shows the new entry and the new total without a reload.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { ApiSession, expectToast, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
-
-// startFakeUpstream runs a tiny OpenAI-compatible upstream on 127.0.0.1:
-// POST /v1/chat/completions answers a chat.completion with usage (SSE chunks
-// when stream is true) and GET /v1/models lists FAKE_MODELS. Every request is
-// recorded in calls, so a test can check what the gateway sent.
-const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
-// Large enough that one call moves the two-decimal dollar total on the log page.
-const FAKE_USAGE = { prompt_tokens: 100000, completion_tokens: 50000, total_tokens: 150000 };
-
-async function startFakeUpstream() {
-  const calls = [];
-  const server = createServer(async (req, res) => {
-    let raw = "";
-    for await (const chunk of req) raw += chunk;
-    let body = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      body = null;
-    }
-    const path = (req.url ?? "").split("?")[0];
-    calls.push({ method: req.method, path, authorization: req.headers.authorization ?? "", body });
-    const json = (status, obj) => {
-      res.writeHead(status, { "Content-Type": "application/json" });
-      res.end(JSON.stringify(obj));
-    };
-    if (req.method === "GET" && path === "/v1/models") {
-      json(200, { object: "list", data: FAKE_MODELS.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) });
-      return;
-    }
-    if (req.method === "POST" && path === "/v1/chat/completions") {
-      const model = body?.model ?? "gpt-4o-mini";
-      const id = `chatcmpl-fake${calls.length}`;
-      const created = Math.floor(Date.now() / 1000);
-      if (body?.stream) {
-        res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
-        const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
-        const chunk = (delta, finish = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
-        send(chunk({ role: "assistant", content: "" }));
-        send(chunk({ content: "Hello" }));
-        send(chunk({ content: " from the fake" }));
-        send(chunk({}, "stop"));
-        send({ id, object: "chat.completion.chunk", created, model, choices: [], usage: FAKE_USAGE });
-        res.end("data: [DONE]\n\n");
-        return;
-      }
-      json(200, {
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake" }, finish_reason: "stop" }],
-        usage: FAKE_USAGE,
-      });
-      return;
-    }
-    json(404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } });
-  });
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    calls,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { expectToast, launchBrowser, login, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -84,22 +12,15 @@ let upstream;
 
 before(async () => {
   gw = await startGateway();
-  upstream = await startFakeUpstream();
+  // Usage large enough that one call moves the two-decimal dollar total on the log page.
+  upstream = await startFakeUpstream({ chunks: ["Hello", " from the fake"], usage: { prompt_tokens: 100000, completion_tokens: 50000, total_tokens: 150000 } });
   browser = await launchBrowser();
-  const root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
-  const opt = await root.call("PUT", "/api/option/", { key: "QuotaForNewUser", value: "50000000" });
-  assert.equal(opt.status, 200, JSON.stringify(opt.json));
+  const root = await rootApi(gw.baseURL);
+  await putOption(root, "QuotaForNewUser", "50000000");
   const chats = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
-  for (const [key, value] of [
-    ["Chats", JSON.stringify(chats)],
-    ["ServerAddress", "http://gw.example"],
-  ]) {
-    const r = await root.call("PUT", "/api/option/", { key, value });
-    assert.equal(r.status, 200, JSON.stringify(r.json));
-  }
-  const ch = await root.call("POST", "/api/channel/", { type: 1, name: "fake-openai", key: "sk-upstream", base_url: upstream.url, models: "gpt-4o-mini", group: "default" });
-  assert.equal(ch.status, 200, JSON.stringify(ch.json));
+  await putOption(root, "Chats", JSON.stringify(chats));
+  await putOption(root, "ServerAddress", "http://gw.example");
+  await createChannel(root, upstream.url, ["gpt-4o-mini"], "fake-openai");
 });
 
 after(async () => {
@@ -107,23 +28,6 @@ after(async () => {
   await upstream?.close();
   await gw?.stop();
 });
-
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
-
-async function newUser(prefix) {
-  const username = uniqueName(prefix);
-  const password = "token-pass-1";
-  const api = new ApiSession(gw.baseURL);
-  await api.register(username, password);
-  await api.login(username, password);
-  return { username, password, api };
-}
 
 function chat(key, stream = false) {
   return fetch(`${gw.baseURL}/v1/chat/completions`, {
@@ -134,7 +38,7 @@ function chat(key, stream = false) {
 }
 
 test("a user creates a token, reads its key, and the open log page shows the call live", async () => {
-  const { username, password } = await newUser("tok");
+  const { username, password } = await newUser(gw.baseURL, "tok", "token-pass-1");
   const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gw.baseURL });
   await login(page, username, password);
@@ -225,7 +129,7 @@ test("a user creates a token, reads its key, and the open log page shows the cal
 });
 
 test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and delete work", async () => {
-  const { username, password, api } = await newUser("bat");
+  const { username, password, api } = await newUser(gw.baseURL, "bat", "token-pass-1");
   const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, username, password);
   await page.waitForURL("**/token");
@@ -283,7 +187,7 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
 });
 
 test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
-  const { username, api } = await newUser("adm");
+  const { username, api } = await newUser(gw.baseURL, "adm", "token-pass-1");
   const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });
   assert.equal(created.status, 200, JSON.stringify(created.json));
   const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, newPage, startGateway, uniqueName } from "./harness.mjs";
+import { launchBrowser, login, money, newPage, newUser, putOption, quotaPerUnit, rootApi, startGateway } from "./harness.mjs";
 
 const EPAY_ID = "1001";
 const EPAY_KEY = "test-key";
@@ -87,13 +87,11 @@ before(async () => {
   gw = await startGateway();
   payGw = await startFakeEpay();
   browser = await launchBrowser();
-  root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  root = await rootApi(gw.baseURL);
   for (const [key, value] of Object.entries({ ServerAddress: gw.baseURL, PayAddress: payGw.url, EpayId: EPAY_ID, EpayKey: EPAY_KEY, Price: "7.3" })) {
-    const r = await root.call("PUT", "/api/option/", { key, value });
-    assert.equal(r.json?.success, true, `${key}: ${JSON.stringify(r.json)}`);
+    await putOption(root, key, value);
   }
-  perUnit = (await root.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
+  perUnit = await quotaPerUnit(root);
 });
 
 after(async () => {
@@ -102,22 +100,8 @@ after(async () => {
   await gw?.stop();
 });
 
-async function login(page, username, password) {
-  await page.goto("/login");
-  await page.fill("#login-username", username);
-  await page.fill("#login-password", password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
-
-const money = (quota) => "$" + (quota / perUnit).toFixed(2);
-
 test("a user pays online through the provider, the balance follows and root sees the paid order", async () => {
-  const username = uniqueName("epay");
-  const password = "epay-pass-1";
-  const userApi = new ApiSession(gw.baseURL);
-  await userApi.register(username, password);
-  await userApi.login(username, password);
+  const { username, password, api: userApi } = await newUser(gw.baseURL, "epay", "epay-pass-1");
   const start = (await userApi.call("GET", "/api/user/self")).json.data.quota;
 
   const { context, page } = await newPage(browser, gw.baseURL);
@@ -126,7 +110,7 @@ test("a user pays online through the provider, the balance follows and root sees
   const balance = page.locator('[data-testid="wallet-balance"]');
   await balance.waitFor();
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  assert.equal((await balance.textContent()).trim(), money(start));
+  assert.equal((await balance.textContent()).trim(), money(start, perUnit));
   // A normal user does not see the order list.
   assert.equal(await page.locator('[data-testid="topup-orders"]').count(), 0);
 
@@ -162,7 +146,7 @@ test("a user pays online through the provider, the balance follows and root sees
     assert.match(await paid.locator("#paid").textContent(), /14\.60/);
   }
   if (!new URL(page.url()).pathname.startsWith("/topup")) await page.goto("/topup");
-  await page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + 2 * perUnit), {
+  await page.waitForFunction((want) => document.querySelector('[data-testid="wallet-balance"]')?.textContent?.trim() === want, money(start + 2 * perUnit, perUnit), {
     timeout: 10000,
   });
   const self = (await userApi.call("GET", "/api/user/self")).json.data.quota;
