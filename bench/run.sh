@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds bench/fakeupstream and bench/load, starts the fake upstream and
-# measures the floor (load -> fakeupstream directly), then the same set
-# through the gateway when GATEWAY_URL and GATEWAY_KEY are set.
+# Builds the bench tools, starts the fake upstream and measures the floor
+# (load -> fakeupstream directly), one bare hop (load -> hop ->
+# fakeupstream), then the same set through the gateway, and checks the
+# gateway's books.
 #
 # Each set is: concurrency 1 and 64 without streaming, concurrency 1 with
 # streaming. The output is printed and also kept in bench/results/.
@@ -15,6 +16,7 @@
 #                data file (durable default mode) and sets it up with gwctl
 #   GATEWAY_KEY  token of a running gateway's channel pointing at the fake
 #   GATEWAY_ARGS extra flags for the gateway the script starts (e.g. --sync 5ms)
+#   HOP_ADDR     listen address of the bare hop (default 127.0.0.1:9200)
 #   SWEEP        concurrencies of the accounting check (default 1,8,64,256)
 #   RESULTS_DIR  where the output is kept (default bench/results)
 set -euo pipefail
@@ -30,9 +32,10 @@ SWEEP=${SWEEP:-1,8,64,256}
 tmp=$(mktemp -d)
 fake_pid=""
 gw_pid=""
+hop_pid=""
 
 cleanup() {
-	for pid in $fake_pid $gw_pid; do
+	for pid in $fake_pid $gw_pid $hop_pid; do
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	done
@@ -42,7 +45,7 @@ trap cleanup EXIT
 
 # build compiles both tools into the temp dir.
 build() {
-	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load ./bench/gwctl)
+	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load ./bench/gwctl ./bench/hop)
 }
 
 # start_fake starts the fake upstream and waits until it accepts connections.
@@ -103,6 +106,25 @@ steal_since() {
 floor() {
 	echo "== floor: load -> fakeupstream (http://$FAKE_ADDR)"
 	run_set "http://$FAKE_ADDR"
+}
+
+# hop: load -> a do-nothing forwarder -> fakeupstream, what one extra
+# process hop costs by itself.
+hop() {
+	local addr=${HOP_ADDR:-127.0.0.1:9200}
+	"$tmp/hop" --addr "$addr" --to "http://$FAKE_ADDR" 2>"$tmp/hop.log" &
+	hop_pid=$!
+	for _ in $(seq 50); do
+		if (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "== one bare hop: load -> hop (http://$addr) -> fakeupstream"
+	run_set "http://$addr"
+	kill "$hop_pid" 2>/dev/null || true
+	wait "$hop_pid" 2>/dev/null || true
+	hop_pid=""
 }
 
 # start_gateway builds the gateway, starts it on a fresh data file and
@@ -170,6 +192,7 @@ main() {
 	{
 		machine
 		floor
+		hop
 		through_gateway
 	} 2>&1 | tee "$out"
 	echo "(kept in $out)"

@@ -17,8 +17,8 @@ export default function DetailPage() {
     void loadDashboard();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // A user.self message means the balance moved, usually by a charge the
-    // dashboard would count; the server flushes its buckets on an interval,
-    // so one debounced quiet reload is enough.
+    // dashboard would count; the rows are written with the charge, so one
+    // debounced quiet reload after a burst of them is enough.
     const off = onTopic("user.self", () => {
       if (timer) clearTimeout(timer);
       timer = setTimeout(() => void loadDashboard(true), LIVE_DEBOUNCE_MS);

@@ -1,0 +1,670 @@
+// The data dashboard (/detail) and the embedded chat (/chat, /chat2link):
+// calls relayed with a user's token show up in the dashboard's totals and
+// charts (and in an open dashboard without a reload), the DataExportEnabled
+// option hides the entry and stops the counting, and the chat pages fill the
+// configured links with the user's first enabled token and the server address.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { getOptions, launchBrowser, login as formLogin, money, navEntries, newPage, newUser as registerNewUser, putOption, quotaPerUnit, rootApi, startGateway } from "./harness.mjs";
+
+// Two models with a fixed price per call, each served by its own fake upstream
+// whose usage differs (prompt 12 + one completion token per chunk), so every
+// figure on the dashboard can be computed here independently of the gateway.
+// The spec's unit: 500000 quota = $1 (checked against /api/status below).
+const QUOTA_PER_UNIT = 500000;
+const MODELS = {
+  "dash-a": { price: 0.25, chunks: ["a", "b", "c"] },
+  "dash-b": { price: 0.4, chunks: ["v", "w", "x", "y", "z"] },
+};
+const quotaOf = (model) => Math.round(MODELS[model].price * QUOTA_PER_UNIT);
+const tokensOf = (model) => 12 + MODELS[model].chunks.length;
+/** dollars shows quota like the console: two decimals on the totals, four on the chart legend below $1. */
+const dollars = (quota, digits = 2) => (digits === 2 ? money(quota, QUOTA_PER_UNIT) : "$" + (quota / QUOTA_PER_UNIT).toFixed(digits));
+
+// The series colours of the charts (SERIES_COLORS in ui/src/components/uplot-chart.tsx).
+const SERIES_RGB = [
+  [0x3e, 0x63, 0xdd],
+  [0xe5, 0x48, 0x4d],
+];
+
+const SERVER_ADDRESS = "http://gw.example";
+const CHATS = [
+  { "Chat A": "https://chat-a.example/#/?key={key}&url={address}" },
+  { "Chat B": "https://chat-b.example/app?k={key}&s={address}" },
+  { "Desktop app": "ama://set-api-key?server={address}&key={key}" },
+];
+
+let gw;
+let browser;
+let root;
+const upstreams = [];
+
+before(async () => {
+  gw = await startGateway();
+  browser = await launchBrowser();
+  root = await rootApi(gw.baseURL);
+  assert.equal(await quotaPerUnit(root), QUOTA_PER_UNIT);
+  const prices = JSON.parse((await getOptions(root)).ModelPrice || "{}");
+  for (const [model, { price, chunks }] of Object.entries(MODELS)) {
+    const up = await startFakeUpstream({ chunks, models: [model], delayMs: 5 });
+    upstreams.push(up);
+    await createChannel(root, up.url, [model], `fake-${model}`);
+    prices[model] = price;
+  }
+  await setOption("ModelPrice", JSON.stringify(prices));
+  await setOption("QuotaForNewUser", "50000000");
+  await setOption("ServerAddress", SERVER_ADDRESS);
+  await setOption("Chats", JSON.stringify(CHATS));
+});
+
+after(async () => {
+  await browser?.close();
+  for (const up of upstreams) await up.close();
+  await gw?.stop();
+});
+
+/** setOption stores a server option as root. */
+const setOption = (key, value) => putOption(root, key, value);
+
+/** newUser registers a user through the API; with a token name it also creates an enabled token and returns its key (without sk-). */
+async function newUser(prefix, tokenName) {
+  const { username, password, api } = await registerNewUser(gw.baseURL, prefix, "dash-pass-1");
+  let key = null;
+  if (tokenName) {
+    const r = await api.call("POST", "/api/token/", { name: tokenName, remain_quota: 0, expired_time: -1, unlimited_quota: true });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.ok(r.json.success, JSON.stringify(r.json));
+    key = r.json.data.key;
+  }
+  return { username, password, api, key };
+}
+
+/** relay makes one call through /v1/chat/completions with a token and reads the whole answer. */
+async function relay(key, model, stream = false) {
+  const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hello" }] }),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  assert.ok(text.includes(MODELS[model].chunks.at(-1)), `the answer came from the ${model} upstream: ${text}`);
+}
+
+const nowSec = () => Math.floor(Date.now() / 1000);
+
+/** selfData reads the caller's dashboard rows of the last day (the range the page asks for by default). */
+async function selfData(api) {
+  const r = await api.call("GET", `/api/data/self?start_timestamp=${nowSec() - 86400}&end_timestamp=${nowSec() + 3600}`);
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  return r.json.data;
+}
+
+/** consumeLogs reads the caller's consume logs. */
+async function consumeLogs(api) {
+  const r = await api.call("GET", "/api/log/self/?p=1&page_size=100&type=2");
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  return r.json.data.items;
+}
+
+/** waitFor polls an async check until it returns a truthy value, failing after timeoutMs with the last value seen. */
+async function waitFor(what, check, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await check();
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function sum(rows, field) {
+  return rows.reduce((n, r) => n + (r[field] || 0), 0);
+}
+
+/** expected sums the figures of a list of calls (model names) as computed from the fixed prices and usages. */
+function expected(calls) {
+  return {
+    quota: calls.reduce((n, m) => n + quotaOf(m), 0),
+    count: calls.length,
+    tokens: calls.reduce((n, m) => n + tokensOf(m), 0),
+  };
+}
+
+/** waitForDashboardRows waits until the caller's dashboard rows (committed with the charges) hold count calls. */
+async function waitForDashboardRows(api, count) {
+  return waitFor(`${count} calls in the dashboard rows`, async () => {
+    const rows = await selfData(api);
+    return sum(rows, "count") === count ? rows : null;
+  });
+}
+
+/** login signs in through the console and waits until the status object of this page load is stored. */
+async function login(page, username, password) {
+  await formLogin(page, username, password);
+  await page.waitForFunction(() => localStorage.getItem("status") !== null);
+}
+
+/**
+ * recordShown makes every page of the context record the texts of toasts and
+ * of short-lived notices, and the src of chat frames, as they appear
+ * (window.__shown, "name: text"), so a
+ * test can check them after the fact instead of racing their removal.
+ */
+async function recordShown(context) {
+  await context.addInitScript(() => {
+    window.__shown = [];
+    const last = new WeakMap();
+    const watched = '.toast-text, [data-testid="chat-no-token"], [data-testid="chat2link"], [data-testid="chat-frame"]';
+    new MutationObserver(() => {
+      for (const n of document.querySelectorAll(watched)) {
+        const text = n.tagName === "IFRAME" ? n.getAttribute("src") : n.textContent.trim();
+        if (!text || last.get(n) === text) continue;
+        last.set(n, text);
+        window.__shown.push(`${n.dataset.testid ?? "toast"}: ${text}`);
+      }
+    }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["src"] });
+  });
+}
+
+/** waitShown waits until the page has recorded an entry (see recordShown). */
+async function waitShown(page, entry) {
+  await page.waitForFunction((e) => window.__shown?.includes(e), entry).catch(async (err) => {
+    throw new Error(`never shown: ${entry}; shown: ${JSON.stringify(await page.evaluate(() => window.__shown))}: ${err.message}`);
+  });
+}
+
+/** openAs opens a fresh browser context logged in as the user (or anonymous without one) with the current status cached. */
+async function openAs(user) {
+  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await recordShown(context);
+  if (user) {
+    await login(page, user.username, user.password);
+  } else {
+    await page.goto("/about");
+    await page.waitForFunction(() => localStorage.getItem("status") !== null);
+  }
+  return { context, page };
+}
+
+/** totalsText reads the three summary figures of the dashboard. */
+async function totalsText(page) {
+  return {
+    quota: (await page.locator('[data-testid="detail-total-quota"]').textContent()).trim(),
+    count: (await page.locator('[data-testid="detail-total-count"]').textContent()).trim(),
+    tokens: (await page.locator('[data-testid="detail-total-tokens"]').textContent()).trim(),
+  };
+}
+
+/** waitForTotals waits until the summary figures show the given sums. */
+async function waitForTotals(page, sums, timeout = 10000) {
+  const want = { quota: dollars(sums.quota), count: String(sums.count), tokens: String(sums.tokens) };
+  await page
+    .waitForFunction(
+      (w) => {
+        const t = (id) => document.querySelector(`[data-testid="detail-total-${id}"]`)?.textContent?.trim();
+        return t("quota") === w.quota && t("count") === w.count && t("tokens") === w.tokens;
+      },
+      want,
+      { timeout },
+    )
+    .catch(async (err) => {
+      throw new Error(`dashboard totals never became ${JSON.stringify(want)}; last shown ${JSON.stringify(await totalsText(page))}: ${err.message}`);
+    });
+}
+
+/** lastBucket sums the rows of the newest hour per model (what the charts show at their right edge). */
+function lastBucket(rows) {
+  const hour = Math.max(...rows.map((r) => r.created_at - (r.created_at % 3600)));
+  const out = {};
+  for (const r of rows) {
+    if (r.created_at - (r.created_at % 3600) !== hour) continue;
+    const m = (out[r.model_name] ??= { quota: 0, count: 0, token_used: 0 });
+    m.quota += r.quota;
+    m.count += r.count;
+    m.token_used += r.token_used;
+  }
+  return out;
+}
+
+/**
+ * chartLegend hovers the right edge of a chart (its newest bucket) and reads
+ * the legend: series label -> shown value.
+ */
+async function chartLegend(page, metric) {
+  const chart = page.locator(`[data-testid="detail-chart-${metric}"]`);
+  const over = chart.locator(".u-over");
+  await over.scrollIntoViewIfNeeded();
+  const box = await over.boundingBox();
+  assert.ok(box && box.width > 100 && box.height > 100, `the ${metric} chart has a plot area: ${JSON.stringify(box)}`);
+  await over.hover({ position: { x: box.width - 2, y: box.height / 2 } });
+  const rows = chart.locator(".u-legend tr.u-series");
+  // The first legend row is the time axis; it shows a date once the cursor is on a bucket.
+  await page.waitForFunction((id) => {
+    const v = document.querySelector(`[data-testid="detail-chart-${id}"] .u-legend tr.u-series td.u-value`);
+    return v && /\d/.test(v.textContent);
+  }, metric);
+  const legend = {};
+  for (const row of await rows.all()) {
+    const label = (await row.locator(".u-label").textContent()).trim();
+    legend[label] = (await row.locator(".u-value").textContent()).trim();
+  }
+  return legend;
+}
+
+/** seriesPixels counts the pixels of the chart canvas drawn in each of the first series colours. */
+async function seriesPixels(page, metric) {
+  return page.evaluate(
+    ({ id, colours }) => {
+      const canvas = document.querySelector(`[data-testid="detail-chart-${id}"] canvas`);
+      if (!canvas || canvas.width === 0 || canvas.height === 0) return null;
+      const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+      const counts = colours.map(() => 0);
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] < 250) continue;
+        colours.forEach(([r, g, b], k) => {
+          if (Math.abs(data[i] - r) <= 8 && Math.abs(data[i + 1] - g) <= 8 && Math.abs(data[i + 2] - b) <= 8) counts[k]++;
+        });
+      }
+      return counts;
+    },
+    { id: metric, colours: SERIES_RGB },
+  );
+}
+
+test("the dashboard shows a user's relayed calls in its totals and charts, and refreshes as new calls are charged", async () => {
+  const user = await newUser("dash", "dash-key");
+  const calls = ["dash-a", "dash-b", "dash-a"];
+  await relay(user.key, "dash-a");
+  await relay(user.key, "dash-b", true);
+  await relay(user.key, "dash-a", true);
+
+  // The server's own records agree with what the calls cost and used.
+  const sums = expected(calls);
+  const rows = await waitForDashboardRows(user.api, calls.length);
+  assert.deepEqual({ quota: sum(rows, "quota"), count: sum(rows, "count"), tokens: sum(rows, "token_used") }, sums);
+  const logs = await consumeLogs(user.api);
+  assert.equal(logs.length, calls.length);
+  assert.equal(sum(logs, "quota"), sums.quota);
+  assert.equal(sum(logs, "prompt_tokens") + sum(logs, "completion_tokens"), sums.tokens);
+
+  const { context, page } = await openAs(user);
+  // Data export is on by default: the sidebar offers the dashboard.
+  const entry = page.locator('[data-testid="sidebar"] [data-nav="detail"]');
+  await entry.waitFor();
+  const initialLoad = page.waitForResponse((r) => r.url().includes("/api/data/self"));
+  await entry.click();
+  await page.waitForURL("**/detail");
+  await page.locator('[data-testid="detail-page"]').getByRole("heading", { name: "数据看板" }).waitFor();
+  const firstResponse = await initialLoad;
+  assert.equal(firstResponse.status(), 200);
+  // A user only sees their own data: there is no username filter.
+  assert.equal(await page.locator('[data-testid="detail-username"]').count(), 0);
+
+  await waitForTotals(page, sums);
+  assert.deepEqual(await totalsText(page), { quota: "$0.90", count: "3", tokens: "47" });
+
+  // Each of the three charts draws both models; the busiest (dash-a) takes the first colour.
+  const bucket = lastBucket(rows);
+  const formats = { quota: (v) => dollars(v, 4), count: String, token_used: String };
+  for (const metric of ["quota", "count", "token_used"]) {
+    const chart = page.locator(`[data-testid="detail-chart-${metric}"]`);
+    await chart.locator("canvas").waitFor();
+    const labels = (await chart.locator(".u-legend tr.u-series .u-label").allTextContents()).map((s) => s.trim());
+    assert.deepEqual(labels.slice(1), ["dash-a", "dash-b"], `${metric} chart series`);
+    const pixels = await seriesPixels(page, metric);
+    assert.ok(pixels && pixels[0] > 0 && pixels[1] > 0, `${metric} chart drew both series: ${JSON.stringify(pixels)}`);
+    const legend = await chartLegend(page, metric);
+    for (const model of ["dash-a", "dash-b"]) {
+      // (A model without calls in the newest hour shows 0 there.)
+      assert.equal(legend[model], formats[metric](bucket[model]?.[metric] ?? 0), `${metric} of ${model} at the newest bucket: ${JSON.stringify(legend)}`);
+    }
+  }
+  // In the usual case (the calls fell into one hour) the newest bucket holds everything.
+  if (Object.keys(bucket).length === 2 && sum(Object.values(bucket), "count") === 3) {
+    assert.deepEqual(bucket["dash-a"], { quota: 2 * quotaOf("dash-a"), count: 2, token_used: 2 * tokensOf("dash-a") });
+  }
+
+  // The open dashboard follows new charges without a reload. Twice: the
+  // greeting of a freshly opened live socket also refreshes the page once.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  await relay(user.key, "dash-b");
+  calls.push("dash-b");
+  await waitForTotals(page, expected(calls), 15000);
+  assert.deepEqual(await totalsText(page), { quota: "$1.30", count: "4", tokens: "64" });
+  await relay(user.key, "dash-a", true);
+  calls.push("dash-a");
+  await waitForTotals(page, expected(calls), 15000);
+  assert.deepEqual(await totalsText(page), { quota: "$1.55", count: "5", tokens: "79" });
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");
+  // dash-b now weighs more (2 × $0.40 against 3 × $0.25) and leads the series.
+  await page.waitForFunction(() => {
+    const labels = [...document.querySelectorAll('[data-testid="detail-chart-count"] .u-legend tr.u-series .u-label')].map((n) => n.textContent.trim());
+    return labels[1] === "dash-b" && labels[2] === "dash-a";
+  });
+
+  // A range without calls shows empty totals and no charts.
+  const start = page.locator('[data-testid="detail-start"]');
+  const end = page.locator('[data-testid="detail-end"]');
+  await start.fill("2020-01-01T00:00:00");
+  await end.fill("2020-01-02T00:00:00");
+  await page.click('[data-testid="detail-query"]');
+  await waitForTotals(page, { quota: 0, count: 0, tokens: 0 });
+  assert.equal(await page.getByText("所选时间范围内没有数据").count(), 3);
+  assert.equal(await page.locator('[data-testid^="detail-chart-"]').count(), 0);
+  // A user may not ask for more than 30 days.
+  await start.fill("2020-01-01T00:00:00");
+  await end.fill("2020-03-01T00:00:00");
+  await page.click('[data-testid="detail-query"]');
+  await waitShown(page, "toast: 时间跨度不能超过 30 天");
+  await context.close();
+});
+
+test("an administrator sees every user's calls and can narrow the dashboard to one user", async () => {
+  const first = await newUser("adm1", "k1");
+  const second = await newUser("adm2", "k2");
+  await relay(first.key, "dash-a");
+  await relay(first.key, "dash-b");
+  await relay(second.key, "dash-b");
+  await waitForDashboardRows(first.api, 2);
+  await waitForDashboardRows(second.api, 1);
+
+  // The page's expectations: all users' rows of the default range (users of other tests included).
+  const all = await root.call("GET", `/api/data/?start_timestamp=${nowSec() - 86400}&end_timestamp=${nowSec() + 3600}&username=`);
+  assert.equal(all.status, 200, JSON.stringify(all.json));
+  const allSums = { quota: sum(all.json.data, "quota"), count: sum(all.json.data, "count"), tokens: sum(all.json.data, "token_used") };
+  const mine = expected(["dash-a", "dash-b", "dash-b"]);
+  assert.ok(allSums.count >= mine.count && allSums.quota >= mine.quota && allSums.tokens >= mine.tokens, JSON.stringify(allSums));
+
+  const { context, page } = await openAs({ username: "root", password: "123456" });
+  await page.goto("/detail");
+  await page.locator('[data-testid="detail-page"]').waitFor();
+  await waitForTotals(page, allSums);
+
+  const username = page.locator('[data-testid="detail-username"]');
+  await username.fill(second.username);
+  await page.click('[data-testid="detail-query"]');
+  await waitForTotals(page, expected(["dash-b"]));
+  assert.deepEqual(await totalsText(page), { quota: "$0.40", count: "1", tokens: "17" });
+  const labels = (await page.locator('[data-testid="detail-chart-count"] .u-legend tr.u-series .u-label').allTextContents()).map((s) => s.trim());
+  assert.deepEqual(labels.slice(1), ["dash-b"]);
+
+  await username.fill(first.username);
+  await page.click('[data-testid="detail-query"]');
+  await waitForTotals(page, expected(["dash-a", "dash-b"]));
+
+  await username.fill("nobody-here");
+  await page.click('[data-testid="detail-query"]');
+  await waitForTotals(page, { quota: 0, count: 0, tokens: 0 });
+  assert.equal(await page.getByText("所选时间范围内没有数据").count(), 3);
+  await context.close();
+});
+
+test("with data export off the dashboard leaves the sidebar and counts nothing; switched on it counts again", async () => {
+  const user = await newUser("dexp", "dexp-key");
+  await setOption("DataExportEnabled", "false");
+  try {
+    const { context, page } = await openAs(user);
+    assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("status")).enable_data_export), false);
+    await page.locator('[data-testid="sidebar"] [data-nav="log"]').waitFor();
+    assert.ok(!(await navEntries(page)).includes("detail"), JSON.stringify(await navEntries(page)));
+
+    // A call made now is charged and logged, but not counted for the dashboard
+    // (the rows are written in the same transaction as the log).
+    await relay(user.key, "dash-a");
+    await waitFor("the consume log", async () => (await consumeLogs(user.api)).length === 1);
+    assert.deepEqual(await selfData(user.api), []);
+    await page.goto("/detail");
+    await page.locator('[data-testid="detail-page"]').waitFor();
+    await waitForTotals(page, { quota: 0, count: 0, tokens: 0 });
+    assert.equal(await page.getByText("所选时间范围内没有数据").count(), 3);
+
+    await setOption("DataExportEnabled", "true");
+    await page.reload();
+    const entry = page.locator('[data-testid="sidebar"] [data-nav="detail"]');
+    await entry.waitFor();
+    await page.goto("/token");
+    await entry.click();
+    await page.waitForURL("**/detail");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await relay(user.key, "dash-b");
+    await waitForTotals(page, expected(["dash-b"]), 15000);
+    assert.equal((await consumeLogs(user.api)).length, 2);
+    await context.close();
+  } finally {
+    await setOption("DataExportEnabled", "true");
+  }
+});
+
+/** chatLinkFor fills a chat template the way the spec describes: {key} -> sk-KEY, {address} -> the encoded server address. */
+function chatLinkFor(template, key) {
+  return template.replaceAll("{address}", encodeURIComponent(SERVER_ADDRESS)).replaceAll("{key}", `sk-${key}`);
+}
+
+/**
+ * stubChatSites answers the chat applications' hosts (*.example) inside the
+ * browser, so nothing leaves the machine, and returns the list of URLs the
+ * context asked them for.
+ */
+async function stubChatSites(context) {
+  const visited = [];
+  await context.route(/^https?:\/\/[a-z-]+\.example\//, (route) => {
+    visited.push(route.request().url());
+    return route.fulfill({ status: 200, contentType: "text/html", body: '<!doctype html><title>chat stub</title><p id="stub">chat stub</p>' });
+  });
+  return visited;
+}
+
+/** userWithTwoTokens gives a user two tokens and disables the one the token list shows first; it returns the other's key. */
+async function userWithTwoTokens(prefix) {
+  const user = await newUser(prefix, "first");
+  const second = await user.api.call("POST", "/api/token/", { name: "second", remain_quota: 0, expired_time: -1, unlimited_quota: true });
+  assert.equal(second.status, 200, JSON.stringify(second.json));
+  const list = (await user.api.call("GET", "/api/token/?p=0&size=100")).json.data;
+  assert.equal(list.length, 2);
+  const off = await user.api.call("PUT", "/api/token/?status_only=true", { id: list[0].id, status: 2 });
+  assert.equal(off.status, 200, JSON.stringify(off.json));
+  assert.ok(off.json.success, JSON.stringify(off.json));
+  return { ...user, key: list[1].key, disabledKey: list[0].key };
+}
+
+test("/chat frames the chosen chat target with the user's first enabled token and the server address", async () => {
+  const user = await userWithTwoTokens("chat");
+  const { context, page } = await openAs(user);
+  await stubChatSites(context);
+
+  // The sidebar's chat entry lists the configured targets.
+  const submenu = page.locator('[data-testid="chat-submenu-sidebar"]');
+  await submenu.waitFor();
+  assert.deepEqual((await submenu.locator("a").allTextContents()).map((s) => s.trim()), ["Chat A", "Chat B", "Desktop app"]);
+
+  await page.goto("/chat");
+  const frame = page.locator('[data-testid="chat-frame"]');
+  await frame.waitFor();
+  const linkA = chatLinkFor(CHATS[0]["Chat A"], user.key);
+  assert.equal(linkA, `https://chat-a.example/#/?key=sk-${user.key}&url=http%3A%2F%2Fgw.example`);
+  assert.equal(await frame.getAttribute("src"), linkA);
+  assert.ok(!(await frame.getAttribute("src")).includes(user.disabledKey), "the disabled token is not used");
+  assert.equal(await frame.getAttribute("title"), "Chat A");
+  assert.equal(await page.getByRole("link", { name: "在新窗口打开" }).getAttribute("href"), linkA);
+  await page.frameLocator('[data-testid="chat-frame"]').locator("#stub").waitFor();
+  assert.equal(page.frames().find((f) => f !== page.mainFrame())?.url(), linkA);
+
+  // The tabs switch targets; the second template is filled the same way.
+  const tabs = page.locator('[data-testid="chat-submenu-tabs"]');
+  await tabs.locator('[data-chat="1"]').click();
+  await page.waitForURL("**/chat/1");
+  const linkB = chatLinkFor(CHATS[1]["Chat B"], user.key);
+  assert.equal(linkB, `https://chat-b.example/app?k=sk-${user.key}&s=http%3A%2F%2Fgw.example`);
+  await page.locator(`[data-testid="chat-frame"][src="${linkB}"]`).waitFor();
+  assert.equal(await tabs.locator('[data-chat="1"]').getAttribute("aria-current"), "page");
+
+  // A target that is not a web address cannot be framed: the configuration error shows instead.
+  await tabs.locator('[data-chat="2"]').click();
+  await page.waitForURL("**/chat/2");
+  const problem = page.locator('[data-testid="chat-problem"]');
+  await problem.waitFor();
+  assert.equal((await problem.textContent()).trim(), "聊天链接配置错误，请联系管理员");
+  assert.equal(await page.locator('[data-testid="chat-frame"]').count(), 0);
+  await waitShown(page, "toast: 聊天链接配置错误，请联系管理员");
+
+  // So does a target index that does not exist.
+  await page.goto("/chat/7");
+  await problem.waitFor();
+  assert.equal((await problem.textContent()).trim(), "聊天链接配置错误，请联系管理员");
+  assert.equal(await page.locator('[data-testid="chat-frame"]').count(), 0);
+  await context.close();
+});
+
+test("/chat without a usable configuration, login or token shows what the spec says", async () => {
+  // Anonymous visitors see the chat page with a login prompt, not a frame.
+  {
+    const { context, page } = await openAs(null);
+    await page.goto("/chat");
+    const prompt = page.locator('[data-testid="chat-login"]');
+    await prompt.waitFor();
+    assert.match(await prompt.textContent(), /未登录或登录已过期，请重新登录！/);
+    assert.equal(await page.locator('[data-testid="chat-frame"]').count(), 0);
+    await prompt.getByRole("link", { name: "登录" }).click();
+    await page.waitForURL("**/login");
+    await context.close();
+  }
+
+  // A user without an enabled token is told so and sent to the token list.
+  {
+    const user = await newUser("chatno", "only");
+    const list = (await user.api.call("GET", "/api/token/?p=0&size=100")).json.data;
+    const off = await user.api.call("PUT", "/api/token/?status_only=true", { id: list[0].id, status: 2 });
+    assert.ok(off.json.success, JSON.stringify(off.json));
+    const { context, page } = await openAs(user);
+    await page.goto("/chat/0");
+    await page.waitForURL("**/token", { timeout: 10000 });
+    await page.locator('[data-testid="token-banner"]').waitFor();
+    // On the way the chat page said why (the notice and the toast), without a frame.
+    await waitShown(page, "chat-no-token: 当前没有可用的启用令牌，请确认是否有令牌处于启用状态！");
+    await waitShown(page, "toast: 当前没有可用的启用令牌，请确认是否有令牌处于启用状态！");
+    assert.deepEqual(await page.evaluate(() => window.__shown.filter((e) => e.startsWith("chat-frame"))), []);
+    await context.close();
+  }
+
+  // With no chat targets configured the entry leaves the sidebar and the page asks for the configuration.
+  await setOption("Chats", "[]");
+  try {
+    const user = await newUser("chatnone", "k");
+    const { context, page } = await openAs(user);
+    assert.deepEqual(await page.evaluate(() => JSON.parse(localStorage.getItem("status")).chats), []);
+    await page.locator('[data-testid="sidebar"] [data-nav="token"]').waitFor();
+    assert.ok(!(await navEntries(page)).includes("chat"), JSON.stringify(await navEntries(page)));
+    await page.goto("/chat");
+    const problem = page.locator('[data-testid="chat-problem"]');
+    await problem.waitFor();
+    assert.equal((await problem.textContent()).trim(), "请联系管理员配置聊天链接");
+    assert.equal(await page.locator('[data-testid="chat-frame"]').count(), 0);
+    await waitShown(page, "toast: 请联系管理员配置聊天链接");
+    await context.close();
+  } finally {
+    await setOption("Chats", JSON.stringify(CHATS));
+  }
+});
+
+test("/chat2link replaces itself with the chat link carrying the user's first enabled token", async () => {
+  const user = await userWithTwoTokens("c2l");
+  const cases = [
+    // A bare link gets the settings fragment ChatGPT-Next-Web reads.
+    ["https://next.example/", `https://next.example/#/?settings=${encodeURIComponent(JSON.stringify({ key: `sk-${user.key}`, url: SERVER_ADDRESS }))}`],
+    // A template is filled like the chat targets.
+    ["https://tpl.example/start?k={key}&a={address}", `https://tpl.example/start?k=sk-${user.key}&a=http%3A%2F%2Fgw.example`],
+  ];
+  try {
+    for (const [chatLink, target] of cases) {
+      await setOption("ChatLink", chatLink);
+      const { context, page } = await openAs(user);
+      await stubChatSites(context);
+      assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("status")).chat_link), chatLink);
+      const entries = await page.evaluate(() => history.length);
+      await page.goto("/chat2link");
+      await page.waitForURL((u) => u.hostname !== "127.0.0.1", { timeout: 10000 });
+      await page.locator("#stub").waitFor();
+      assert.equal(page.url(), target);
+      // The chat link replaced /chat2link in the history instead of adding an entry after it.
+      assert.equal(await page.evaluate(() => history.length), entries + 1);
+      await context.close();
+    }
+  } finally {
+    await setOption("ChatLink", "");
+  }
+});
+
+test("/chat2link without a chat link, with a non-web link, without a token or without login stays in the console", async () => {
+  const user = await newUser("c2lp", "k");
+
+  // No chat link configured.
+  await setOption("ChatLink", "");
+  {
+    const { context, page } = await openAs(user);
+    await page.goto("/chat2link");
+    const problem = page.locator('[data-testid="chat2link-problem"]');
+    await problem.waitFor();
+    assert.equal((await problem.textContent()).trim(), "请联系管理员配置聊天链接");
+    await waitShown(page, "toast: 请联系管理员配置聊天链接");
+    assert.match(page.url(), /\/chat2link$/);
+    await context.close();
+  }
+
+  try {
+    // A link that is not an absolute web address is refused and never followed:
+    // a protocol-relative one (it would leave for http://elsewhere.example) and
+    // a script (the trailing comment would keep it valid with the fragment).
+    for (const bad of ["//elsewhere.example/chat", "javascript:alert(document.domain)//"]) {
+      await setOption("ChatLink", bad);
+      const { context, page } = await openAs(user);
+      const visited = await stubChatSites(context);
+      const dialogs = [];
+      page.on("dialog", (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      await page.goto("/chat2link");
+      const problem = page.locator('[data-testid="chat2link-problem"]');
+      await problem.waitFor();
+      assert.equal((await problem.textContent()).trim(), "聊天链接配置错误，请联系管理员", bad);
+      await waitShown(page, "toast: 聊天链接配置错误，请联系管理员");
+      // The console document stays: it still navigates within itself afterwards.
+      await page.evaluate(() => {
+        window.__stayed = true;
+      });
+      await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+      await page.locator('[data-testid="token-banner"]').waitFor();
+      assert.equal(await page.evaluate(() => window.__stayed), true, bad);
+      assert.deepEqual(visited, [], bad);
+      assert.deepEqual(dialogs, [], bad);
+      await context.close();
+    }
+
+    // With a good link but no enabled token the user is sent to the token list.
+    await setOption("ChatLink", "https://next.example/");
+    const list = (await user.api.call("GET", "/api/token/?p=0&size=100")).json.data;
+    const off = await user.api.call("PUT", "/api/token/?status_only=true", { id: list[0].id, status: 2 });
+    assert.ok(off.json.success, JSON.stringify(off.json));
+    const second = await openAs(user);
+    await second.page.goto("/chat2link");
+    await second.page.waitForURL("**/token", { timeout: 10000 });
+    await second.page.locator('[data-testid="token-banner"]').waitFor();
+    await waitShown(second.page, "chat2link: 当前没有可用的启用令牌，请确认是否有令牌处于启用状态！");
+    await waitShown(second.page, "toast: 当前没有可用的启用令牌，请确认是否有令牌处于启用状态！");
+    await second.context.close();
+
+    // Anonymous visitors are sent to the login page.
+    const anon = await openAs(null);
+    await anon.page.goto("/chat2link");
+    await anon.page.waitForURL("**/login?expired=true");
+    await anon.context.close();
+  } finally {
+    await setOption("ChatLink", "");
+  }
+});
