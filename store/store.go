@@ -67,7 +67,6 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, Now: time.Now}
-	s.auth = newAuthCache(db)
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -91,6 +90,9 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	// Registered last: a failed open leaves nothing behind, and nothing
+	// before this point reads through the cache.
+	s.auth = newAuthCache(db)
 	s.ledger.init(s)
 	return s, nil
 }
