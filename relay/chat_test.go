@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"gateway/relay"
@@ -379,5 +380,48 @@ func TestChat_StreamOptionsRemovedForProvidersWithout(t *testing.T) {
 	}
 	if logs := g.consumeLogs(t, "alice"); len(logs) != 1 {
 		t.Errorf("consume logs = %d", len(logs))
+	}
+}
+
+// A stream body goes upstream as the client sent it when it already asks
+// for usage; without it, include_usage is added and every other field kept.
+func TestChat_StreamBodyRewrittenOnlyWhenNeeded(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	var got []*relaytest.Request
+	var mu sync.Mutex
+	up := relaytest.NewChat(t, "sk-upstream-s", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(req.Model(), "Hi"))
+		sse.Send(relaytest.UsageChunk(req.Model(), 4, 1))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+
+	asks := `{"model":"test-model", "stream":true, "stream_options":{"include_usage":true}, "messages":[{"role":"user","content":"Hi"}], "x_vendor":{"keep":[1,2]}}`
+	plain := `{"model":"test-model","stream":true,"messages":[{"role":"user","content":"Hi"}],"x_vendor":{"keep":[1,2]}}`
+	for _, body := range []string{asks, plain} {
+		if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("upstream calls = %d", len(got))
+	}
+	if string(got[0].Body) != asks {
+		t.Errorf("upstream body = %s, want the client's bytes %s", got[0].Body, asks)
+	}
+	opts, _ := got[1].JSON["stream_options"].(map[string]any)
+	if opts["include_usage"] != true {
+		t.Errorf("stream_options = %v, want include_usage added", got[1].JSON["stream_options"])
+	}
+	if v, _ := json.Marshal(got[1].JSON["x_vendor"]); string(v) != `{"keep":[1,2]}` || got[1].Model() != ratioModel {
+		t.Errorf("other fields changed: %s", got[1].Body)
 	}
 }
