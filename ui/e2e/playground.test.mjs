@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { ApiSession, launchBrowser, newPage, startGateway } from "./harness.mjs";
+import { launchBrowser, login, newPage, rootApi, startGateway } from "./harness.mjs";
 
 let gw;
 let browser;
@@ -15,8 +15,7 @@ before(async () => {
   gw = await startGateway();
   browser = await launchBrowser();
   upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"] });
-  const root = new ApiSession(gw.baseURL);
-  await root.login("root", "123456");
+  const root = await rootApi(gw.baseURL);
   await createChannel(root, upstream.url, ["gpt-4o-mini", "broken-model"]);
 });
 
@@ -28,11 +27,7 @@ after(async () => {
 
 test("a user chats in the playground and sees the streamed, sanitised answer", async () => {
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", "root");
-  await page.fill("#login-password", "123456");
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await login(page, "root", "123456");
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
   assert.equal(await page.locator('[data-testid="pg-system"]').inputValue(), "You are a helpful assistant.");
@@ -100,11 +95,7 @@ test("a user chats in the playground and sees the streamed, sanitised answer", a
 
 test("an upstream failure marks the reply as an error", async () => {
   const { context, page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
-  await page.fill("#login-username", "root");
-  await page.fill("#login-password", "123456");
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+  await login(page, "root", "123456");
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
   await page.locator('[data-testid="pg-model"]').click();
