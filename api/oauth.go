@@ -420,31 +420,7 @@ func (s *Server) githubAccount(ctx context.Context, set *store.Settings, code st
 	if err != nil {
 		return externalAccount{}, err
 	}
-	if err := tok.check("GitHub"); err != nil {
-		return externalAccount{}, err
-	}
-	var profile struct {
-		ID    uint64 `json:"id"`
-		Login string `json:"login"`
-		Name  string `json:"name"`
-		Email string `json:"email"`
-	}
-	err = s.providerCall(ctx, "GitHub", http.MethodGet, orDefault(s.cfg.GitHubUserURL, DefaultGitHubUserURL), false, nil,
-		func(h http.Header) {
-			h.Set("Authorization", "Bearer "+tok.AccessToken)
-			h.Set("Accept", "application/vnd.github+json")
-		}, &profile)
-	if err != nil {
-		return externalAccount{}, err
-	}
-	if profile.ID == 0 {
-		return externalAccount{}, store.Errorf(store.EUPSTREAM, "GitHub 返回的用户信息无效")
-	}
-	name := profile.Name
-	if name == "" {
-		name = profile.Login
-	}
-	return externalAccount{ID: strconv.FormatUint(profile.ID, 10), DisplayName: name, Email: profile.Email, NumericID: true}, nil
+	return s.oauthProfile(ctx, "GitHub", tok, orDefault(s.cfg.GitHubUserURL, DefaultGitHubUserURL), "application/vnd.github+json")
 }
 
 // linuxDOAccount exchanges code with a form POST and Basic client auth; the
@@ -465,27 +441,37 @@ func (s *Server) linuxDOAccount(ctx context.Context, set *store.Settings, code s
 	if err != nil {
 		return externalAccount{}, err
 	}
-	if err := tok.check("LinuxDO"); err != nil {
+	return s.oauthProfile(ctx, "LinuxDO", tok, orDefault(s.cfg.LinuxDOUserURL, DefaultLinuxDOUserURL), "application/json")
+}
+
+// oauthProfile checks the token a provider answered and reads the account
+// behind it: the numeric id (never the renameable login), the display name
+// (falling back to the login) and the e-mail.
+func (s *Server) oauthProfile(ctx context.Context, provider string, tok oauthToken, userURL, accept string) (externalAccount, error) {
+	if err := tok.check(provider); err != nil {
 		return externalAccount{}, err
 	}
 	var profile struct {
 		ID       uint64 `json:"id"`
-		Username string `json:"username"`
+		Login    string `json:"login"`    // GitHub
+		Username string `json:"username"` // LinuxDO
 		Name     string `json:"name"`
 		Email    string `json:"email"`
 	}
-	err = s.providerCall(ctx, "LinuxDO", http.MethodGet, orDefault(s.cfg.LinuxDOUserURL, DefaultLinuxDOUserURL), false, nil,
-		func(h http.Header) {
-			h.Set("Authorization", "Bearer "+tok.AccessToken)
-			h.Set("Accept", "application/json")
-		}, &profile)
+	err := s.providerCall(ctx, provider, http.MethodGet, userURL, false, nil, func(h http.Header) {
+		h.Set("Authorization", "Bearer "+tok.AccessToken)
+		h.Set("Accept", accept)
+	}, &profile)
 	if err != nil {
 		return externalAccount{}, err
 	}
 	if profile.ID == 0 {
-		return externalAccount{}, store.Errorf(store.EUPSTREAM, "LinuxDO 返回的用户信息无效")
+		return externalAccount{}, store.Errorf(store.EUPSTREAM, "%s 返回的用户信息无效", provider)
 	}
 	name := profile.Name
+	if name == "" {
+		name = profile.Login
+	}
 	if name == "" {
 		name = profile.Username
 	}
