@@ -1,5 +1,5 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Button, Callout, Flex, Spinner, Text, TextArea, TextField } from "@radix-ui/themes";
+import { Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import * as channelApi from "../../../api/channels";
@@ -8,7 +8,7 @@ import { MultiSelect } from "../../../components/multi-select";
 import { Checkbox } from "../../../components/ui/checkbox";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
-import { Sheet } from "../../../components/ui/sheet";
+import { FormSheet } from "../../../components/ui/form-sheet";
 import { groupOptions, refreshChannels } from "../../../stores/channels";
 import { toast } from "../../../stores/toast";
 import {
@@ -131,33 +131,20 @@ export function ChannelDrawer() {
   const keyHint = KEY_FORMAT_TYPES.has(type) ? t(`channels.keyHint.${type}`) : t("channels.keyHint.plain");
 
   return (
-    <Sheet
+    <FormSheet
       open={open}
-      onOpenChange={(o) => {
-        if (!o) closeEditor();
-      }}
+      onClose={closeEditor}
       title={isEdit ? t("channels.form.editTitle") : t("channels.form.createTitle")}
       side={isEdit ? "right" : "left"}
       testId="channel-drawer"
-      footer={
-        <>
-          <Button variant="soft" color="gray" onClick={closeEditor}>
-            {t("common.cancel")}
-          </Button>
-          <Button onClick={() => void submit()} loading={busy} disabled={loading} data-testid="channel-submit">
-            {t("channels.form.submit")}
-          </Button>
-        </>
-      }
+      cancelLabel={t("common.cancel")}
+      submitLabel={t("channels.form.submit")}
+      submitTestId="channel-submit"
+      onSubmit={() => void submit()}
+      busy={busy}
+      submitDisabled={loading}
+      loadingText={loading ? t("channels.form.loading") : undefined}
     >
-      {loading ? (
-        <Flex align="center" gap="2">
-          <Spinner />
-          <Text size="2" color="gray">
-            {t("channels.form.loading")}
-          </Text>
-        </Flex>
-      ) : null}
       <Field id="ch-type" label={t("channels.form.type")}>
         <Select.Root value={String(type)} onValueChange={(v) => changeType(Number(v))}>
           <Select.Trigger id="ch-type" data-testid="channel-type-select" />
@@ -277,6 +264,6 @@ export function ChannelDrawer() {
           <TextField.Root id="ch-weight" type="number" min={0} value={form.weight} onChange={(e) => set("weight", e.target.value)} />
         </Field>
       </Flex>
-    </Sheet>
+    </FormSheet>
   );
 }

@@ -1,10 +1,10 @@
-import { Button, Flex, Spinner, TextField } from "@radix-ui/themes";
+import { Flex, Spinner, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { createRedemptions, getRedemption, updateRedemption } from "../../../api/redemptions";
 import { Field } from "../../../components/ui/field";
-import { Sheet } from "../../../components/ui/sheet";
+import { FormSheet } from "../../../components/ui/form-sheet";
 import { loadRedemptions, redemptionsDialog } from "../../../stores/redemptions";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
@@ -84,21 +84,17 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
   };
 
   return (
-    <Sheet
+    <FormSheet
       open={open}
-      onOpenChange={(o) => !o && onClose()}
+      onClose={onClose}
       title={mode === "edit" ? t("redemption.editTitle") : t("redemption.createTitle")}
       testId="redemption-drawer"
-      footer={
-        <>
-          <Button variant="soft" color="gray" onClick={onClose}>
-            {t("redemption.cancel")}
-          </Button>
-          <Button loading={busy} disabled={!form} onClick={() => void submit()} data-testid="redemption-submit">
-            {t("redemption.submit")}
-          </Button>
-        </>
-      }
+      cancelLabel={t("redemption.cancel")}
+      submitLabel={t("redemption.submit")}
+      submitTestId="redemption-submit"
+      onSubmit={() => void submit()}
+      busy={busy}
+      submitDisabled={!form}
     >
       {!form ? (
         <Flex justify="center" py="6">
@@ -127,6 +123,6 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
           </Flex>
         </form>
       )}
-    </Sheet>
+    </FormSheet>
   );
 }

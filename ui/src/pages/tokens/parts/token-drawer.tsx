@@ -1,5 +1,5 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Button, Callout, Flex, Spinner, Text, TextArea, TextField } from "@radix-ui/themes";
+import { Button, Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
@@ -8,7 +8,7 @@ import { MultiSelect } from "../../../components/multi-select";
 import { Checkbox } from "../../../components/ui/checkbox";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
-import { Sheet } from "../../../components/ui/sheet";
+import { FormSheet } from "../../../components/ui/form-sheet";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { COUNT_PRESETS, createTokens, QUOTA_PRESETS, saveToken } from "../../../stores/tokens";
@@ -90,33 +90,20 @@ export function TokenDrawer() {
   if (form.group && !(form.group in groups)) groupEntries.push([form.group, ""]);
 
   return (
-    <Sheet
+    <FormSheet
       open={open}
-      onOpenChange={(o) => {
-        if (!o) closeEditor();
-      }}
+      onClose={closeEditor}
       title={isEdit ? t("tokens.form.editTitle") : t("tokens.form.createTitle")}
       side={isEdit ? "right" : "left"}
       testId="token-drawer"
-      footer={
-        <>
-          <Button variant="soft" color="gray" onClick={closeEditor}>
-            {t("common.cancel")}
-          </Button>
-          <Button onClick={() => void submit()} loading={busy} disabled={loading} data-testid="token-submit">
-            {t("tokens.form.submit")}
-          </Button>
-        </>
-      }
+      cancelLabel={t("common.cancel")}
+      submitLabel={t("tokens.form.submit")}
+      submitTestId="token-submit"
+      onSubmit={() => void submit()}
+      busy={busy}
+      submitDisabled={loading}
+      loadingText={loading ? t("tokens.form.loading") : undefined}
     >
-      {loading ? (
-        <Flex align="center" gap="2">
-          <Spinner />
-          <Text size="2" color="gray">
-            {t("tokens.form.loading")}
-          </Text>
-        </Flex>
-      ) : null}
       <Field id="tk-name" label={t("tokens.form.name")}>
         <TextField.Root
           id="tk-name"
@@ -238,6 +225,6 @@ export function TokenDrawer() {
           </Select.Content>
         </Select.Root>
       </Field>
-    </Sheet>
+    </FormSheet>
   );
 }

@@ -1,10 +1,10 @@
-import { Button, Flex, TextField } from "@radix-ui/themes";
+import { Flex, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { createUser } from "../../../api/users";
 import { Field } from "../../../components/ui/field";
-import { Sheet } from "../../../components/ui/sheet";
+import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
 import { loadUsers } from "../../../stores/users";
 
@@ -41,21 +41,16 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
     }
   };
   return (
-    <Sheet
+    <FormSheet
       open={open}
-      onOpenChange={(o) => !o && onClose()}
+      onClose={onClose}
       title={t("userAdmin.addTitle")}
       testId="user-add-drawer"
-      footer={
-        <>
-          <Button variant="soft" color="gray" onClick={onClose}>
-            {t("userAdmin.cancel")}
-          </Button>
-          <Button loading={busy} onClick={() => void submit()} data-testid="user-add-submit">
-            {t("userAdmin.submit")}
-          </Button>
-        </>
-      }
+      cancelLabel={t("userAdmin.cancel")}
+      submitLabel={t("userAdmin.submit")}
+      submitTestId="user-add-submit"
+      onSubmit={() => void submit()}
+      busy={busy}
     >
       <form
         onSubmit={(e) => {
@@ -76,6 +71,6 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
           <button type="submit" hidden />
         </Flex>
       </form>
-    </Sheet>
+    </FormSheet>
   );
 }

@@ -1,12 +1,12 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Button, Flex, Spinner, Text, TextField } from "@radix-ui/themes";
+import { Flex, Spinner, Text, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { getUser, updateUser, type AdminUser, type UserUpdate } from "../../../api/users";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
-import { Sheet } from "../../../components/ui/sheet";
+import { FormSheet } from "../../../components/ui/form-sheet";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { groups, refreshUserRow } from "../../../stores/users";
@@ -88,21 +88,17 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
   };
 
   return (
-    <Sheet
+    <FormSheet
       open={id !== null}
-      onOpenChange={(o) => !o && onClose()}
+      onClose={onClose}
       title={t("userAdmin.editTitle")}
       testId="user-edit-drawer"
-      footer={
-        <>
-          <Button variant="soft" color="gray" onClick={onClose}>
-            {t("userAdmin.cancel")}
-          </Button>
-          <Button loading={busy} disabled={!form} onClick={() => void submit()} data-testid="user-edit-submit">
-            {t("userAdmin.submit")}
-          </Button>
-        </>
-      }
+      cancelLabel={t("userAdmin.cancel")}
+      submitLabel={t("userAdmin.submit")}
+      submitTestId="user-edit-submit"
+      onSubmit={() => void submit()}
+      busy={busy}
+      submitDisabled={!form}
     >
       {!form || !user ? (
         <Flex justify="center" py="6" gap="2" align="center">
@@ -167,6 +163,6 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
           </Flex>
         </form>
       )}
-    </Sheet>
+    </FormSheet>
   );
 }
