@@ -28,6 +28,7 @@ var (
 	bucketIdxLogsByModel   = []byte("idx_log_by_model")
 	bucketIdxLogsByType    = []byte("idx_log_by_type")
 	bucketLogCounts        = []byte("log_counts")
+	bucketLogUnindexed     = []byte("log_unindexed")
 
 	bucketRedemptions      = []byte("redemptions")
 	bucketIdxRedemptionKey = []byte("idx_redemption_by_key")
@@ -50,7 +51,7 @@ var allBuckets = [][]byte{
 	bucketIdxUserByTelegram, bucketIdxUserByLinuxDO,
 	bucketSessions, bucketIdxSessionsByUser,
 	bucketOptions, bucketCodes,
-	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType, bucketLogCounts,
+	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType, bucketLogCounts, bucketLogUnindexed,
 	bucketRedemptions, bucketIdxRedemptionKey, bucketTopUps, bucketIdxTopUpTradeNo, bucketQuotaData,
 	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }

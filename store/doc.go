@@ -28,13 +28,18 @@
 //	  idx_log_by_model        model 0x00 + log key(16) -> nil
 //	  idx_log_by_type         type(1) + log key(16) -> nil
 //	  log_counts              "all" | "u"+user | "t"+token | "c"+channel | "m"+model | "y"+type -> row count
+//	  log_unindexed           log key(16) -> user(8) token(8) channel(8) type(1) model   not yet in the indexes
 //	redemptions               id(8) -> Redemption JSON
 //	  idx_redemption_by_key   key -> id
 //	top_ups                   id(8) -> TopUp JSON
 //	  idx_top_up_by_trade_no  trade no -> id
 //	quota_data                hour(8) + user id(8) + model -> QuotaDatum JSON (written with the charges)
 //
-// Every record is written with its index entries in one transaction.
+// Every record is written with its index entries in one transaction, except
+// log entries: their transaction writes the entry and its log_unindexed
+// reference, and a background indexer moves references into the log indexes
+// and counters in batches (logindex.go). Queries read both, so nothing is
+// missed in between.
 // Integers in keys are 8-byte big-endian so that keys sort by value; ids come
 // from NextSequence, so newest-first is a reverse cursor walk.
 //

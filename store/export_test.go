@@ -71,10 +71,25 @@ func MustPutUser(tb testing.TB, s *Store, u User) *User {
 	return &u
 }
 
+// IndexLogs runs the log indexer's pass at once.
+func IndexLogs(s *Store) error { return s.indexLogs() }
+
+// UnindexedLogs counts the entries waiting for the indexer.
+func UnindexedLogs(s *Store) (n int) {
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketLogUnindexed).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
 // UserLogs returns the log entries of a user, oldest first, read through the
 // per-user index.
 func UserLogs(tb testing.TB, s *Store, userID uint64) []Log {
 	tb.Helper()
+	if err := s.indexLogs(); err != nil {
+		tb.Fatalf("UserLogs: index: %v", err)
+	}
 	var out []Log
 	err := s.db.View(func(tx *bolt.Tx) error {
 		prefix := itob(userID)

@@ -434,7 +434,6 @@ func (l *ledger) commit(batch []*charge) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		users := map[uint64]*User{}
 		rows := map[string]*QuotaDatum{}
-		counts := logCounter{}
 		tokens := map[uint64]*Token{}
 		channels := map[uint64]*Channel{}
 		for _, c := range batch {
@@ -478,7 +477,7 @@ func (l *ledger) commit(batch []*charge) {
 				}
 			}
 			if c.writeLog {
-				if err := appendLogCounted(tx, c.log, counts); err != nil {
+				if err := appendLog(tx, c.log); err != nil {
 					return err
 				}
 			}
@@ -495,9 +494,6 @@ func (l *ledger) commit(batch []*charge) {
 			}
 		}
 		if err := addQuotaData(tx, rows); err != nil {
-			return err
-		}
-		if err := counts.flush(tx); err != nil {
 			return err
 		}
 		// Balance fields only: cached users keep serving the live balances.
@@ -548,11 +544,16 @@ func (l *ledger) commit(batch []*charge) {
 		l.mu.Unlock()
 		err = Internal(err)
 	} else {
+		logs := 0
 		for _, c := range batch {
 			if c.tokenID != 0 {
 				s.auth.touched(c.tokenID, now)
 			}
+			if c.writeLog {
+				logs++
+			}
 		}
+		s.noteUnindexed(logs)
 	}
 	for _, c := range batch {
 		if c.done != nil {

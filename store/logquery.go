@@ -96,9 +96,42 @@ func (r *logRow) Log() (*Log, error) {
 	return r.log, nil
 }
 
+// keyWalk walks a bucket's keys that start with prefix, newest log key
+// first, from the last one at or below prefix+hi. pk is the log key (the
+// key without prefix), nil once the walk is over.
+type keyWalk struct {
+	c      *bolt.Cursor
+	prefix []byte
+	pk, v  []byte
+}
+
+func newKeyWalk(b *bolt.Bucket, prefix, hi []byte) *keyWalk {
+	w := &keyWalk{c: b.Cursor(), prefix: prefix}
+	seek := append(append([]byte(nil), prefix...), hi...)
+	k, v := w.c.Seek(seek)
+	if k == nil {
+		k, v = w.c.Last()
+	} else if bytes.Compare(k, seek) > 0 {
+		k, v = w.c.Prev()
+	}
+	w.set(k, v)
+	return w
+}
+
+func (w *keyWalk) set(k, v []byte) {
+	if k == nil || !bytes.HasPrefix(k, w.prefix) {
+		w.pk, w.v = nil, nil
+		return
+	}
+	w.pk, w.v = k[len(w.prefix):], v
+}
+
+func (w *keyWalk) next() { w.set(w.c.Prev()) }
+
 // scanLogs walks the entries matching f newest first, using the most
-// selective index available. When the index covers the filter, rows are
-// not decoded unless fn asks. fn returns false to stop.
+// selective index available together with the entries still waiting for
+// the indexer. When the index covers the filter, indexed rows are not
+// decoded unless fn asks. fn returns false to stop.
 func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) error {
 	idx, prefix, _ := logIndex(tx, f)
 	lazy := covered(f)
@@ -106,43 +139,48 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 	if f.End > 0 {
 		end = uint64(f.End)
 	}
-	// Position on the last key <= (end, maxid) within the prefix.
 	hi := make([]byte, 16)
 	binary.BigEndian.PutUint64(hi, end)
 	binary.BigEndian.PutUint64(hi[8:], math.MaxUint64)
 	primary := tx.Bucket(bucketLogs)
-	var c *bolt.Cursor
-	seek := hi
+	var main, waiting *keyWalk
 	if idx != nil {
-		c = idx.Cursor()
-		seek = append(append([]byte(nil), prefix...), hi...)
+		main = newKeyWalk(idx, prefix, hi)
+		waiting = newKeyWalk(tx.Bucket(bucketLogUnindexed), nil, hi)
 	} else {
-		c = primary.Cursor()
+		// The primary bucket holds every entry, indexed or not.
+		main = newKeyWalk(primary, nil, hi)
+		waiting = &keyWalk{}
 	}
-	k, v := c.Seek(seek)
-	if k == nil {
-		k, v = c.Last()
-	} else if bytes.Compare(k, seek) > 0 {
-		k, v = c.Prev()
-	}
-	for ; k != nil; k, v = c.Prev() {
-		pk := k
-		if idx != nil {
-			if !bytes.HasPrefix(k, prefix) {
-				break
+	for main.pk != nil || waiting.pk != nil {
+		var row *logRow
+		decode := !lazy
+		if waiting.pk == nil || (main.pk != nil && bytes.Compare(main.pk, waiting.pk) > 0) {
+			row = &logRow{primary: primary, pk: main.pk}
+			if idx == nil {
+				row.v = main.v
 			}
-			pk = k[len(prefix):]
-			v = nil
+			main.next()
+		} else {
+			r, ok := decodeRef(waiting.v)
+			row = &logRow{primary: primary, pk: waiting.pk}
+			waiting.next()
+			if !ok || !r.matches(f) {
+				continue
+			}
+			if row.v = primary.Get(row.pk); row.v == nil {
+				continue
+			}
 		}
-		ts := int64(binary.BigEndian.Uint64(pk[:8]))
+		ts := int64(binary.BigEndian.Uint64(row.pk[:8]))
 		if f.Start > 0 && ts < f.Start {
+			// Both walks go back in time: nothing older can match.
 			break
 		}
 		if f.End > 0 && ts > f.End {
 			continue
 		}
-		row := &logRow{primary: primary, pk: pk, v: v}
-		if !lazy {
+		if decode {
 			l, err := row.Log()
 			if err != nil {
 				return err
@@ -159,18 +197,24 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 }
 
 // countLogs returns the number of entries matching f from the row counters
-// when the filter is one index with no time bound that excludes anything;
-// ok is false when the rows must be counted.
+// and the entries waiting for the indexer, when the filter is one index with
+// no time bound that excludes anything; ok is false when the rows must be
+// counted.
 func countLogs(tx *bolt.Tx, f LogFilter, now int64) (n int, ok bool) {
 	if !covered(f) || f.Start > 0 || (f.End > 0 && f.End < now) {
 		return 0, false
 	}
 	_, _, ck := logIndex(tx, f)
-	v := tx.Bucket(bucketLogCounts).Get(ck)
-	if v == nil {
-		return 0, true
+	if v := tx.Bucket(bucketLogCounts).Get(ck); v != nil {
+		n = int(btoi(v))
 	}
-	return int(btoi(v)), true
+	c := tx.Bucket(bucketLogUnindexed).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if r, ok := decodeRef(v); ok && r.matches(f) {
+			n++
+		}
+	}
+	return n, true
 }
 
 func logMatches(l *Log, f LogFilter) bool {
@@ -348,24 +392,15 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 				keys = append(keys, append([]byte(nil), k...))
 				logs = append(logs, l)
 			}
+			waiting := tx.Bucket(bucketLogUnindexed)
+			counts := logCounter{}
 			for i, k := range keys {
-				l := logs[i]
-				if l.UserID != 0 {
-					_ = tx.Bucket(bucketIdxLogsByUser).Delete(append(itob(l.UserID), k...))
-				}
-				if l.TokenID != 0 {
-					_ = tx.Bucket(bucketIdxLogsByToken).Delete(append(itob(l.TokenID), k...))
-				}
-				if l.ChannelID != 0 {
-					_ = tx.Bucket(bucketIdxLogsByChannel).Delete(append(itob(l.ChannelID), k...))
-				}
-				if l.ModelName != "" {
-					_ = tx.Bucket(bucketIdxLogsByModel).Delete(modelIndexKey(l.ModelName, k))
-				}
-				if l.Type != 0 {
-					_ = tx.Bucket(bucketIdxLogsByType).Delete(append([]byte{byte(l.Type)}, k...))
-				}
-				if err := countLog(tx, &l, -1); err != nil {
+				// An entry the indexer has not reached only loses its reference.
+				if waiting.Get(k) != nil {
+					if err := waiting.Delete(k); err != nil {
+						return err
+					}
+				} else if err := indexLog(tx, k, refOf(&logs[i]), -1, counts); err != nil {
 					return err
 				}
 				if err := primary.Delete(k); err != nil {
@@ -373,7 +408,7 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 				}
 			}
 			n = len(keys)
-			return nil
+			return counts.flush(tx)
 		})
 		if err != nil {
 			return total, Internal(err)

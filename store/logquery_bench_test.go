@@ -29,6 +29,9 @@ func fillLogs(tb testing.TB, s *Store, n int) {
 			tb.Fatal(err)
 		}
 	}
+	if err := s.indexLogs(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // BenchmarkLogsPage reads console log pages from 500 000 rows.

@@ -46,36 +46,120 @@ func logKey(createdAt int64, id uint64) []byte {
 	return k
 }
 
-// appendLog assigns an id and writes the entry with its index entries and
-// row counters.
+// appendLog assigns an id and writes the entry with a reference to it in
+// the unindexed bucket; the indexer (logindex.go) moves the reference into
+// the indexes and row counters later, and queries read both meanwhile.
 func appendLog(tx *bolt.Tx, l *Log) error {
-	c := logCounter{}
-	if err := appendLogCounted(tx, l, c); err != nil {
+	b := tx.Bucket(bucketLogs)
+	id, err := b.NextSequence()
+	if err != nil {
 		return err
 	}
-	return c.flush(tx)
+	l.ID = id
+	key := logKey(l.CreatedAt, id)
+	data, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(key, data); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketLogUnindexed).Put(key, refOf(l).encode())
 }
 
-// logCounter gathers row-counter changes so that a transaction writing many
-// logs updates each counter once.
+// logRef is what the indexes and row counters need of an entry.
+type logRef struct {
+	user, token, channel uint64
+	typ                  int
+	model                string
+}
+
+func refOf(l *Log) logRef {
+	return logRef{user: l.UserID, token: l.TokenID, channel: l.ChannelID, typ: l.Type, model: l.ModelName}
+}
+
+// encode lays the reference out as user(8) token(8) channel(8) type(1) model.
+func (r logRef) encode() []byte {
+	v := make([]byte, 25, 25+len(r.model))
+	binary.BigEndian.PutUint64(v, r.user)
+	binary.BigEndian.PutUint64(v[8:], r.token)
+	binary.BigEndian.PutUint64(v[16:], r.channel)
+	v[24] = byte(r.typ)
+	return append(v, r.model...)
+}
+
+func decodeRef(v []byte) (logRef, bool) {
+	if len(v) < 25 {
+		return logRef{}, false
+	}
+	return logRef{user: binary.BigEndian.Uint64(v), token: binary.BigEndian.Uint64(v[8:]),
+		channel: binary.BigEndian.Uint64(v[16:]), typ: int(v[24]), model: string(v[25:])}, true
+}
+
+// matches reports whether the fields the reference carries agree with f;
+// token name and keyword need the entry itself.
+func (r logRef) matches(f LogFilter) bool {
+	return (f.Type == 0 || r.typ == f.Type) && (f.UserID == 0 || r.user == f.UserID) &&
+		(f.TokenID == 0 || r.token == f.TokenID) && (f.ChannelID == 0 || r.channel == f.ChannelID) &&
+		(f.ModelName == "" || likeMatch(r.model, f.ModelName))
+}
+
+// indexLog writes (d = 1) or removes (d = -1) the index entries of the entry
+// at key and records its row-counter change in c.
+func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
+	var keys [][]byte
+	var buckets [][]byte
+	if r.user != 0 {
+		buckets, keys = append(buckets, bucketIdxLogsByUser), append(keys, append(itob(r.user), key...))
+	}
+	if r.token != 0 {
+		buckets, keys = append(buckets, bucketIdxLogsByToken), append(keys, append(itob(r.token), key...))
+	}
+	if r.channel != 0 {
+		buckets, keys = append(buckets, bucketIdxLogsByChannel), append(keys, append(itob(r.channel), key...))
+	}
+	if r.model != "" {
+		buckets, keys = append(buckets, bucketIdxLogsByModel), append(keys, modelIndexKey(r.model, key))
+	}
+	if r.typ != 0 {
+		buckets, keys = append(buckets, bucketIdxLogsByType), append(keys, append([]byte{byte(r.typ)}, key...))
+	}
+	for i, k := range keys {
+		b := tx.Bucket(buckets[i])
+		var err error
+		if d > 0 {
+			err = b.Put(k, nil)
+		} else {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	c.add(r, d)
+	return nil
+}
+
+// logCounter gathers row-counter changes so that a transaction touching many
+// entries updates each counter once.
 type logCounter map[string]int64
 
-func (c logCounter) add(l *Log, d int64) {
+func (c logCounter) add(r logRef, d int64) {
 	c["all"] += d
-	if l.UserID != 0 {
-		c["u"+string(itob(l.UserID))] += d
+	if r.user != 0 {
+		c["u"+string(itob(r.user))] += d
 	}
-	if l.TokenID != 0 {
-		c["t"+string(itob(l.TokenID))] += d
+	if r.token != 0 {
+		c["t"+string(itob(r.token))] += d
 	}
-	if l.ChannelID != 0 {
-		c["c"+string(itob(l.ChannelID))] += d
+	if r.channel != 0 {
+		c["c"+string(itob(r.channel))] += d
 	}
-	if l.ModelName != "" {
-		c["m"+l.ModelName] += d
+	if r.model != "" {
+		c["m"+r.model] += d
 	}
-	if l.Type != 0 {
-		c[string([]byte{'y', byte(l.Type)})] += d
+	if r.typ != 0 {
+		c[string([]byte{'y', byte(r.typ)})] += d
 	}
 }
 
@@ -94,88 +178,6 @@ func (c logCounter) flush(tx *bolt.Tx) error {
 			n = 0
 		}
 		if err := b.Put([]byte(k), itob(uint64(n))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appendLogCounted writes the entry and its index entries and records its
-// counter changes in c; the caller flushes c before the commit.
-func appendLogCounted(tx *bolt.Tx, l *Log, c logCounter) error {
-	b := tx.Bucket(bucketLogs)
-	id, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	l.ID = id
-	key := logKey(l.CreatedAt, id)
-	data, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(key, data); err != nil {
-		return err
-	}
-	if l.UserID != 0 {
-		if err := tx.Bucket(bucketIdxLogsByUser).Put(append(itob(l.UserID), key...), nil); err != nil {
-			return err
-		}
-	}
-	if l.TokenID != 0 {
-		if err := tx.Bucket(bucketIdxLogsByToken).Put(append(itob(l.TokenID), key...), nil); err != nil {
-			return err
-		}
-	}
-	if l.ChannelID != 0 {
-		if err := tx.Bucket(bucketIdxLogsByChannel).Put(append(itob(l.ChannelID), key...), nil); err != nil {
-			return err
-		}
-	}
-	if l.ModelName != "" {
-		if err := tx.Bucket(bucketIdxLogsByModel).Put(modelIndexKey(l.ModelName, key), nil); err != nil {
-			return err
-		}
-	}
-	if l.Type != 0 {
-		if err := tx.Bucket(bucketIdxLogsByType).Put(append([]byte{byte(l.Type)}, key...), nil); err != nil {
-			return err
-		}
-	}
-	c.add(l, 1)
-	return nil
-}
-
-// countLog moves the row counters of every index l appears in by d; they let
-// a page of logs report its total without counting rows.
-func countLog(tx *bolt.Tx, l *Log, d int64) error {
-	b := tx.Bucket(bucketLogCounts)
-	keys := [][]byte{[]byte("all")}
-	if l.UserID != 0 {
-		keys = append(keys, append([]byte("u"), itob(l.UserID)...))
-	}
-	if l.TokenID != 0 {
-		keys = append(keys, append([]byte("t"), itob(l.TokenID)...))
-	}
-	if l.ChannelID != 0 {
-		keys = append(keys, append([]byte("c"), itob(l.ChannelID)...))
-	}
-	if l.ModelName != "" {
-		keys = append(keys, append([]byte("m"), l.ModelName...))
-	}
-	if l.Type != 0 {
-		keys = append(keys, []byte{'y', byte(l.Type)})
-	}
-	for _, k := range keys {
-		var n int64
-		if v := b.Get(k); v != nil {
-			n = int64(btoi(v))
-		}
-		n += d
-		if n < 0 {
-			n = 0
-		}
-		if err := b.Put(k, itob(uint64(n))); err != nil {
 			return err
 		}
 	}

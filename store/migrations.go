@@ -14,7 +14,8 @@ var migrations = []func(tx *bolt.Tx) error{
 	// 2: the type index and row counters for every log index, from the
 	// logs present.
 	func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketLogs).ForEach(func(k, v []byte) error {
+		counts := logCounter{}
+		err := tx.Bucket(bucketLogs).ForEach(func(k, v []byte) error {
 			var l Log
 			if err := jsonUnmarshal(v, &l); err != nil {
 				return err
@@ -24,8 +25,13 @@ var migrations = []func(tx *bolt.Tx) error{
 					return err
 				}
 			}
-			return countLog(tx, &l, 1)
+			counts.add(refOf(&l), 1)
+			return nil
 		})
+		if err != nil {
+			return err
+		}
+		return counts.flush(tx)
 	},
 }
 

@@ -32,6 +32,7 @@ type Store struct {
 
 	hooks   hooks
 	ledger  ledger
+	indexer logIndexer
 	routing atomic.Pointer[routing]
 	auth    *authCache
 }
@@ -94,12 +95,14 @@ func Open(path string, opts Options) (*Store, error) {
 	// before this point reads through the cache.
 	s.auth = newAuthCache(db)
 	s.ledger.init(s)
+	s.startIndexer()
 	return s, nil
 }
 
 // Close closes the data file.
 func (s *Store) Close() error {
 	s.ledger.close()
+	s.stopIndexer()
 	authCaches.Delete(s.db)
 	return s.db.Close()
 }
