@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // bruteLogs answers a filter by reading every entry, newest first.
@@ -195,4 +197,48 @@ func TestLogIndexerCatchesUp(t *testing.T) {
 	if err != nil || p.Total != 50 {
 		t.Fatalf("total %d, %v", p.Total, err)
 	}
+}
+
+// Log entries arrive in time order, so their pages (and the type index's)
+// are left nearly full when they split: the log takes about what its rows
+// need, not twice that.
+func TestLogPagesStayFull(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "fill.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; i < 4000; i += 4 {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for j := range 4 {
+				l := &Log{UserID: uint64((i+j)%50 + 1), TokenID: uint64((i+j)%200 + 1), ChannelID: 3, Type: LogTypeConsume,
+					ModelName: fmt.Sprintf("model-%d", (i+j)%20), CreatedAt: int64(1_700_000_000 + i), Content: "模型倍率 0.075，补全倍率 4，分组倍率 1",
+					Other: `{"model_ratio":0.075,"group_ratio":1,"completion_ratio":4,"model_price":-1,"frt":-1000,"request_id":"20261122080725WduJwIF7"}`}
+				if err := appendLog(tx, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%400 == 0 {
+			if err := s.indexLogs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketLogs, bucketIdxLogsByType} {
+			st := tx.Bucket(b).Stats()
+			if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.75 {
+				t.Errorf("%s: leaf pages %.0f %% full", b, fill*100)
+			}
+		}
+		return nil
+	})
 }

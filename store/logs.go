@@ -51,6 +51,7 @@ func logKey(createdAt int64, id uint64) []byte {
 // the indexes and row counters later, and queries read both meanwhile.
 func appendLog(tx *bolt.Tx, l *Log) error {
 	b := tx.Bucket(bucketLogs)
+	b.FillPercent = appendFill
 	id, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -66,6 +67,14 @@ func appendLog(tx *bolt.Tx, l *Log) error {
 	}
 	return tx.Bucket(bucketLogUnindexed).Put(key, refOf(l).encode())
 }
+
+// appendFill is how full a page of the log and its type index is left when
+// it splits. Their keys start with the time (after the type), so new entries
+// land after the last one and a page once split is not written again;
+// bbolt's default of half-full pages would double the log's share of the
+// file. The other indexes interleave many users, tokens, models or channels
+// and keep the default.
+const appendFill = 0.9
 
 // logRef is what the indexes and row counters need of an entry.
 type logRef struct {
@@ -107,30 +116,36 @@ func (r logRef) matches(f LogFilter) bool {
 // indexLog writes (d = 1) or removes (d = -1) the index entries of the entry
 // at key and records its row-counter change in c.
 func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
-	var keys [][]byte
-	var buckets [][]byte
+	type entry struct {
+		bucket, key []byte
+		appendOnly  bool
+	}
+	var es []entry
 	if r.user != 0 {
-		buckets, keys = append(buckets, bucketIdxLogsByUser), append(keys, append(itob(r.user), key...))
+		es = append(es, entry{bucketIdxLogsByUser, append(itob(r.user), key...), false})
 	}
 	if r.token != 0 {
-		buckets, keys = append(buckets, bucketIdxLogsByToken), append(keys, append(itob(r.token), key...))
+		es = append(es, entry{bucketIdxLogsByToken, append(itob(r.token), key...), false})
 	}
 	if r.channel != 0 {
-		buckets, keys = append(buckets, bucketIdxLogsByChannel), append(keys, append(itob(r.channel), key...))
+		es = append(es, entry{bucketIdxLogsByChannel, append(itob(r.channel), key...), false})
 	}
 	if r.model != "" {
-		buckets, keys = append(buckets, bucketIdxLogsByModel), append(keys, modelIndexKey(r.model, key))
+		es = append(es, entry{bucketIdxLogsByModel, modelIndexKey(r.model, key), false})
 	}
 	if r.typ != 0 {
-		buckets, keys = append(buckets, bucketIdxLogsByType), append(keys, append([]byte{byte(r.typ)}, key...))
+		es = append(es, entry{bucketIdxLogsByType, append([]byte{byte(r.typ)}, key...), true})
 	}
-	for i, k := range keys {
-		b := tx.Bucket(buckets[i])
+	for _, e := range es {
+		b := tx.Bucket(e.bucket)
 		var err error
 		if d > 0 {
-			err = b.Put(k, nil)
+			if e.appendOnly {
+				b.FillPercent = appendFill
+			}
+			err = b.Put(e.key, nil)
 		} else {
-			err = b.Delete(k)
+			err = b.Delete(e.key)
 		}
 		if err != nil {
 			return err
