@@ -246,3 +246,75 @@ func TestStream_EventsAreNotHeldBack(t *testing.T) {
 		t.Fatalf("last event = %q", line)
 	}
 }
+
+// flushWatch records, at every flush, how many events the client has been
+// sent so far.
+type flushWatch struct {
+	http.ResponseWriter
+	events  int
+	flushes []int
+}
+
+func (w *flushWatch) Write(p []byte) (int, error) {
+	w.events += strings.Count(string(p), "data:")
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *flushWatch) Flush() {
+	w.flushes = append(w.flushes, w.events)
+	w.ResponseWriter.(http.Flusher).Flush()
+}
+
+// The first event of a stream leaves at once even when the upstream sent
+// many in one write: the rest of the burst follows in one more flush.
+func TestStream_FirstEventLeavesAtOnce(t *testing.T) {
+	t.Parallel()
+	var watch *flushWatch
+	done := make(chan struct{})
+	g := MustOpenGateway(t, gatewayConfig{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/chat/completions" {
+				h.ServeHTTP(w, r)
+				return
+			}
+			watch = &flushWatch{ResponseWriter: w}
+			h.ServeHTTP(watch, r)
+			close(done)
+		})
+	}})
+	up := relaytest.NewChat(t, "sk-burst", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		var burst strings.Builder
+		for i := range 10 {
+			data, _ := json.Marshal(relaytest.Chunk(miniModel, fmt.Sprintf("b%d ", i)))
+			fmt.Fprintf(&burst, "data: %s\n\n", data)
+		}
+		data, _ := json.Marshal(relaytest.UsageChunk(miniModel, 3, 10))
+		fmt.Fprintf(&burst, "data: %s\n\ndata: [DONE]\n\n", data)
+		w.Write([]byte(burst.String()))
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	body := `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"burst"}]}`
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got strings.Builder
+	if _, err := bufio.NewReader(resp.Body).WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if n := strings.Count(got.String(), "data:"); n != 11 {
+		t.Fatalf("client got %d events, want 10 and [DONE]:\n%s", n, got.String())
+	}
+	if len(watch.flushes) == 0 || watch.flushes[0] != 1 {
+		t.Fatalf("events sent at each flush = %v, want the first flush after the first event", watch.flushes)
+	}
+	if len(watch.flushes) > 3 {
+		t.Fatalf("events sent at each flush = %v: the burst was flushed event by event", watch.flushes)
+	}
+}

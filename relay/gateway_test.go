@@ -162,6 +162,8 @@ type gatewayConfig struct {
 	UpstreamClient *http.Client
 	// Options are stored before the server starts.
 	Options map[string]string
+	// Wrap, when set, wraps the whole HTTP front (to watch responses).
+	Wrap func(http.Handler) http.Handler
 }
 
 // gateway is the whole HTTP front (api.Server with the relay mounted) over
@@ -222,7 +224,11 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 		Store: st, Policy: pol, Hub: hub, HTTPClient: http.DefaultClient,
 		Relay: relay.New(rc), TrustedProxies: trusted,
 	})
-	ts := httptest.NewServer(srv)
+	var h http.Handler = srv
+	if cfg.Wrap != nil {
+		h = cfg.Wrap(srv)
+	}
+	ts := httptest.NewServer(h)
 	// Close the server before the store: in-flight charges finish first.
 	tb.Cleanup(func() {
 		ts.Close()

@@ -21,7 +21,8 @@ var (
 	errIdle    = errors.New("stream idle timeout")
 )
 
-// streamChunk is what the relay reads from each SSE event.
+// streamChunk is what the relay reads from an SSE event: the usage, and
+// the text to count when the upstream reports no usage.
 type streamChunk struct {
 	Choices []struct {
 		Text  string `json:"text"`
@@ -29,19 +30,71 @@ type streamChunk struct {
 			Content   string               `json:"content"`
 			ToolCalls []tokenizer.ToolCall `json:"tool_calls"`
 		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *usage `json:"usage"`
+}
+
+var usageKey = []byte(`"usage"`)
+
+// usageObject reports whether payload has a "usage" member whose value is an
+// object: the only events the relay decodes while they pass. Inside a JSON
+// string the quotes of "usage" would be escaped, so text cannot match.
+func usageObject(p []byte) bool {
+	skip := func(j int) int {
+		for j < len(p) && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n') {
+			j++
+		}
+		return j
+	}
+	for {
+		i := bytes.Index(p, usageKey)
+		if i < 0 {
+			return false
+		}
+		p = p[i+len(usageKey):]
+		if j := skip(0); j < len(p) && p[j] == ':' {
+			if j = skip(j + 1); j < len(p) && p[j] == '{' {
+				return true
+			}
+		}
+	}
+}
+
+// countKept counts the completion of the events kept while no usage had
+// arrived (payloads separated by newlines).
+func countKept(counter *tokenizer.StreamCounter, kept []byte) int {
+	for len(kept) > 0 {
+		line := kept
+		if i := bytes.IndexByte(kept, '\n'); i >= 0 {
+			line, kept = kept[:i], kept[i+1:]
+		} else {
+			kept = nil
+		}
+		var chunk streamChunk
+		if json.Unmarshal(line, &chunk) != nil {
+			continue
+		}
+		for _, choice := range chunk.Choices {
+			counter.Add(choice.Text)
+			counter.Add(choice.Delta.Content)
+			counter.AddToolCalls(choice.Delta.ToolCalls)
+		}
+	}
+	return counter.Tokens()
 }
 
 // relayStream passes SSE events to the client as they come, holding back
 // only the end: the upstream's [DONE] (and a usage chunk the client did not
 // ask for). After the last event it charges the call, then sends [DONE], so a
 // stream the client saw complete is always billed.
+//
+// Events pass without being decoded, except one that carries a usage
+// object. Until usage arrives the payloads are kept, and decoded for a local
+// count only if the stream ends without it.
 func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc, fbTimer *time.Timer, set *store.Settings) *Error {
 	reader := bufio.NewReaderSize(resp.Body, 64<<10)
 	flusher, _ := c.w.(http.Flusher)
-	counter := tokenizer.NewStreamCounter(c.model)
+	var kept []byte // payloads before usage arrived, one per line
 	var got *usage
 	started := false
 	sawDone := false
@@ -51,11 +104,13 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	clientGone := false
 	var readErr error
 	pending := false // written to the client but not flushed
+	flushed := false
 	for {
 		// Events that arrived together leave together: flush once no whole
 		// line is waiting in the buffer, before a read that may block, so
-		// nothing received is held back.
-		if pending && !lineBuffered(reader) {
+		// nothing received is held back. The first event leaves at once.
+		if pending && (!flushed || !lineBuffered(reader)) {
+			flushed = true
 			if flusher != nil {
 				flusher.Flush()
 			}
@@ -87,20 +142,19 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				break
 			}
 			forward := true
-			var chunk streamChunk
-			if json.Unmarshal(payload, &chunk) == nil {
-				for _, choice := range chunk.Choices {
-					counter.Add(choice.Text)
-					counter.Add(choice.Delta.Content)
-					counter.AddToolCalls(choice.Delta.ToolCalls)
-				}
-				if chunk.Usage != nil && chunk.Usage.PromptTokens+chunk.Usage.CompletionTokens > 0 {
+			if usageObject(payload) {
+				var chunk streamChunk
+				if json.Unmarshal(payload, &chunk) == nil && chunk.Usage != nil && chunk.Usage.PromptTokens+chunk.Usage.CompletionTokens > 0 {
 					u := *chunk.Usage
 					got = &u
+					kept = nil
 					if len(chunk.Choices) == 0 && !c.wantUsage {
 						forward = false
 					}
 				}
+			}
+			if got == nil {
+				kept = append(append(kept, payload...), '\n')
 			}
 			if forward && !clientGone {
 				if !started {
@@ -148,7 +202,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	if got != nil {
 		prompt, completion = got.PromptTokens, got.CompletionTokens
 	} else {
-		completion = counter.Tokens()
+		completion = countKept(tokenizer.NewStreamCounter(c.model), kept)
 	}
 	if err := rl.settle(c, ch, prompt, completion, frt, set); err != nil {
 		if started {
