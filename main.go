@@ -287,6 +287,7 @@ func (m *Main) Run(ctx context.Context) error {
 			mux := http.NewServeMux()
 			mux.HandleFunc("/debug/pprof/", pprof.Index)
 			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 			slog.Info("pprof listening", "addr", addr, "err", http.ListenAndServe(addr, mux))
 		}()
 	}
