@@ -154,7 +154,6 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 	}
 	for main.pk != nil || waiting.pk != nil {
 		var row *logRow
-		decode := !lazy
 		if waiting.pk == nil || (main.pk != nil && bytes.Compare(main.pk, waiting.pk) > 0) {
 			row = &logRow{primary: primary, pk: main.pk}
 			if idx == nil {
@@ -180,7 +179,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 		if f.End > 0 && ts > f.End {
 			continue
 		}
-		if decode {
+		if !lazy {
 			l, err := row.Log()
 			if err != nil {
 				return err
