@@ -1,22 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { expectToast, launchBrowser, loginToPersonalSettings, newPage, startGateway, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
+import { test } from "node:test";
+import { expectToast, gatewaySuite, loginToPersonalSettings, newPage, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
 
-let gw;
-let browser;
-
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = gatewaySuite();
 
 test("register, log in, edit the display name, change the password, log out, log in again", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   const username = uniqueName("acc");
   const password = "first-pass-1";
   const newPassword = "second-pass-2";
@@ -84,7 +73,7 @@ test("register, log in, edit the display name, change the password, log out, log
 });
 
 test("root with the default password is warned and sent to the personal settings", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await submitLogin(page, "root", "123456");
   const warning = await page.locator(".toast-warning").first();
   await warning.waitFor();
@@ -96,7 +85,7 @@ test("root with the default password is warned and sent to the personal settings
 test("access token, invite link and account deletion on the personal tab", async () => {
   const username = uniqueName("tok");
   const password = "token-pass-1";
-  const { context, page } = await newPage(browser, gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
   await page.goto("/register");
   await page.fill("#reg-username", username);
   await page.fill("#reg-password", password);
@@ -114,7 +103,7 @@ test("access token, invite link and account deletion on the personal tab", async
   await page.click('[data-testid="copy-invite"]');
   await expectToast(page, "邀请链接已复制到剪切板");
   const link = (await page.locator('[data-testid="invite-link"]').textContent()).trim();
-  assert.match(link, new RegExp(`^${gw.baseURL.replace(/[.]/g, "\\.")}/register\\?aff=\\w+$`));
+  assert.match(link, new RegExp(`^${suite.gw.baseURL.replace(/[.]/g, "\\.")}/register\\?aff=\\w+$`));
 
   await page.click('[data-testid="delete-account"]');
   await page.fill('[data-testid="delete-confirm-input"]', username + "x");
@@ -135,7 +124,7 @@ test("access token, invite link and account deletion on the personal tab", async
 test("a refused clipboard opens the manual-copy dialog", async () => {
   const username = uniqueName("clp");
   const password = "clip-pass-11";
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.addInitScript(() => {
     Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) } });
   });

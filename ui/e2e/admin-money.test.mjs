@@ -1,23 +1,16 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { after, before, test } from "node:test";
-import { ApiSession, expectToast, launchBrowser, login, money, newPage, newUser, quotaPerUnit, registerUser, rootApi, startGateway, uniqueName } from "./harness.mjs";
+import { test } from "node:test";
+import { ApiSession, expectToast, gatewaySuite, login, money, newPage, newUser, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
-let gw;
-let browser;
 let root;
 let perUnit;
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  root = await rootApi(gw.baseURL);
-  perUnit = await quotaPerUnit(root);
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    root = await rootApi(gw.baseURL);
+    perUnit = await quotaPerUnit(root);
+  },
 });
 
 test("an admin creates and downloads codes; a user redeems one and the balance follows live", async () => {
@@ -25,7 +18,7 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   const quota = perUnit * 3;
 
   // The administrator creates three codes and downloads them.
-  const admin = await newPage(browser, gw.baseURL, { acceptDownloads: true });
+  const admin = await newPage(suite.browser, suite.gw.baseURL, { acceptDownloads: true });
   await login(admin.page, "root", "123456");
   await admin.page.goto("/redemption");
   await admin.page.locator('[data-testid="redemption-add"]').click();
@@ -49,8 +42,8 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   assert.equal(await admin.page.locator('[data-testid^="redemption-row-"]', { hasText: name }).count(), 3);
 
   // A user redeems one in the wallet.
-  const { username, password, api: userApi } = await newUser(gw.baseURL, "pay", "wallet-pass-1");
-  const user = await newPage(browser, gw.baseURL);
+  const { username, password, api: userApi } = await newUser(suite.gw.baseURL, "pay", "wallet-pass-1");
+  const user = await newPage(suite.browser, suite.gw.baseURL);
   await login(user.page, username, password);
   await user.page.goto("/topup");
   const balance = user.page.locator('[data-testid="wallet-balance"]');
@@ -92,8 +85,8 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
 });
 
 test("the wallet explains missing top-up settings", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "wal", "wallet-pass-2");
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { username, password } = await registerUser(suite.gw.baseURL, "wal", "wallet-pass-2");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, username, password);
   await page.goto("/topup");
   await page.locator('[data-testid="get-code"]').click();
@@ -104,12 +97,12 @@ test("the wallet explains missing top-up settings", async () => {
 });
 
 test("root edits a user's quota, also by a negative addition, and the row updates", async () => {
-  const { username } = await registerUser(gw.baseURL, "edt", "edit-pass-11");
+  const { username } = await registerUser(suite.gw.baseURL, "edt", "edit-pass-11");
   const found = await root.call("GET", `/api/user/search?keyword=${username}&group=`);
   const id = found.json.data.find((u) => u.username === username).id;
   const before = found.json.data.find((u) => u.username === username).quota;
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");
   await page.goto("/user");
   await page.locator('[data-testid="users-table"]').waitFor();
@@ -159,11 +152,11 @@ test("the users table shows client pages of any size over the server's pages of 
       if (r.json.data.length < 10) return n;
     }
   };
-  const api = new ApiSession(gw.baseURL);
+  const api = new ApiSession(suite.gw.baseURL);
   for (let n = await have(); n < 25; n++) await api.register(uniqueName("pg"), "paging-pass-1");
   const total = await have();
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   const fetched = [];
   page.on("request", (req) => {
     const m = req.url().match(/\/api\/user\/\?p=(\d+)/);

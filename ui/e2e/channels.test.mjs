@@ -2,27 +2,20 @@
 // never see its key, test it, edit inline, run the confirmed bulk actions,
 // and keep the page away from normal users.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { expectToast, launchBrowser, login, navEntries, newPage, registerUser, rootApi, startGateway, statusAsStoredUser, uniqueName } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, navEntries, newPage, registerUser, rootApi, statusAsStoredUser, uniqueName } from "./harness.mjs";
 
 // The fake upstream lists these models and answers "Hello from the fake".
 const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
 
-let gw;
-let browser;
 let upstream;
 
-before(async () => {
-  gw = await startGateway();
-  upstream = await startFakeUpstream({ models: FAKE_MODELS, chunks: ["Hello", " from the fake"] });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await upstream?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async () => {
+    upstream = await startFakeUpstream({ models: FAKE_MODELS, chunks: ["Hello", " from the fake"] });
+  },
+  teardown: () => upstream?.close(),
 });
 
 async function channelByName(api, name) {
@@ -31,7 +24,7 @@ async function channelByName(api, name) {
 }
 
 test("root creates an OpenAI channel on the fake upstream, never sees its key, and tests it", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/channel");
   await page.locator('[data-testid="channels-page"]').waitFor();
@@ -91,7 +84,7 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await expectToast(page, "渠道创建成功！");
   await drawer.waitFor({ state: "detached" });
 
-  const api = await rootApi(gw.baseURL);
+  const api = await rootApi(suite.gw.baseURL);
   const saved = await channelByName(api, name);
   assert.ok(saved, "channel stored");
   assert.equal(saved.base_url, upstream.url, "trailing slashes removed");
@@ -129,12 +122,12 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
 });
 
 test("priority, weight and status are edited in place; copy, test-all and bulk delete work", async () => {
-  const api = await rootApi(gw.baseURL);
+  const api = await rootApi(suite.gw.baseURL);
   const name = uniqueName("in");
   await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
   const ch = await channelByName(api, name);
 
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/channel");
   const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
@@ -197,12 +190,12 @@ test("priority, weight and status are edited in place; copy, test-all and bulk d
 });
 
 test("a channel of a type the relay does not implement can be saved and its test says so", async () => {
-  const api = await rootApi(gw.baseURL);
+  const api = await rootApi(suite.gw.baseURL);
   const name = uniqueName("cl");
   const created = await api.call("POST", "/api/channel/", { type: 14, name, key: "sk-claude", models: "claude-3-haiku-20240307", group: "default" });
   assert.equal(created.status, 200, JSON.stringify(created.json));
   const ch = await channelByName(api, name);
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/channel");
   const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
@@ -214,8 +207,8 @@ test("a channel of a type the relay does not implement can be saved and its test
 });
 
 test("a normal user has no channel entry and /channel is refused", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "nch", "normal-pass-1");
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { username, password } = await registerUser(suite.gw.baseURL, "nch", "normal-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, username, password);
   await page.locator('[data-testid="sidebar"]').waitFor();
   const entries = await navEntries(page);

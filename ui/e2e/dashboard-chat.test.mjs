@@ -4,9 +4,9 @@
 // option hides the entry and stops the counting, and the chat pages fill the
 // configured links with the user's first enabled token and the server address.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { getOptions, launchBrowser, login as formLogin, money, navEntries, newPage, newUser as registerNewUser, putOption, quotaPerUnit, rootApi, startGateway } from "./harness.mjs";
+import { gatewaySuite, getOptions, login as formLogin, money, navEntries, newPage, newUser as registerNewUser, putOption, quotaPerUnit, rootApi } from "./harness.mjs";
 
 // Two models with a fixed price per call, each served by its own fake upstream
 // whose usage differs (prompt 12 + one completion token per chunk), so every
@@ -35,33 +35,28 @@ const CHATS = [
   { "Desktop app": "ama://set-api-key?server={address}&key={key}" },
 ];
 
-let gw;
-let browser;
 let root;
 const upstreams = [];
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  root = await rootApi(gw.baseURL);
-  assert.equal(await quotaPerUnit(root), QUOTA_PER_UNIT);
-  const prices = JSON.parse((await getOptions(root)).ModelPrice || "{}");
-  for (const [model, { price, chunks }] of Object.entries(MODELS)) {
-    const up = await startFakeUpstream({ chunks, models: [model], delayMs: 5 });
-    upstreams.push(up);
-    await createChannel(root, up.url, [model], `fake-${model}`);
-    prices[model] = price;
-  }
-  await setOption("ModelPrice", JSON.stringify(prices));
-  await setOption("QuotaForNewUser", "50000000");
-  await setOption("ServerAddress", SERVER_ADDRESS);
-  await setOption("Chats", JSON.stringify(CHATS));
-});
-
-after(async () => {
-  await browser?.close();
-  for (const up of upstreams) await up.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    root = await rootApi(gw.baseURL);
+    assert.equal(await quotaPerUnit(root), QUOTA_PER_UNIT);
+    const prices = JSON.parse((await getOptions(root)).ModelPrice || "{}");
+    for (const [model, { price, chunks }] of Object.entries(MODELS)) {
+      const up = await startFakeUpstream({ chunks, models: [model], delayMs: 5 });
+      upstreams.push(up);
+      await createChannel(root, up.url, [model], `fake-${model}`);
+      prices[model] = price;
+    }
+    await setOption("ModelPrice", JSON.stringify(prices));
+    await setOption("QuotaForNewUser", "50000000");
+    await setOption("ServerAddress", SERVER_ADDRESS);
+    await setOption("Chats", JSON.stringify(CHATS));
+  },
+  teardown: async () => {
+    for (const up of upstreams) await up.close();
+  },
 });
 
 /** setOption stores a server option as root. */
@@ -69,7 +64,7 @@ const setOption = (key, value) => putOption(root, key, value);
 
 /** newUser registers a user through the API; with a token name it also creates an enabled token and returns its key (without sk-). */
 async function newUser(prefix, tokenName) {
-  const { username, password, api } = await registerNewUser(gw.baseURL, prefix, "dash-pass-1");
+  const { username, password, api } = await registerNewUser(suite.gw.baseURL, prefix, "dash-pass-1");
   let key = null;
   if (tokenName) {
     const r = await api.call("POST", "/api/token/", { name: tokenName, remain_quota: 0, expired_time: -1, unlimited_quota: true });
@@ -82,7 +77,7 @@ async function newUser(prefix, tokenName) {
 
 /** relay makes one call through /v1/chat/completions with a token and reads the whole answer. */
 async function relay(key, model, stream = false) {
-  const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+  const res = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
     method: "POST",
     headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
     body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hello" }] }),
@@ -178,7 +173,7 @@ async function waitShown(page, entry) {
 
 /** openAs opens a fresh browser context logged in as the user (or anonymous without one) with the current status cached. */
 async function openAs(user) {
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await recordShown(context);
   if (user) {
     await login(page, user.username, user.password);

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -104,6 +105,30 @@ export async function startGateway() {
 /** launchBrowser starts headless chromium with the flags this machine needs. */
 export function launchBrowser() {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+/**
+ * gatewaySuite registers the hooks a test file shares: before its first test
+ * it starts a gateway and a browser, then runs setup(suite); after its last
+ * test it closes the browser, runs teardown(suite) and stops the gateway.
+ * The returned suite's gw and browser are filled in by the before hook.
+ */
+export function gatewaySuite({ setup, teardown } = {}) {
+  const suite = { gw: null, browser: null };
+  before(async () => {
+    suite.gw = await startGateway();
+    suite.browser = await launchBrowser();
+    await setup?.(suite);
+  });
+  after(async () => {
+    try {
+      await suite.browser?.close();
+      await teardown?.(suite);
+    } finally {
+      await suite.gw?.stop();
+    }
+  });
+  return suite;
 }
 
 /** newPage opens a page in a fresh context (own cookies and storage) at baseURL. */

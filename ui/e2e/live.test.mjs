@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { ApiSession, launchBrowser, loginToPersonalSettings, newPage, quotaPerUnit, registerUser, rootApi, startGateway, uniqueName } from "./harness.mjs";
+import { test } from "node:test";
+import { ApiSession, gatewaySuite, loginToPersonalSettings, newPage, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
-let gw;
-let browser;
-
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = gatewaySuite();
 
 // addQuota raises root's quota through whichever quota-changing API the server offers,
 // and returns false when it offers none yet.
@@ -31,13 +20,13 @@ async function addQuota(api, amount) {
 }
 
 test("the balance on the personal settings page follows quota changes live", async (t) => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await loginToPersonalSettings(page, "root", "123456");
   const balance = page.locator('[data-testid="balance"]');
   await balance.waitFor();
   const before = (await balance.textContent()).trim();
 
-  const api = await rootApi(gw.baseURL);
+  const api = await rootApi(suite.gw.baseURL);
   const perUnit = await quotaPerUnit(api);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   if (!(await addQuota(api, perUnit * 5))) {
@@ -60,10 +49,10 @@ test("the balance on the personal settings page follows quota changes live", asy
 test("a session ended elsewhere logs the console out without a reload", async () => {
   const username = uniqueName("liv");
   const password = "live-pass-1";
-  const api = new ApiSession(gw.baseURL);
+  const api = new ApiSession(suite.gw.baseURL);
   await api.register(username, password);
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await loginToPersonalSettings(page, username, password);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
 
@@ -79,8 +68,8 @@ test("a session ended elsewhere logs the console out without a reload", async ()
 });
 
 test("the console that changed the password stays logged in and live", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "own", "own-pass-11");
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { username, password } = await registerUser(suite.gw.baseURL, "own", "own-pass-11");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await loginToPersonalSettings(page, username, password);
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await page.fill("#pw-current", password);

@@ -1,32 +1,25 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { launchBrowser, login, newPage, rootApi, startGateway } from "./harness.mjs";
+import { gatewaySuite, login, newPage, rootApi } from "./harness.mjs";
 
-let gw;
-let browser;
 let upstream;
 
 // The reply mixes Markdown, raw HTML, an image on a same-origin URL and a
 // relative link: only the Markdown may take effect.
 const CHUNKS = ["Hello", " **world**", "\n\n<b>raw</b> <img src=x onerror=\"window.__pwned=1\">", " ![pic](/api/user/logout)", " [away](/api/user/logout) [docs](https://example.com/docs)"];
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"] });
-  const root = await rootApi(gw.baseURL);
-  await createChannel(root, upstream.url, ["gpt-4o-mini", "broken-model"]);
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await upstream?.close();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"] });
+    const root = await rootApi(gw.baseURL);
+    await createChannel(root, upstream.url, ["gpt-4o-mini", "broken-model"]);
+  },
+  teardown: () => upstream?.close(),
 });
 
 test("a user chats in the playground and sees the streamed, sanitised answer", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
@@ -94,7 +87,7 @@ test("a user chats in the playground and sees the streamed, sanitised answer", a
 });
 
 test("an upstream failure marks the reply as an error", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();

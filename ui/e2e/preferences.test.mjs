@@ -1,24 +1,13 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, newPage, startGateway } from "./harness.mjs";
+import { test } from "node:test";
+import { gatewaySuite, newPage } from "./harness.mjs";
 
-let gw;
-let browser;
-
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = gatewaySuite();
 
 const appearance = (page) => page.evaluate(() => document.querySelector(".radix-themes")?.classList.contains("dark") ? "dark" : "light");
 
 test("the dark-mode switch persists across reloads", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL, { colorScheme: "light" });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { colorScheme: "light" });
   await page.goto("/");
   await page.locator('[data-testid="theme-toggle"]').waitFor();
   assert.equal(await appearance(page), "light");
@@ -36,7 +25,7 @@ test("the dark-mode switch persists across reloads", async () => {
 });
 
 test("the language switch persists across reloads", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/login");
   await page.locator("h1", { hasText: "用户登录" }).waitFor();
   await page.click('[data-testid="language-switch"]');

@@ -1,25 +1,18 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { getOptions, launchBrowser, login, newPage, putOption, rootApi, startGateway } from "./harness.mjs";
+import { gatewaySuite, getOptions, login, newPage, putOption, rootApi } from "./harness.mjs";
 
-let gw;
-let browser;
 let upstream;
 let root;
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  upstream = await startFakeUpstream();
-  root = await rootApi(gw.baseURL);
-  await createChannel(root, upstream.url, ["gpt-4o-mini", "zz-fixed-model", "aa-model"]);
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-  await upstream?.close();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream();
+    root = await rootApi(gw.baseURL);
+    await createChannel(root, upstream.url, ["gpt-4o-mini", "zz-fixed-model", "aa-model"]);
+  },
+  teardown: () => upstream?.close(),
 });
 
 test("a ratio changed through the option API shows on the public pricing page", async () => {
@@ -38,7 +31,7 @@ test("a ratio changed through the option API shows on the public pricing page", 
   groups.vip = 2;
   await putOption(root, "GroupRatio", JSON.stringify(groups));
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/pricing");
   await page.locator('[data-testid="pricing-not-logged-in"]').waitFor();
   assert.match(await page.locator('[data-testid="pricing-not-logged-in"]').textContent(), /您还未登陆，显示的价格为默认分组倍率：1/);
@@ -79,7 +72,7 @@ test("a ratio changed through the option API shows on the public pricing page", 
 });
 
 test("a logged-in user sees their own group and can copy selected model names", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
   await login(page, "root", "123456");
   await page.goto("/pricing");
   await page.locator('[data-testid="pricing-own-group"]', { hasText: "您的分组为：default" }).waitFor();

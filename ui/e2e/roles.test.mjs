@@ -1,26 +1,15 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, loginToPersonalSettings, navEntries, newPage, registerUser, startGateway, statusAsStoredUser } from "./harness.mjs";
+import { test } from "node:test";
+import { gatewaySuite, loginToPersonalSettings, navEntries, newPage, registerUser, statusAsStoredUser } from "./harness.mjs";
 
-let gw;
-let browser;
-
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = gatewaySuite();
 
 const ADMIN_ENTRIES = ["channel", "redemption", "user"];
 
 test("a normal user sees no admin entries and the server refuses admin APIs with 403", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "nrm", "normal-pass-1");
+  const { username, password } = await registerUser(suite.gw.baseURL, "nrm", "normal-pass-1");
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await loginToPersonalSettings(page, username, password);
   await page.locator('[data-testid="sidebar"]').waitFor();
   const entries = await navEntries(page);
@@ -34,7 +23,7 @@ test("a normal user sees no admin entries and the server refuses admin APIs with
 });
 
 test("an anonymous visitor sees only public sidebar entries and is sent from a protected page to /login", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/setting?tab=personal");
   await page.waitForURL("**/login?expired=true");
   await page.locator('[data-testid="expired-notice"]').waitFor();
@@ -44,8 +33,8 @@ test("an anonymous visitor sees only public sidebar entries and is sent from a p
 });
 
 test("a stored user whose session is gone is forgotten and sent to the login page", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "exp", "expire-pass-1");
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { username, password } = await registerUser(suite.gw.baseURL, "exp", "expire-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await loginToPersonalSettings(page, username, password);
   await context.clearCookies();
   await page.reload();
@@ -65,7 +54,7 @@ test("a stored user whose session is gone is forgotten and sent to the login pag
 });
 
 test("/login?expired=true shows the expired-session notice", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/login?expired=true");
   const notice = page.locator('[data-testid="expired-notice"]');
   await notice.waitFor();

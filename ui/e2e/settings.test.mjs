@@ -1,22 +1,15 @@
 // Browser tests of the super-administrator settings tabs: operation, system and other.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { expectToast, getOptions, launchBrowser, login, newPage, registerUser, rootApi, startGateway } from "./harness.mjs";
+import { test } from "node:test";
+import { expectToast, gatewaySuite, getOptions, login, newPage, registerUser, rootApi } from "./harness.mjs";
 
-let gw;
-let browser;
 /** root reads options from Node as root, to check what the server really stored. */
 let root;
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  root = await rootApi(gw.baseURL);
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    root = await rootApi(gw.baseURL);
+  },
 });
 
 /**
@@ -33,7 +26,7 @@ async function clickAndExpect(page, selector, text) {
 
 /** rootPage opens a fresh browser context logged in as root, on the given settings tab. */
 async function rootPage(tab) {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");
   if (tab) {
     await page.goto(`/setting?tab=${tab}`);
@@ -41,7 +34,6 @@ async function rootPage(tab) {
   }
   return { context, page };
 }
-
 
 /** waitForValue waits until the field with the given selector holds value. */
 async function waitForValue(page, selector, value) {
@@ -55,8 +47,8 @@ async function tabIds(page) {
 }
 
 test("the operation, system and other tabs appear for root only", async () => {
-  const { username, password } = await registerUser(gw.baseURL, "set", "settings-pass-1");
-  const normal = await newPage(browser, gw.baseURL);
+  const { username, password } = await registerUser(suite.gw.baseURL, "set", "settings-pass-1");
+  const normal = await newPage(suite.browser, suite.gw.baseURL);
   await login(normal.page, username, password);
   assert.deepEqual(await tabIds(normal.page), ["tab-personal"]);
   // Asking for a root tab by URL falls back to the personal tab.

@@ -1,24 +1,17 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { launchBrowser, newPage, putOption, rootApi, startGateway, submitLogin } from "./harness.mjs";
+import { test } from "node:test";
+import { gatewaySuite, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
 
-let gw;
-let browser;
 let root;
 
-before(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-  root = await rootApi(gw.baseURL);
-});
-
-after(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    root = await rootApi(gw.baseURL);
+  },
 });
 
 test("an unknown address shows the not-found page", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/no/such/page");
   const nf = page.locator('[data-testid="not-found"]');
   await nf.waitFor();
@@ -27,7 +20,7 @@ test("an unknown address shows the not-found page", async () => {
 });
 
 test("the default footer shows the version; a custom footer is sanitised", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   const version = (await root.call("GET", "/api/status")).json.data.version;
   await page.goto("/about");
   const footer = page.locator('[data-testid="footer"]');
@@ -54,7 +47,7 @@ test("the default footer shows the version; a custom footer is sanitised", async
 
 test("the home page shows the notice and follows live notice updates", async () => {
   await putOption(root, "Notice", "**first notice**");
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await submitLogin(page, "root", "123456");
   await page.waitForURL("**/setting?tab=personal");
   await page.click("a.top-link[href='/']");
@@ -68,7 +61,7 @@ test("the home page shows the notice and follows live notice updates", async () 
 });
 
 test("the New Year lantern appears only on lantern days", async () => {
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.clock.setFixedTime(new Date(2026, 1, 12, 10, 0, 0));
   await page.goto("/");
   const lantern = page.locator('[data-testid="lantern"]');
@@ -77,7 +70,7 @@ test("the New Year lantern appears only on lantern days", async () => {
   await page.locator('[data-testid="lantern-show"]').waitFor();
   await context.close();
 
-  const other = await newPage(browser, gw.baseURL);
+  const other = await newPage(suite.browser, suite.gw.baseURL);
   await other.page.clock.setFixedTime(new Date(2026, 2, 1, 10, 0, 0));
   await other.page.goto("/");
   await other.page.locator('[data-testid="theme-toggle"]').waitFor();

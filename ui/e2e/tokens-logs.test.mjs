@@ -2,35 +2,28 @@
 // its key, calls the relay with it from Node, and the log page that is already
 // open shows the new entry and the new total without a reload.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { expectToast, launchBrowser, login, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, newPage, newUser, putOption, rootApi } from "./harness.mjs";
 
-let gw;
-let browser;
 let upstream;
 
-before(async () => {
-  gw = await startGateway();
-  // Usage large enough that one call moves the two-decimal dollar total on the log page.
-  upstream = await startFakeUpstream({ chunks: ["Hello", " from the fake"], usage: { prompt_tokens: 100000, completion_tokens: 50000, total_tokens: 150000 } });
-  browser = await launchBrowser();
-  const root = await rootApi(gw.baseURL);
-  await putOption(root, "QuotaForNewUser", "50000000");
-  const chats = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
-  await putOption(root, "Chats", JSON.stringify(chats));
-  await putOption(root, "ServerAddress", "http://gw.example");
-  await createChannel(root, upstream.url, ["gpt-4o-mini"], "fake-openai");
-});
-
-after(async () => {
-  await browser?.close();
-  await upstream?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    // Usage large enough that one call moves the two-decimal dollar total on the log page.
+    upstream = await startFakeUpstream({ chunks: ["Hello", " from the fake"], usage: { prompt_tokens: 100000, completion_tokens: 50000, total_tokens: 150000 } });
+    const root = await rootApi(gw.baseURL);
+    await putOption(root, "QuotaForNewUser", "50000000");
+    const chats = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
+    await putOption(root, "Chats", JSON.stringify(chats));
+    await putOption(root, "ServerAddress", "http://gw.example");
+    await createChannel(root, upstream.url, ["gpt-4o-mini"], "fake-openai");
+  },
+  teardown: () => upstream?.close(),
 });
 
 function chat(key, stream = false) {
-  return fetch(`${gw.baseURL}/v1/chat/completions`, {
+  return fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
     method: "POST",
     headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
     body: JSON.stringify({ model: "gpt-4o-mini", stream, messages: [{ role: "user", content: "hello" }] }),
@@ -38,9 +31,9 @@ function chat(key, stream = false) {
 }
 
 test("a user creates a token, reads its key, and the open log page shows the call live", async () => {
-  const { username, password } = await newUser(gw.baseURL, "tok", "token-pass-1");
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gw.baseURL });
+  const { username, password } = await newUser(suite.gw.baseURL, "tok", "token-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.gw.baseURL });
   await login(page, username, password);
   await page.waitForURL("**/token");
   await page.locator('[data-testid="token-banner"]').waitFor();
@@ -129,8 +122,8 @@ test("a user creates a token, reads its key, and the open log page shows the cal
 });
 
 test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and delete work", async () => {
-  const { username, password, api } = await newUser(gw.baseURL, "bat", "token-pass-1");
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { username, password, api } = await newUser(suite.gw.baseURL, "bat", "token-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, username, password);
   await page.waitForURL("**/token");
 
@@ -171,7 +164,7 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await row.locator('[data-testid="token-status"]', { hasText: "已启用（限制模型）" }).waitFor();
 
   // Copy selected: two rows, one line each.
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gw.baseURL });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.gw.baseURL });
   await page.locator('[data-testid="select-all"]').click();
   await page.click('[data-testid="copy-selected"]');
   await expectToast(page, "已复制到剪贴板！");
@@ -187,12 +180,12 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
 });
 
 test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
-  const { username, api } = await newUser(gw.baseURL, "adm", "token-pass-1");
+  const { username, api } = await newUser(suite.gw.baseURL, "adm", "token-pass-1");
   const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });
   assert.equal(created.status, 200, JSON.stringify(created.json));
   const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
 
-  const { context, page } = await newPage(browser, gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/log");
   await page.locator('[data-testid="log-filter-channel"]').waitFor();

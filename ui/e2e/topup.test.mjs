@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
-import { after, before, test } from "node:test";
-import { launchBrowser, login, money, newPage, newUser, putOption, quotaPerUnit, rootApi, startGateway } from "./harness.mjs";
+import { test } from "node:test";
+import { gatewaySuite, login, money, newPage, newUser, putOption, quotaPerUnit, rootApi } from "./harness.mjs";
 
 const EPAY_ID = "1001";
 const EPAY_KEY = "test-key";
 
-let gw;
-let browser;
 let root;
 let perUnit;
 let payGw;
@@ -83,28 +81,23 @@ function startFakeEpay() {
   });
 }
 
-before(async () => {
-  gw = await startGateway();
-  payGw = await startFakeEpay();
-  browser = await launchBrowser();
-  root = await rootApi(gw.baseURL);
-  for (const [key, value] of Object.entries({ ServerAddress: gw.baseURL, PayAddress: payGw.url, EpayId: EPAY_ID, EpayKey: EPAY_KEY, Price: "7.3" })) {
-    await putOption(root, key, value);
-  }
-  perUnit = await quotaPerUnit(root);
-});
-
-after(async () => {
-  await browser?.close();
-  await payGw?.close();
-  await gw?.stop();
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    payGw = await startFakeEpay();
+    root = await rootApi(gw.baseURL);
+    for (const [key, value] of Object.entries({ ServerAddress: gw.baseURL, PayAddress: payGw.url, EpayId: EPAY_ID, EpayKey: EPAY_KEY, Price: "7.3" })) {
+      await putOption(root, key, value);
+    }
+    perUnit = await quotaPerUnit(root);
+  },
+  teardown: () => payGw?.close(),
 });
 
 test("a user pays online through the provider, the balance follows and root sees the paid order", async () => {
-  const { username, password, api: userApi } = await newUser(gw.baseURL, "epay", "epay-pass-1");
+  const { username, password, api: userApi } = await newUser(suite.gw.baseURL, "epay", "epay-pass-1");
   const start = (await userApi.call("GET", "/api/user/self")).json.data.quota;
 
-  const { context, page } = await newPage(browser, gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, username, password);
   await page.goto("/topup");
   const balance = page.locator('[data-testid="wallet-balance"]');
@@ -133,7 +126,7 @@ test("a user pays online through the provider, the balance follows and root sees
   assert.equal(rec.form.type, "alipay");
   assert.equal(rec.form.money, "14.60");
   assert.equal(rec.form.sign_type, "MD5");
-  assert.equal(rec.form.notify_url, gw.baseURL + "/api/user/epay/notify");
+  assert.equal(rec.form.notify_url, suite.gw.baseURL + "/api/user/epay/notify");
   assert.match(rec.form.out_trade_no, /^USR\d+NO/);
   assert.equal(rec.error, null);
   assert.equal(rec.notifyStatus, 200);
@@ -174,7 +167,7 @@ test("a user pays online through the provider, the balance follows and root sees
   assert.ok(order, JSON.stringify(orders.json));
   assert.equal(order.status, "success");
 
-  const admin = await newPage(browser, gw.baseURL);
+  const admin = await newPage(suite.browser, suite.gw.baseURL);
   await login(admin.page, "root", "123456");
   await admin.page.goto("/topup");
   const card = admin.page.locator('[data-testid="topup-orders"]');
