@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -33,6 +34,10 @@ type streamChunk struct {
 	} `json:"choices"`
 	Usage *usage `json:"usage"`
 }
+
+// streamReaders holds the 64 KiB read buffers of streams, so a stream does
+// not allocate (and the collector does not sweep) one of its own.
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 var usageKey = []byte(`"usage"`)
 
@@ -92,7 +97,12 @@ func countKept(counter *tokenizer.StreamCounter, kept []byte) int {
 // object. Until usage arrives the payloads are kept, and decoded for a local
 // count only if the stream ends without it.
 func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc, fbTimer *time.Timer, set *store.Settings) *Error {
-	reader := bufio.NewReaderSize(resp.Body, 64<<10)
+	reader := streamReaders.Get().(*bufio.Reader)
+	reader.Reset(resp.Body)
+	defer func() {
+		reader.Reset(nil)
+		streamReaders.Put(reader)
+	}()
 	flusher, _ := c.w.(http.Flusher)
 	var kept []byte // payloads before usage arrived, one per line
 	var got *usage
