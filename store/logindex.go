@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -92,31 +93,41 @@ func (s *Store) indexLogs() error {
 		n := 0
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			waiting := tx.Bucket(bucketLogUnindexed)
-			primary := tx.Bucket(bucketLogs)
-			var keys [][]byte
 			counts := logCounter{}
 			c := waiting.Cursor()
-			for k, v := c.First(); k != nil && len(keys) < indexChunk; k, v = c.Next() {
-				k = append([]byte(nil), k...)
-				keys = append(keys, k)
-				// A reference whose entry is gone has nothing to index.
-				if r, ok := decodeRef(v); ok && primary.Get(k) != nil {
+			var last []byte
+			k, v := c.First()
+			for ; k != nil && n < indexChunk; k, v = c.Next() {
+				// A reference and its entry are written and cleared together.
+				if r, ok := decodeRef(v); ok {
 					if err := indexLog(tx, k, r, 1, counts); err != nil {
 						return err
 					}
 				}
+				last = append(last[:0], k...)
+				n++
 			}
-			if len(keys) == 0 {
+			if n == 0 {
 				// Roll back: an empty commit would still sync the file.
 				return errNothingToIndex
 			}
-			for _, k := range keys {
-				if err := waiting.Delete(k); err != nil {
+			if err := counts.flush(tx); err != nil {
+				return err
+			}
+			if k == nil {
+				// All of them: drop the bucket's pages at once.
+				if err := tx.DeleteBucket(bucketLogUnindexed); err != nil {
+					return err
+				}
+				_, err := tx.CreateBucket(bucketLogUnindexed)
+				return err
+			}
+			for k, _ := c.First(); k != nil && bytes.Compare(k, last) <= 0; k, _ = c.First() {
+				if err := c.Delete(); err != nil {
 					return err
 				}
 			}
-			n = len(keys)
-			return counts.flush(tx)
+			return nil
 		})
 		if errors.Is(err, errNothingToIndex) {
 			return nil

@@ -242,3 +242,42 @@ func TestLogPagesStayFull(t *testing.T) {
 		return nil
 	})
 }
+
+// A pass indexes waiting entries in bounded transactions and loses none at
+// the boundary between two of them.
+func TestLogIndexerChunks(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "chunks.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.stopIndexer()
+	total := 0
+	for _, n := range []int{indexChunk - 1, indexChunk, indexChunk + 1, 2*indexChunk + 3} {
+		total += n
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i := range n {
+				if err := appendLog(tx, &Log{UserID: uint64(n), Type: LogTypeConsume, CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.indexLogs(); err != nil {
+			t.Fatal(err)
+		}
+		if w := UnindexedLogs(s); w != 0 {
+			t.Fatalf("%d entries: %d still waiting", n, w)
+		}
+		if got := len(UserLogs(t, s, uint64(n))); got != n {
+			t.Fatalf("%d entries: %d indexed", n, got)
+		}
+	}
+	p, err := s.Logs(LogFilter{Type: LogTypeConsume}, 1, 1)
+	if err != nil || p.Total != total {
+		t.Fatalf("type total %d, want %d (%v)", p.Total, total, err)
+	}
+}
