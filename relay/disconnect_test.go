@@ -295,21 +295,10 @@ func TestStream_FirstEventLeavesAtOnce(t *testing.T) {
 	})
 	g.MustCreateChannel(t, up, miniModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
-	body := `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"burst"}]}`
-	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var got strings.Builder
-	if _, err := bufio.NewReader(resp.Body).WriteTo(&got); err != nil {
-		t.Fatal(err)
-	}
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "burst", false))
 	<-done
-	if n := strings.Count(got.String(), "data:"); n != 11 {
-		t.Fatalf("client got %d events, want 10 and [DONE]:\n%s", n, got.String())
+	if n := strings.Count(string(res.Body), "data:"); res.Status != http.StatusOK || n != 11 {
+		t.Fatalf("status %d, %d events (want 10 and [DONE]):\n%s", res.Status, n, res.Body)
 	}
 	if len(watch.flushes) == 0 || watch.flushes[0] != 1 {
 		t.Fatalf("events sent at each flush = %v, want the first flush after the first event", watch.flushes)
