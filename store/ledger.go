@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -432,49 +433,31 @@ func (l *ledger) commit(batch []*charge) {
 	now := s.nowUnix()
 
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		users := map[uint64]*User{}
+		users := map[uint64]*userDelta{}
+		tokens := map[uint64]*tokenDelta{}
+		channels := map[uint64]int64{}
 		rows := map[string]*QuotaDatum{}
-		tokens := map[uint64]*Token{}
-		channels := map[uint64]*Channel{}
 		for _, c := range batch {
 			u := users[c.userID]
 			if u == nil {
-				var err error
-				if u, err = getUser(tx, c.userID); err != nil {
-					return err
-				}
+				u = &userDelta{}
 				users[c.userID] = u
 			}
-			u.Quota -= c.quota
-			u.UsedQuota += c.quota
-			u.RequestCount++
+			u.quota += c.quota
+			u.count++
 			if c.tokenID != 0 {
 				t := tokens[c.tokenID]
 				if t == nil {
-					var err error
-					t, err = getTokenAny(tx, c.tokenID)
-					if err != nil {
-						return err
-					}
+					t = &tokenDelta{}
 					tokens[c.tokenID] = t
 				}
 				if c.fromRemain {
-					t.RemainQuota -= c.quota
+					t.remain += c.quota
 				}
-				t.UsedQuota += c.quota
-				t.AccessedTime = now
+				t.used += c.quota
 			}
 			if c.channelID != 0 {
-				ch := channels[c.channelID]
-				if ch == nil {
-					var err error
-					if ch, err = getChannel(tx, c.channelID); err == nil {
-						channels[c.channelID] = ch
-					}
-				}
-				if ch != nil {
-					ch.UsedQuota += c.quota
-				}
+				channels[c.channelID] += c.quota
 			}
 			if c.writeLog {
 				if err := appendLog(tx, c.log); err != nil {
@@ -497,25 +480,18 @@ func (l *ledger) commit(batch []*charge) {
 			return err
 		}
 		// Balance fields only: cached users keep serving the live balances.
-		for _, u := range users {
-			if err := putJSON(tx.Bucket(bucketUsers), itob(u.ID), u); err != nil {
+		for id, d := range users {
+			if err := chargeUser(tx, id, d); err != nil {
 				return err
 			}
 		}
-		for _, t := range tokens {
-			if !t.UnlimitedQuota && t.RemainQuota <= 0 && t.Status == TokenStatusEnabled {
-				t.Status = TokenStatusExhausted
-				if err := putTokenRecord(tx, t); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := putJSON(tx.Bucket(bucketTokens), itob(t.ID), t); err != nil {
+		for id, d := range tokens {
+			if err := chargeToken(tx, id, d, now); err != nil {
 				return err
 			}
 		}
-		for _, ch := range channels {
-			if err := putJSON(tx.Bucket(bucketChannels), itob(ch.ID), ch); err != nil {
+		for id, used := range channels {
+			if err := chargeChannel(tx, id, used); err != nil {
 				return err
 			}
 		}
@@ -626,4 +602,107 @@ func (s *Store) SetSyncInterval(d time.Duration) {
 	s.ledger.queue = make(chan *charge, 4096)
 	s.ledger.wg.Add(1)
 	go s.ledger.writer()
+}
+
+// userDelta, tokenDelta: what one commit adds to a record's balance fields.
+type userDelta struct{ quota, count int64 }
+type tokenDelta struct{ remain, used int64 }
+
+var (
+	keyQuota        = []byte("quota")
+	keyUsedQuota    = []byte("used_quota")
+	keyRequestCount = []byte("request_count")
+	keyRemainQuota  = []byte("remain_quota")
+	keyAccessedTime = []byte("accessed_time")
+)
+
+// chargeUser moves d.quota from the user's quota to its used quota and
+// counts the requests.
+func chargeUser(tx *bolt.Tx, id uint64, d *userDelta) error {
+	b := tx.Bucket(bucketUsers)
+	key := itob(id)
+	raw := b.Get(key)
+	if raw == nil {
+		return Errorf(ENOTFOUND, "用户不存在")
+	}
+	data, ok := patchInts(raw, []intEdit{{key: keyQuota, add: -d.quota}, {key: keyUsedQuota, add: d.quota}, {key: keyRequestCount, add: d.count}})
+	if ok {
+		return b.Put(key, data)
+	}
+	u, err := getUser(tx, id)
+	if err != nil {
+		return err
+	}
+	u.Quota -= d.quota
+	u.UsedQuota += d.quota
+	u.RequestCount += d.count
+	return putJSON(b, key, u)
+}
+
+// chargeToken charges a token and marks it exhausted when a limited token's
+// remaining quota ran out.
+func chargeToken(tx *bolt.Tx, id uint64, d *tokenDelta, now int64) error {
+	b := tx.Bucket(bucketTokens)
+	key := itob(id)
+	raw := b.Get(key)
+	if raw == nil {
+		return Errorf(ENOTFOUND, "令牌不存在")
+	}
+	data, ok := patchInts(raw, []intEdit{{key: keyRemainQuota, add: -d.remain}, {key: keyUsedQuota, add: d.used}, {key: keyAccessedTime, put: true, set: now}})
+	if ok && !mayExhaust(data) {
+		return b.Put(key, data)
+	}
+	t, err := getTokenAny(tx, id)
+	if err != nil {
+		return err
+	}
+	t.RemainQuota -= d.remain
+	t.UsedQuota += d.used
+	t.AccessedTime = now
+	if !t.UnlimitedQuota && t.RemainQuota <= 0 && t.Status == TokenStatusEnabled {
+		t.Status = TokenStatusExhausted
+		return putTokenRecord(tx, t)
+	}
+	return putJSON(b, key, t)
+}
+
+// mayExhaust reports whether a token record may have to change status: it
+// is enabled, limited and without remaining quota, or it cannot be told.
+func mayExhaust(raw []byte) bool {
+	var unlimited, status, remain []byte
+	jsonMembers(raw, func(k []byte, start, end int) {
+		switch string(k) {
+		case "unlimited_quota":
+			unlimited = raw[start:end]
+		case "status":
+			status = raw[start:end]
+		case "remain_quota":
+			remain = raw[start:end]
+		}
+	})
+	if string(unlimited) == "true" || (status != nil && string(status) != strconv.Itoa(TokenStatusEnabled)) {
+		return false
+	}
+	n, err := strconv.ParseInt(string(remain), 10, 64)
+	return err != nil || n <= 0
+}
+
+// chargeChannel adds used to a channel's used quota; a channel deleted since
+// the call was routed is skipped.
+func chargeChannel(tx *bolt.Tx, id uint64, used int64) error {
+	b := tx.Bucket(bucketChannels)
+	key := itob(id)
+	raw := b.Get(key)
+	if raw == nil {
+		return nil
+	}
+	if data, ok := patchInts(raw, []intEdit{{key: keyUsedQuota, add: used}}); ok {
+		return b.Put(key, data)
+	}
+	ch, err := getChannel(tx, id)
+	if err != nil {
+		return nil // an unreadable record is left as it is, as a deleted one
+	}
+	ch.UsedQuota += used
+	return putJSON(b, key, ch)
 }
