@@ -238,9 +238,8 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	if sawDone || readErr == io.EOF {
 		c.w.Write([]byte("data: [DONE]\n\n"))
 	}
-	if flusher != nil {
-		flusher.Flush()
-	}
+	// Not flushed here: the server sends the rest with the end of the
+	// chunked body as the handler returns, one write instead of two.
 	return nil
 }
 

@@ -27,11 +27,25 @@ func quotaDataKey(hour int64, userID uint64, model string) []byte {
 	return append(k, model...)
 }
 
+var (
+	keyCount     = []byte("count")
+	keyTokenUsed = []byte("token_used")
+)
+
 // addQuotaData folds charges into their hourly rows inside the charge
-// transaction, so the dashboard is exactly as durable as the charges.
+// transaction, so the dashboard is exactly as durable as the charges. A
+// row's counters are edited in place (see patchInts).
 func addQuotaData(tx *bolt.Tx, rows map[string]*QuotaDatum) error {
 	b := tx.Bucket(bucketQuotaData)
 	for k, add := range rows {
+		if raw := b.Get([]byte(k)); raw != nil {
+			if data, ok := patchInts(raw, []intEdit{{key: keyCount, add: add.Count}, {key: keyQuota, add: add.Quota}, {key: keyTokenUsed, add: add.TokenUsed}}); ok {
+				if err := b.Put([]byte(k), data); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		var cur QuotaDatum
 		if _, err := getJSON(b, []byte(k), &cur); err != nil {
 			return err
