@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the bench tools, starts the fake upstream and measures the floor
-# (load -> fakeupstream directly), one bare hop (load -> hop ->
-# fakeupstream), then the same set through the gateway, and checks the
-# gateway's books.
+# Builds the bench tools, starts the fake upstream, a bare hop and the
+# gateway, then measures in rounds: the floor (load -> fakeupstream
+# directly), one bare hop (load -> hop -> fakeupstream) and the gateway,
+# back to back. The targets are checked on the median over the rounds of
+# each round's comparison with its own floor, so that a slow minute of the
+# machine shifts all three sets alike. Last, it checks the gateway's books.
 #
 # Each set is: concurrency 1 and 64 without streaming, concurrency 1 with
 # streaming. The output is printed and also kept in bench/results/.
@@ -11,6 +13,8 @@
 #   FAKE_ADDR    fake upstream listen address (default 127.0.0.1:9100); a
 #                gateway channel under test must point at http://$FAKE_ADDR
 #   DURATION     length of each run (default 10s)
+#   ROUNDS       rounds of floor, hop and gateway (default 3)
+#   WARMUP       length of the warm-up run on each before the rounds (default 2s)
 #   GATEWAY_URL  a running gateway to measure, e.g. http://127.0.0.1:3000;
 #                unset: the script builds the gateway, starts it on a fresh
 #                data file (durable default mode) and sets it up with gwctl
@@ -25,6 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 FAKE_ADDR=${FAKE_ADDR:-127.0.0.1:9100}
 DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 
 SWEEP=${SWEEP:-1,8,64,256}
@@ -43,45 +48,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# build compiles both tools into the temp dir.
+# build compiles the bench tools into the temp dir.
 build() {
-	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load ./bench/gwctl ./bench/hop)
+	(cd "$root" && go build -trimpath -o "$tmp/" ./bench/fakeupstream ./bench/load ./bench/gwctl ./bench/hop ./bench/targets)
 }
 
 # start_fake starts the fake upstream and waits until it accepts connections.
 start_fake() {
 	"$tmp/fakeupstream" --addr "$FAKE_ADDR" 2>"$tmp/fakeupstream.log" &
 	fake_pid=$!
-	local host=${FAKE_ADDR%:*} port=${FAKE_ADDR##*:}
-	for _ in $(seq 50); do
-		if ! kill -0 "$fake_pid" 2>/dev/null; then
-			echo "fakeupstream exited:" >&2
-			cat "$tmp/fakeupstream.log" >&2
-			fake_pid=""
-			return 1
-		fi
-		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "fakeupstream did not start listening on $FAKE_ADDR" >&2
-	return 1
+	wait_listen "$FAKE_ADDR" "$fake_pid" fakeupstream "$tmp/fakeupstream.log"
 }
 
-# run_set URL [KEY]: the standard set of runs against URL. The fake
-# upstream's counters are read around each run, so the "upstream" column
-# shows the calls that reached it.
+# run_set NAME ROUND URL [KEY]: the standard set of runs against URL, kept
+# as $tmp/rounds/r<ROUND>-<NAME>-{plain,stream}.json for the targets. The
+# fake upstream's counters are read around each run, so the "upstream"
+# column shows the calls that reached it.
 run_set() {
-	local url=$1 key=${2:-}
+	local name=$1 round=$2 url=$3 key=${4:-}
 	local args=(--url "$url" --duration "$DURATION" --stats-url "http://$FAKE_ADDR/__stats")
 	if [[ -n $key ]]; then
 		args+=(--key "$key")
 	fi
 	local before
 	before=$(cpu_times)
-	"$tmp/load" "${args[@]}" --sweep 1,64
-	"$tmp/load" "${args[@]}" --concurrency 1 --stream
+	"$tmp/load" "${args[@]}" --sweep 1,64 --out "$tmp/rounds/r$round-$name-plain.json"
+	"$tmp/load" "${args[@]}" --concurrency 1 --stream --out "$tmp/rounds/r$round-$name-stream.json"
 	steal_since "$before"
 }
 
@@ -102,29 +94,31 @@ steal_since() {
 	fi
 }
 
-# floor: load -> fakeupstream directly, the cost of HTTP alone.
-floor() {
-	echo "== floor: load -> fakeupstream (http://$FAKE_ADDR)"
-	run_set "http://$FAKE_ADDR"
-}
-
-# hop: load -> a do-nothing forwarder -> fakeupstream, what one extra
-# process hop costs by itself.
-hop() {
-	local addr=${HOP_ADDR:-127.0.0.1:9200}
-	"$tmp/hop" --addr "$addr" --to "http://$FAKE_ADDR" 2>"$tmp/hop.log" &
-	hop_pid=$!
-	for _ in $(seq 50); do
+# wait_listen ADDR PID NAME LOG: wait until ADDR accepts connections.
+wait_listen() {
+	local addr=$1 pid=$2 name=$3 log=$4
+	for _ in $(seq 100); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "$name exited:" >&2
+			cat "$log" >&2
+			return 1
+		fi
 		if (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
-			break
+			return 0
 		fi
 		sleep 0.1
 	done
-	echo "== one bare hop: load -> hop (http://$addr) -> fakeupstream"
-	run_set "http://$addr"
-	kill "$hop_pid" 2>/dev/null || true
-	wait "$hop_pid" 2>/dev/null || true
-	hop_pid=""
+	echo "$name did not start listening on $addr" >&2
+	return 1
+}
+
+# start_hop starts the do-nothing forwarder (load -> hop -> fakeupstream):
+# what one extra process hop costs by itself.
+start_hop() {
+	HOP_ADDR=${HOP_ADDR:-127.0.0.1:9200}
+	"$tmp/hop" --addr "$HOP_ADDR" --to "http://$FAKE_ADDR" 2>"$tmp/hop.log" &
+	hop_pid=$!
+	wait_listen "$HOP_ADDR" "$hop_pid" hop "$tmp/hop.log"
 }
 
 # start_gateway builds the gateway, starts it on a fresh data file and
@@ -148,18 +142,30 @@ start_gateway() {
 	return 1
 }
 
-# through_gateway: load -> gateway -> fakeupstream, then the accounting
-# check: over a sweep of concurrencies, requests sent == upstream calls ==
-# log rows == charges, and used quota == the sum of the logs' quota.
-through_gateway() {
-	if [[ -z ${GATEWAY_URL:-} ]]; then
-		start_gateway
-	elif [[ -z ${GATEWAY_KEY:-} ]]; then
-		echo "== through gateway: GATEWAY_URL is set but GATEWAY_KEY is not" >&2
-		return 1
-	fi
-	echo "== through gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR) ${GATEWAY_ARGS:-}"
-	run_set "$GATEWAY_URL" "$GATEWAY_KEY"
+# rounds measures the floor, the hop and the gateway ROUNDS times, then
+# checks the targets.
+rounds() {
+	mkdir -p "$tmp/rounds"
+	echo "== warm-up: ${WARMUP:-2s} at concurrency 8 on each of the three"
+	"$tmp/load" --url "http://$FAKE_ADDR" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
+	"$tmp/load" --url "http://$HOP_ADDR" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
+	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
+	local r
+	for r in $(seq "$ROUNDS"); do
+		echo "== round $r/$ROUNDS, floor: load -> fakeupstream (http://$FAKE_ADDR)"
+		run_set floor "$r" "http://$FAKE_ADDR"
+		echo "== round $r/$ROUNDS, one bare hop: load -> hop (http://$HOP_ADDR) -> fakeupstream"
+		run_set hop "$r" "http://$HOP_ADDR"
+		echo "== round $r/$ROUNDS, gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR) ${GATEWAY_ARGS:-}"
+		run_set gateway "$r" "$GATEWAY_URL" "$GATEWAY_KEY"
+	done
+	"$tmp/targets" "$tmp/rounds"
+}
+
+# accounting: over a sweep of concurrencies, requests sent == upstream
+# calls == log rows == charges, and used quota == the sum of the logs'
+# quota.
+accounting() {
 	echo "== accounting check over concurrencies $SWEEP"
 	local stats="http://$FAKE_ADDR/__stats"
 	"$tmp/gwctl" account --url "$GATEWAY_URL" --stats-url "$stats" >"$tmp/before.json"
@@ -168,12 +174,6 @@ through_gateway() {
 	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --sweep "$SWEEP" --duration "${SWEEP_DURATION:-3s}" --stream \
 		--stats-url "$stats" --json >"$tmp/sweep-stream.json"
 	"$tmp/gwctl" verify --url "$GATEWAY_URL" --stats-url "$stats" --before "$tmp/before.json" --load "$tmp/sweep.json,$tmp/sweep-stream.json"
-	# This runs in the pipeline's subshell: stop the gateway started here.
-	if [[ -n $gw_pid ]]; then
-		kill "$gw_pid" 2>/dev/null || true
-		wait "$gw_pid" 2>/dev/null || true
-		gw_pid=""
-	fi
 }
 
 # machine prints what the figures depend on.
@@ -186,14 +186,20 @@ machine() {
 main() {
 	build
 	start_fake
+	start_hop
+	if [[ -z ${GATEWAY_URL:-} ]]; then
+		start_gateway
+	elif [[ -z ${GATEWAY_KEY:-} ]]; then
+		echo "GATEWAY_URL is set but GATEWAY_KEY is not" >&2
+		return 1
+	fi
 	mkdir -p "$RESULTS_DIR"
 	local out
 	out="$RESULTS_DIR/run-$(date -u +%Y%m%dT%H%M%SZ).txt"
 	{
 		machine
-		floor
-		hop
-		through_gateway
+		rounds
+		accounting
 	} 2>&1 | tee "$out"
 	echo "(kept in $out)"
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,11 +240,21 @@ func TestRunCommand(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if err := run(context.Background(), []string{"--url", ts.URL, "--requests", "5", "--concurrency", "2", "--stream"}, &stdout, &stderr); err != nil {
+	file := filepath.Join(t.TempDir(), "stream.json")
+	if err := run(context.Background(), []string{"--url", ts.URL, "--requests", "5", "--concurrency", "2", "--stream", "--out", file}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if out := stdout.String(); !strings.Contains(out, "ttfb50") || strings.Count(out, "\n") != 2 {
 		t.Errorf("table output:\n%s", out)
+	}
+	// --out keeps the JSON document besides the table.
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept Report
+	if err := json.Unmarshal(data, &kept); err != nil || !kept.Stream || len(kept.Runs) != 1 || kept.Runs[0].OK != 5 {
+		t.Errorf("--out file: %v %s", err, data)
 	}
 }
 

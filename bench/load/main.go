@@ -20,6 +20,7 @@
 //	--body-size    prompt characters (default 64)
 //	--sweep        comma-separated concurrencies run in turn, e.g. 1,8,64,256
 //	--json         print one JSON document instead of a table
+//	--out          also write that JSON document to this file
 //	--stats-url    the fake upstream's /__stats, read before and after each
 //	               run to report the upstream calls the run caused
 //
@@ -78,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.BodySize, "body-size", 64, "prompt characters")
 	sweep := fs.String("sweep", "", "comma-separated concurrencies run in turn, e.g. 1,8,64,256")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a table")
+	out := fs.String("out", "", "also write the JSON document to this file")
 	fs.StringVar(&cfg.StatsURL, "stats-url", "", "fake upstream /__stats URL, read before and after each run")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -124,9 +126,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		if err := writeReport(stdout, report); err != nil {
+			return err
+		}
+	}
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		err = writeReport(f, report)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -134,6 +147,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("interrupted")
 	}
 	return nil
+}
+
+func writeReport(w io.Writer, r Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
 
 // parseSweep parses "1,8,64" into concurrency levels.
