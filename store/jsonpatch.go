@@ -185,14 +185,3 @@ func patchInts(raw []byte, edits []intEdit) ([]byte, bool) {
 	}
 	return append(out, raw[at:]...), true
 }
-
-// memberValue returns the value of a top-level member as written, or nil.
-func memberValue(raw []byte, key string) []byte {
-	var v []byte
-	jsonMembers(raw, func(k []byte, start, end int) {
-		if string(k) == key {
-			v = raw[start:end]
-		}
-	})
-	return v
-}
