@@ -172,3 +172,45 @@ func TestAuthCacheUnderConcurrentChanges(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 }
+
+// A call may cost more than its token held, leaving the remaining quota
+// below zero: the token can still be disabled and edited, only a negative
+// value the user sends is refused, and topping it up lets it be enabled.
+func TestTokenBelowZeroStaysEditable(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "over"})
+	if err := s.AdjustUserQuota("root", u.ID, 10_000); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 10, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Reserve(u.ID, tok.ID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(r, 0, 25, &store.Log{UserID: u.ID, Username: "over", TokenID: tok.ID, Type: store.LogTypeConsume, ModelName: "m", Quota: 25}); err != nil {
+		t.Fatal(err)
+	}
+	disabled, name, negative, topUp, enabled := store.TokenStatusDisabled, "renamed", int64(-1), int64(100), store.TokenStatusEnabled
+	got, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Status: &disabled})
+	if err != nil || got.Status != disabled || got.RemainQuota != -15 {
+		t.Fatalf("disable a token below zero: %+v %v", got, err)
+	}
+	if got, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Name: &name}); err != nil || got.Name != name {
+		t.Fatalf("rename a token below zero: %+v %v", got, err)
+	}
+	if _, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{RemainQuota: &negative}); store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("a negative remaining quota was accepted: %v", err)
+	}
+	if _, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Status: &enabled}); store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("a token without quota was enabled: %v", err)
+	}
+	if _, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{RemainQuota: &topUp}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{Status: &enabled}); err != nil || got.Status != enabled || got.RemainQuota != 100 {
+		t.Fatalf("enable after a top-up: %+v %v", got, err)
+	}
+}

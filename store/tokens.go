@@ -70,6 +70,18 @@ func (t *Token) AllowsIP(ip string) bool {
 
 // Validate checks the fields a user sets.
 func (t *Token) Validate() error {
+	if err := t.validateOthers(); err != nil {
+		return err
+	}
+	if t.RemainQuota < 0 {
+		return Errorf(EINVALID, "额度不能为负数")
+	}
+	return nil
+}
+
+// validateOthers checks and normalises every field a user sets but the
+// remaining quota, which calls may leave below zero (see UpdateToken).
+func (t *Token) validateOthers() error {
 	t.Name = strings.TrimSpace(t.Name)
 	if t.Name == "" {
 		return Errorf(EINVALID, "令牌名称不能为空")
@@ -82,9 +94,6 @@ func (t *Token) Validate() error {
 	}
 	if t.ExpiredTime < -1 {
 		return Errorf(EINVALID, "过期时间格式错误！")
-	}
-	if t.RemainQuota < 0 {
-		return Errorf(EINVALID, "额度不能为负数")
 	}
 	if len(t.ModelLimits) > 1024 {
 		return Errorf(EINVALID, "模型限制列表过长")
@@ -327,13 +336,15 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 			}
 			t.Status = *upd.Status
 		}
-		if err := t.Validate(); err != nil {
-			if upd.RemainQuota != nil && *upd.RemainQuota >= 0 && t.RemainQuota < 0 && ErrorCode(err) == EINVALID {
-				// Reservations in flight can leave the file value below zero
-				// for a moment; that is not the user's input.
-			} else {
-				return nil, err
-			}
+		// Only a remaining quota the user sets must not be negative: a call
+		// may cost more than the token held (the pre-consume allowance), and
+		// reservations in flight move the file value, so the stored one can
+		// be below zero without the token becoming impossible to edit.
+		if upd.RemainQuota != nil && *upd.RemainQuota < 0 {
+			return nil, Errorf(EINVALID, "额度不能为负数")
+		}
+		if err := t.validateOthers(); err != nil {
+			return nil, err
 		}
 		out = t
 		if lt := s.ledger.tokens[id]; lt != nil {
