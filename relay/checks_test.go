@@ -276,3 +276,42 @@ func TestChecks_DefaultClientIP(t *testing.T) {
 	_, key = g.MustCreateToken(t, "alice", store.Token{AllowIPs: "10.0.0.0/8"})
 	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, http.StatusForbidden, "access_denied")
 }
+
+// S §5.3: a token's group must be usable by its owner and still have a
+// ratio; the owner's own group needs neither, and a group without a ratio
+// is priced at 1.
+func TestGroupResolution(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	if err := g.st.UpdateOptions([]store.Option{{Key: "UserUsableGroups", Value: `{"default":"默认分组","vip":"vip分组","legacy":"旧分组"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	up := relaytest.New(t, "sk-up", relaytest.Routes{relaytest.ChatPath: func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(req.Model(), "ok", relaytest.NewUsage(5, 5)))
+	}})
+	g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.Group = "default,vip,legacy,retired" })
+
+	// Usable but no longer priced: deprecated.
+	_, key := g.MustCreateToken(t, "alice", store.Token{Group: "legacy"})
+	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, 403, "group_deprecated")
+	// Neither usable nor the owner's group: refused before the ratio check.
+	_, key = g.MustCreateToken(t, "alice", store.Token{Group: "retired"})
+	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, 403, "group_not_allowed")
+
+	// An owner whose own group has no ratio still calls, at ratio 1; a token
+	// naming that group is usable (it is the owner's) but not priced.
+	retired := "retired"
+	if _, err := g.st.UpdateUser(fixture.ids["alice"], store.UserUpdate{Group: &retired}); err != nil {
+		t.Fatal(err)
+	}
+	_, key = g.MustCreateToken(t, "alice", store.Token{Group: "retired"})
+	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, 403, "group_deprecated")
+	_, key = g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != 200 {
+		t.Fatalf("a user in a group without a ratio: %d %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if l := logs[len(logs)-1]; l.Group != "retired" || l.Quota != ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), ratioModelMR, ratioModelCR, 1) {
+		t.Fatalf("log of a call in a group without a ratio: group %q quota %d", l.Group, l.Quota)
+	}
+}

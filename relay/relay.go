@@ -408,16 +408,19 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 		}
 	}
 	if cl.Group == "" {
+		// The user's own group needs no ratio (a missing one counts as 1);
+		// a token's group must be usable by the user and still priced.
 		cl.Group = cl.User.Group
 		if cl.Token != nil && cl.Token.Group != "" {
-			if _, ok := set.UsableGroups(cl.User.Group)[cl.Token.Group]; !ok {
-				return localError(http.StatusForbidden, "group_not_allowed", "令牌分组 "+cl.Token.Group+" 已被禁用")
+			g := cl.Token.Group
+			if _, ok := set.UserUsable[g]; !ok && g != cl.User.Group {
+				return localError(http.StatusForbidden, "group_not_allowed", "令牌分组 "+g+" 已被禁用")
 			}
-			cl.Group = cl.Token.Group
+			if _, ok := set.GroupRatio[g]; !ok {
+				return localError(http.StatusForbidden, "group_deprecated", "分组 "+g+" 已被弃用")
+			}
+			cl.Group = g
 		}
-	}
-	if _, ok := set.GroupRatio[cl.Group]; !ok && cl.Group != "default" {
-		return localError(http.StatusForbidden, "group_deprecated", "分组 "+cl.Group+" 已被弃用")
 	}
 	if cl.Pinned != 0 {
 		ch, err := rl.store.Channel(cl.Pinned)
