@@ -311,7 +311,7 @@ func TestGroupResolution(t *testing.T) {
 		t.Fatalf("a user in a group without a ratio: %d %s", res.Status, res.Body)
 	}
 	logs := g.consumeLogs(t, "alice")
-	if l := logs[len(logs)-1]; l.Group != "retired" || l.Quota != ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), ratioModelMR, ratioModelCR, 1) {
+	if l := logs[0]; len(logs) != 1 || l.Group != "retired" || l.Quota != ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), ratioModelMR, ratioModelCR, 1) {
 		t.Fatalf("log of a call in a group without a ratio: group %q quota %d", l.Group, l.Quota)
 	}
 }

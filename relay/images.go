@@ -4,11 +4,34 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"gateway/relay/tokenizer"
 )
+
+// imageSizes are the sizes OpenAI's image models accept (S §5.8); other
+// models' sizes are left to their provider.
+var imageSizes = map[string][]string{
+	"dall-e-2": {"256x256", "512x512", "1024x1024"},
+	"dall-e-3": {"1024x1024", "1024x1792", "1792x1024"},
+}
+
+// checkImageSize defaults an empty size to 1024x1024 and refuses a size the
+// model does not make, and a "×" written for "x".
+func checkImageSize(model string, size *string) *Error {
+	if *size == "" {
+		*size = "1024x1024"
+	}
+	if strings.Contains(*size, "×") {
+		return badRequest("图片尺寸 " + *size + " 无效：请用小写字母 x 分隔宽和高")
+	}
+	if allowed, ok := imageSizes[model]; ok && !slices.Contains(allowed, *size) {
+		return badRequest("模型 " + model + " 不支持图片尺寸 " + *size + "，可选：" + strings.Join(allowed, ", "))
+	}
+	return nil
+}
 
 // imageTokens counts an image part of a chat request by its size: a data:
 // URL is decoded, an http(s) URL is fetched through the guarded client,

@@ -355,6 +355,9 @@ func (rl *Relay) readBody(c *call) *Error {
 		if c.model == "" {
 			c.model = "dall-e-2"
 		}
+		if err := checkImageSize(c.model, &c.parsed.Size); err != nil {
+			return err
+		}
 	case kindSpeech:
 		if c.model == "" {
 			c.model = "tts-1"

@@ -1,0 +1,78 @@
+package relay_test
+
+import (
+	"net/http"
+	"testing"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// Image generation (S §5.8): priced by model, size, quality and count,
+// charged in full after the answer; sizes the model does not make are
+// refused before any upstream call.
+func TestImageGenerations(t *testing.T) {
+	t.Parallel()
+	const dalle2Ratio, dalle3Price = 8.0, 0.04
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio": `{"dall-e-2":8}`,
+		"ModelPrice": `{"dall-e-3":0.04}`,
+	}})
+	var sizes []string
+	up := relaytest.New(t, "sk-up", relaytest.Routes{"POST /v1/images/generations": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		size, _ := req.JSON["size"].(string)
+		sizes = append(sizes, size)
+		relaytest.WriteJSON(w, 200, map[string]any{"created": 1, "data": []any{map[string]any{"url": "https://images.example/1.png"}}})
+	}})
+	ch := g.MustCreateChannel(t, up, "dall-e-2,dall-e-3", nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100_000_000})
+
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want int64
+	}{
+		{"dall-e-2 by default, two at 1024x1024", map[string]any{"prompt": "a cat", "n": 2},
+			int64(0.0025 * dalle2Ratio * 1 * 2 * quotaPerUnit)},
+		{"dall-e-2 small", map[string]any{"model": "dall-e-2", "prompt": "a cat", "size": "256x256"},
+			int64(0.0025 * dalle2Ratio * 0.4 * quotaPerUnit)},
+		{"dall-e-3 hd wide", map[string]any{"model": "dall-e-3", "prompt": "a cat", "size": "1792x1024", "quality": "hd"},
+			int64(dalle3Price * 2 * 1.5 * quotaPerUnit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := g.balances(t, "alice", tok.ID, ch)
+			res := g.post(t, key, "/v1/images/generations", tc.body)
+			if res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			after := g.balances(t, "alice", tok.ID, ch)
+			if got := after.UserUsed - before.UserUsed; got != tc.want || after.TokenUsed-before.TokenUsed != tc.want || after.Channels[ch.ID]-before.Channels[ch.ID] != tc.want {
+				t.Fatalf("charged user %d token %d channel %d, want %d", got, after.TokenUsed-before.TokenUsed, after.Channels[ch.ID]-before.Channels[ch.ID], tc.want)
+			}
+			if l := g.consumeLogs(t, "alice")[0]; l.Quota != tc.want {
+				t.Fatalf("log quota %d, want %d", l.Quota, tc.want)
+			}
+		})
+	}
+	if len(sizes) != 3 || sizes[0] != "" || sizes[2] != "1792x1024" {
+		t.Fatalf("sizes sent upstream: %q", sizes)
+	}
+
+	for _, tc := range []struct{ name, model, size string }{
+		{"multiplication sign", "dall-e-2", "1024×1024"},
+		{"dall-e-2 does not make tall images", "dall-e-2", "1024x1792"},
+		{"dall-e-3 does not make small images", "dall-e-3", "256x256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := g.balances(t, "alice", tok.ID, ch)
+			g.post(t, key, "/v1/images/generations", map[string]any{"model": tc.model, "prompt": "a cat", "size": tc.size}).
+				wantError(t, 400, "invalid_request")
+			if after := g.balances(t, "alice", tok.ID, ch); after.UserUsed != before.UserUsed || after.UserCount != before.UserCount {
+				t.Fatalf("a refused image call was charged: %+v -> %+v", before, after)
+			}
+		})
+	}
+	if len(sizes) != 3 {
+		t.Fatalf("refused calls reached the upstream: %q", sizes)
+	}
+}
