@@ -57,10 +57,11 @@ func (rl *Relay) authenticate(r *http.Request) (*Caller, *Error) {
 		return nil, unauthorized("该令牌已过期")
 	}
 	if !tok.UnlimitedQuota && tok.RemainQuota <= 0 {
-		// The live balance counts quota held by calls in flight, which may
-		// still come back: refuse this call without marking the token
-		// exhausted (the ledger does that when a commit empties it).
-		return nil, &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: "insufficient_token_quota", Message: "令牌额度不足", Local: true}
+		// 401 like the other token checks (S §5.2). The live balance counts
+		// quota held by calls in flight, which may still come back: refuse
+		// this call without marking the token exhausted (the ledger does
+		// that when a commit empties it).
+		return nil, unauthorized("该令牌额度已用尽")
 	}
 	u, err := rl.store.User(tok.UserID)
 	if err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {

@@ -52,14 +52,27 @@ func TestChecks(t *testing.T) {
 	cases := []checkCase{{
 		name:  "insufficient user quota",
 		setup: func(t *testing.T, g *gateway) string { return token("fifty", store.Token{}) },
-		// The reservation for 100k completion tokens exceeds fifty's quota.
+		// The reservation for 100k completion tokens exceeds fifty's quota:
+		// some quota but not enough is 400 (S §5.8 step 5).
 		body:       map[string]any{"model": ratioModel, "max_tokens": 100_000, "messages": []any{map[string]any{"role": "user", "content": "hi"}}},
-		wantStatus: 403, wantCode: "insufficient_user_quota",
+		wantStatus: 400, wantCode: "insufficient_user_quota",
 	}, {
 		name:       "insufficient token quota",
 		setup:      func(t *testing.T, g *gateway) string { return token("alice", store.Token{RemainQuota: 10}) },
 		body:       chat(ratioModel, "hi"),
 		wantStatus: 403, wantCode: "insufficient_token_quota",
+	}, {
+		name: "enabled token without remaining quota",
+		setup: func(t *testing.T, g *gateway) string {
+			tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10})
+			zero := int64(0)
+			if _, err := g.st.UpdateToken(tok.UserID, tok.ID, store.TokenUpdate{RemainQuota: &zero}); err != nil {
+				t.Fatal(err)
+			}
+			return key
+		},
+		body:       chat(ratioModel, "hi"),
+		wantStatus: 401, wantCode: "invalid_token",
 	}, {
 		name: "expired token",
 		setup: func(t *testing.T, g *gateway) string {

@@ -278,11 +278,16 @@ func (rl *Relay) run(c *call) *Error {
 		msg := store.ErrorMessage(err)
 		switch store.ErrorCode(err) {
 		case store.EQUOTA:
-			code := "insufficient_user_quota"
 			if strings.Contains(msg, "令牌") {
-				code = "insufficient_token_quota"
+				return &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: "insufficient_token_quota", Message: msg, Local: true}
 			}
-			return &Error{Status: http.StatusForbidden, Type: "new_api_error", Code: code, Message: msg, Local: true}
+			// S §5.8 step 5: no quota at all is 403; some, but less than
+			// this call reserves, is 400.
+			status := http.StatusForbidden
+			if b, berr := rl.store.LiveBalance(c.caller.User.ID); berr == nil && b.Quota > 0 {
+				status = http.StatusBadRequest
+			}
+			return &Error{Status: status, Type: "new_api_error", Code: "insufficient_user_quota", Message: msg, Local: true}
 		case store.ENOTFOUND:
 			return unauthorized("无效的令牌")
 		}
