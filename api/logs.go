@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,9 +94,15 @@ func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, logs)
 }
 
+// searchSelfLogs finds the caller's own entries whose type is the keyword
+// (S §8: unlike the admin search, not their content).
 func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) {
-	f := store.LogFilter{UserID: currentUser(r).ID, Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}
-	logs, err := s.store.SearchLogs(f, logSearchLimit)
+	typ, err := strconv.Atoi(strings.TrimSpace(r.URL.Query().Get("keyword")))
+	if err != nil || typ <= 0 {
+		writeJSON(w, []*store.Log{})
+		return
+	}
+	logs, err := s.store.SearchLogs(store.LogFilter{UserID: currentUser(r).ID, Type: typ}, logSearchLimit)
 	if err != nil {
 		writeError(w, r, err)
 		return
