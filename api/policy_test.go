@@ -27,6 +27,7 @@ var wantAccess = map[string]string{
 	"GET /api/reset_password":    policy.Guest,
 	"POST /api/user/reset":       policy.Guest,
 	"GET /api/log/token":         policy.Guest, // S §3.1: P, by token key
+	"OPTIONS /api/log/token":     policy.Guest, // its CORS preflight
 
 	// S §3.2: signed-in users, their own account.
 	"GET /api/user/self":          policy.User,

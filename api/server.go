@@ -63,6 +63,7 @@ type Server struct {
 	mux       *http.ServeMux
 	handler   http.Handler
 	routes    []route
+	cors      map[string]bool // paths that allow other origins
 	apiLimit  *limiter
 	critical  *limiter
 	ips       *clientIPs
@@ -91,6 +92,7 @@ func New(cfg Config) *Server {
 		policy:    cfg.Policy,
 		hub:       cfg.Hub,
 		mux:       http.NewServeMux(),
+		cors:      map[string]bool{},
 		apiLimit:  newLimiter(cfg.APIRateLimit),
 		critical:  newLimiter(cfg.CriticalRateLimit),
 		ips:       &clientIPs{trusted: cfg.TrustedProxies},
@@ -108,7 +110,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
 	s.mux.Handle("/", s.uiHandler())
-	s.handler = s.recoverer(s.withRequestID(s.logRequests(s.mux)))
+	s.handler = s.recoverer(s.withRequestID(s.logRequests(s.withCORS(s.mux))))
 	return s
 }
 

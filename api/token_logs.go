@@ -7,8 +7,29 @@ import (
 	"gateway/store"
 )
 
+// The token log lookup is called from pages on other origins (S §3.1: P,
+// CORS): its answers, errors included, carry CORS headers, and the
+// preflight a browser sends for the Authorization header is answered.
 func (s *Server) registerTokenLogRoutes() {
 	s.handle("GET /api/log/token", s.tokenLogs)
+	s.handle("OPTIONS /api/log/token", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s.cors["/api/log/token"] = true
+}
+
+// withCORS adds the CORS headers of the routes that allow other origins,
+// before the guard so that its refusals carry them too.
+func (s *Server) withCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cors[r.URL.Path] {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", "*")
+			h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Expose-Headers", RequestIDHeader)
+			h.Set("Access-Control-Max-Age", "86400")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // tokenLogs lists the logs of the token that authenticates the request
