@@ -1,0 +1,140 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// seen is one request a provider stand-in received.
+type seen struct {
+	path  string
+	query url.Values
+	auth  string // Authorization
+	key   string // api-key (Azure)
+	org   string // OpenAI-Organization
+	body  map[string]any
+}
+
+// providerUpstream stands in for any OpenAI-compatible provider, Azure
+// included: it records each request and answers in OpenAI's wire format (a
+// completion, or an event stream with a usage chunk only when asked).
+func providerUpstream(t *testing.T) (*httptest.Server, func() []seen) {
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		s := seen{path: r.URL.Path, query: r.URL.Query(), auth: r.Header.Get("Authorization"), key: r.Header.Get("api-key"), org: r.Header.Get("OpenAI-Organization")}
+		_ = json.Unmarshal(data, &s.body)
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+		model, _ := s.body["model"].(string)
+		if stream, _ := s.body["stream"].(bool); stream {
+			sse := relaytest.NewSSE(w)
+			sse.Send(relaytest.Chunk(model, "Hi there"))
+			if opts, _ := s.body["stream_options"].(map[string]any); opts["include_usage"] == true {
+				sse.Send(relaytest.UsageChunk(model, 9, 2))
+			}
+			sse.Done()
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(model, "Hi there", relaytest.NewUsage(9, 2)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []seen { mu.Lock(); defer mu.Unlock(); return append([]seen(nil), got...) }
+}
+
+// Each OpenAI-compatible type of issue 3 reaches its provider at the right
+// URL with the right credentials, with the mapped model, and asks for stream
+// usage only where the provider supports it (S §5.8 step 8, §5.13).
+func TestProviderAdapters(t *testing.T) {
+	t.Parallel()
+	// Clients ask for an alias the channel maps to the provider's name.
+	const alias, model = "alias-3.5", "gpt-3.5-turbo"
+	for _, tc := range []struct {
+		name      string
+		typ       int
+		base      string // appended to the stand-in's URL
+		other     string
+		org       string
+		query     string // on the client's request
+		wantPath  string
+		wantQuery string // api-version
+		azure     bool
+		usage     bool // asks for stream usage
+	}{
+		{name: "OpenAI", typ: relay.TypeOpenAI, org: "org-7", wantPath: "/v1/chat/completions", usage: true},
+		{name: "Azure, default version", typ: relay.TypeAzure, wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: relay.AzureDefaultAPIVersion, azure: true},
+		{name: "Azure, channel version", typ: relay.TypeAzure, other: "2024-02-01", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-02-01", azure: true},
+		{name: "Ollama", typ: relay.TypeOllama, wantPath: "/v1/chat/completions"},
+		{name: "custom, whole URL", typ: relay.TypeCustom, base: "/deploy/{model}/chat", wantPath: "/deploy/gpt-3.5-turbo/chat", usage: true},
+		{name: "360", typ: relay.TypeAI360, wantPath: "/v1/chat/completions"},
+		{name: "Moonshot", typ: relay.TypeMoonshot, wantPath: "/v1/chat/completions"},
+		{name: "01.AI", typ: relay.TypeLingYi, wantPath: "/v1/chat/completions"},
+		{name: "SiliconCloud", typ: relay.TypeSiliconFlow, wantPath: "/v1/chat/completions"},
+		{name: "Mistral", typ: relay.TypeMistral, wantPath: "/v1/chat/completions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"alias-3.5":0.75}`}})
+			srv, requests := providerUpstream(t)
+			c := &store.Channel{Type: tc.typ, Name: tc.name, Key: "sk-provider", BaseURL: srv.URL + tc.base, Other: tc.other,
+				OpenAIOrganization: tc.org, Models: alias, Group: "default", ModelMapping: `{"alias-3.5":"gpt-3.5-turbo"}`}
+			if err := g.st.CreateChannels([]*store.Channel{c}); err != nil {
+				t.Fatal(err)
+			}
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+			if res := g.post(t, key, "/v1/chat/completions"+tc.query, chat(alias, "hello")); res.Status != 200 {
+				t.Fatalf("non-stream: %d %s", res.Status, res.Body)
+			}
+			res := g.post(t, key, "/v1/chat/completions"+tc.query, streamChat(alias, "hello", false))
+			if res.Status != 200 {
+				t.Fatalf("stream: %d %s", res.Status, res.Body)
+			}
+			events := relaytest.Events(res.Body)
+			if len(events) < 2 || events[len(events)-1] != "[DONE]" || !strings.Contains(events[0], "Hi there") {
+				t.Fatalf("stream events: %q", events)
+			}
+			got := requests()
+			if len(got) != 2 {
+				t.Fatalf("upstream saw %d requests", len(got))
+			}
+			for _, s := range got {
+				if s.path != tc.wantPath {
+					t.Errorf("path %q, want %q", s.path, tc.wantPath)
+				}
+				if v := s.query.Get("api-version"); v != tc.wantQuery {
+					t.Errorf("api-version %q, want %q", v, tc.wantQuery)
+				}
+				if tc.azure && (s.key != "sk-provider" || s.auth != "") || !tc.azure && (s.auth != "Bearer sk-provider" || s.key != "") {
+					t.Errorf("credentials: Authorization %q, api-key %q", s.auth, s.key)
+				}
+				if s.org != tc.org {
+					t.Errorf("OpenAI-Organization %q, want %q", s.org, tc.org)
+				}
+				if s.body["model"] != model {
+					t.Errorf("model %v", s.body["model"])
+				}
+			}
+			_, asked := got[1].body["stream_options"]
+			if asked != tc.usage {
+				t.Errorf("stream_options sent upstream: %v, want %v (%v)", asked, tc.usage, got[1].body)
+			}
+			// With or without the provider's usage chunk, the stream is
+			// charged once, and the non-stream call too.
+			if logs := g.consumeLogs(t, "alice"); len(logs) != 2 || logs[0].CompletionTokens == 0 || logs[1].CompletionTokens != 2 {
+				t.Errorf("consume logs: %+v", logs)
+			}
+		})
+	}
+}
