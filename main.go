@@ -215,10 +215,13 @@ func (m *Main) Run(ctx context.Context) error {
 			}
 		},
 	})
+	// One mailer for the relay's disable mails and the console's test-all
+	// summary: the relay is built before the server.
+	chMail := api.NewChannelMailer(st, api.NewMailFunc(st, nil))
 	rl := relay.New(relay.Config{
 		Store: st, Client: out.HTTP(),
 		ClientIP:          func(r *http.Request) string { return api.ClientIP(trusted, r) },
-		Events:            api.RelayEvents{Hub: hub},
+		Events:            api.RelayEvents{Hub: hub, Mail: chMail},
 		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
 	bg, stopBG := context.WithCancel(ctx)
@@ -253,7 +256,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.server = api.New(api.Config{
-		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl,
+		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl, ChannelMail: chMail,
 		TrustedProxies:     trusted,
 		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},
 		CriticalRateLimit:  api.RateLimit{N: c.CriticalRateLimit, Window: c.CriticalRateWindow},

@@ -65,9 +65,12 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 	writeRaw(w, http.StatusOK, map[string]any{"success": true, "message": "", "time": res.Duration.Seconds()})
 }
 
-// testAllChannels starts a background run; each result is pushed live.
+// testAllChannels starts a background run; each result is pushed live and
+// root gets a summary mail when the run ends (S §5.10: only a run started
+// here, not the periodic one).
 func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
-	hub := s.hub
+	hub, mailer := s.hub, s.cfg.ChannelMail
+	var sum TestSummary // report is called from one goroutine, in order
 	err := s.cfg.Relay.TestAll(func(p relay.Progress) {
 		msg := map[string]any{"task": "channel_test", "done": p.Done, "total": p.Total}
 		if p.Result != nil {
@@ -79,6 +82,21 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicTaskProgress, msg)
+		if p.Result != nil {
+			sum.Tested++
+			if p.Result.Err != nil {
+				sum.Failed++
+			}
+			switch p.Status {
+			case store.ChannelStatusAutoDisabled:
+				sum.Disabled++
+			case store.ChannelStatusEnabled:
+				sum.Enabled++
+			}
+		}
+		if p.Done == p.Total {
+			mailer.TestAllFinished(sum)
+		}
 	})
 	if err != nil {
 		writeError(w, r, store.Errorf(store.ECONFLICT, "%s", err.Error()))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/x509"
 	"time"
 
 	"gateway/mail"
@@ -10,14 +11,22 @@ import (
 
 // sendMail sends an HTML mail with the SMTP settings in force.
 func (s *Server) sendMail(ctx context.Context, to, subject, body string) error {
-	set := s.store.Settings()
-	cfg := mail.Config{
-		Server: set.Get("SMTPServer"), Port: int(set.Int("SMTPPort")), Account: set.Get("SMTPAccount"),
-		Token: set.Get("SMTPToken"), From: set.Get("SMTPFrom"), SSL: set.Bool("SMTPSSLEnabled"),
-		SystemName: set.Get("SystemName"), RootCAs: s.cfg.MailRootCAs, Timeout: 20 * time.Second,
+	return NewMailFunc(s.store, s.cfg.MailRootCAs)(ctx, to, subject, body)
+}
+
+// NewMailFunc returns a MailFunc that sends with the SMTP settings in force
+// when it is called. rootCAs, when set, replaces the system roots (tests).
+func NewMailFunc(st *store.Store, rootCAs *x509.CertPool) MailFunc {
+	return func(ctx context.Context, to, subject, body string) error {
+		set := st.Settings()
+		cfg := mail.Config{
+			Server: set.Get("SMTPServer"), Port: int(set.Int("SMTPPort")), Account: set.Get("SMTPAccount"),
+			Token: set.Get("SMTPToken"), From: set.Get("SMTPFrom"), SSL: set.Bool("SMTPSSLEnabled"),
+			SystemName: set.Get("SystemName"), RootCAs: rootCAs, Timeout: 20 * time.Second,
+		}
+		if err := mail.Send(ctx, cfg, []string{to}, subject, body); err != nil {
+			return &store.Error{Code: store.EUPSTREAM, Message: "邮件发送失败，请检查邮箱地址或联系管理员", Err: err}
+		}
+		return nil
 	}
-	if err := mail.Send(ctx, cfg, []string{to}, subject, body); err != nil {
-		return &store.Error{Code: store.EUPSTREAM, Message: "邮件发送失败，请检查邮箱地址或联系管理员", Err: err}
-	}
-	return nil
 }

@@ -7,11 +7,20 @@ import (
 )
 
 // RelayEvents forwards the relay's events to the live hub and the rpm/tpm
-// counters.
-type RelayEvents struct{ Hub *ws.Hub }
+// counters, and mails root about channels the relay disables.
+type RelayEvents struct {
+	Hub *ws.Hub
+	// Mail mails root when a channel is disabled automatically; nil sends
+	// nothing.
+	Mail *ChannelMailer
+}
 
 // ChannelChanged implements relay.Events.
 func (e RelayEvents) ChannelChanged(c *store.Channel) { PublishChannel(e.Hub, c) }
+
+// ChannelDisabled implements relay.Events: the mail goes out in the
+// background.
+func (e RelayEvents) ChannelDisabled(c *store.Channel) { e.Mail.ChannelDisabled(c) }
 
 // Activity implements relay.Events.
 func (e RelayEvents) Activity(a relay.Activity) {

@@ -39,6 +39,10 @@ type Config struct {
 	TurnstileVerifyURL string
 	// MailRootCAs, when set, replaces the system roots for SMTP (tests).
 	MailRootCAs *x509.CertPool
+	// ChannelMail mails root about channel health; give the relay's
+	// RelayEvents the same one. Nil builds one that sends with the SMTP
+	// settings in force (the relay New builds when Relay is nil uses it).
+	ChannelMail *ChannelMailer
 
 	// Third-party login endpoints; empty means the provider's real one
 	// (DefaultGitHubTokenURL and friends). Tests point them at local
@@ -98,12 +102,15 @@ func New(cfg Config) *Server {
 		ips:       &clientIPs{trusted: cfg.TrustedProxies},
 		turnstile: newTurnstileGuard(),
 	}
+	if s.cfg.ChannelMail == nil {
+		s.cfg.ChannelMail = NewChannelMailer(cfg.Store, s.sendMail)
+	}
 	s.registerRoutes()
 	if cfg.Relay != nil {
 		cfg.Relay.Register(s.mux)
 	} else {
 		s.cfg.Relay = relay.New(relay.Config{Store: cfg.Store, Client: cfg.HTTPClient,
-			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub}})
+			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub, Mail: s.cfg.ChannelMail}})
 		s.cfg.Relay.Register(s.mux)
 	}
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
@@ -116,6 +123,9 @@ func New(cfg Config) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// ChannelMailer returns the mailer that tells root about channel health.
+func (s *Server) ChannelMailer() *ChannelMailer { return s.cfg.ChannelMail }
 
 // Routes returns every /api route registered, for the policy completeness test.
 func (s *Server) Routes() []route { return s.routes }

@@ -164,6 +164,8 @@ type gatewayConfig struct {
 	Options map[string]string
 	// Wrap, when set, wraps the whole HTTP front (to watch responses).
 	Wrap func(http.Handler) http.Handler
+	// Mail, when set, sends the channel mails to root instead of SMTP.
+	Mail api.MailFunc
 }
 
 // gateway is the whole HTTP front (api.Server with the relay mounted) over
@@ -172,6 +174,8 @@ type gateway struct {
 	st     *store.Store
 	srv    *httptest.Server
 	client *http.Client
+	rl     *relay.Relay
+	mail   *api.ChannelMailer // mails root about channel health
 }
 
 // MustOpenGateway starts a gateway for one test.
@@ -219,10 +223,15 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 		rc.RelayTimeout = 10 * time.Second
 	}
 	hub := ws.NewHub()
-	rc.Events = api.RelayEvents{Hub: hub}
+	var mailer *api.ChannelMailer
+	if cfg.Mail != nil {
+		mailer = api.NewChannelMailer(st, cfg.Mail)
+	}
+	rc.Events = api.RelayEvents{Hub: hub, Mail: mailer}
+	rl := relay.New(rc)
 	srv := api.New(api.Config{
 		Store: st, Policy: pol, Hub: hub, HTTPClient: http.DefaultClient,
-		Relay: relay.New(rc), TrustedProxies: trusted,
+		Relay: rl, TrustedProxies: trusted, ChannelMail: mailer,
 	})
 	var h http.Handler = srv
 	if cfg.Wrap != nil {
@@ -234,7 +243,7 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 		ts.Close()
 		srv.Close()
 	})
-	return &gateway{st: st, srv: ts, client: &http.Client{Timeout: 30 * time.Second}}
+	return &gateway{st: st, srv: ts, client: &http.Client{Timeout: 30 * time.Second}, rl: rl, mail: srv.ChannelMailer()}
 }
 
 // MustCreateChannel creates an enabled OpenAI channel on up for models.

@@ -53,18 +53,25 @@ func (rl *Relay) maybeDisableFor(ch *store.Channel, status int, typ, code, msg s
 	rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, fmt.Sprintf("上游返回 %d：%s", status, msg))
 }
 
-func (rl *Relay) setStatus(id uint64, status int, reason string) {
+// setStatus changes a channel's status automatically, publishes the change
+// and, for a channel it disabled, tells Events so root is mailed. It
+// reports whether the status changed.
+func (rl *Relay) setStatus(id uint64, status int, reason string) bool {
 	changed, c, err := rl.store.SetChannelStatusAuto(id, status, reason)
 	if err != nil {
 		slog.Error("channel status", "channel", id, "err", err)
-		return
+		return false
 	}
 	if changed {
 		slog.Warn("channel status changed", "channel", id, "status", status, "reason", reason)
 		if rl.cfg.Events != nil {
 			rl.cfg.Events.ChannelChanged(c)
+			if status == store.ChannelStatusAutoDisabled {
+				rl.cfg.Events.ChannelDisabled(c)
+			}
 		}
 	}
+	return changed
 }
 
 // TestResult is the outcome of one channel test.
@@ -76,6 +83,10 @@ type TestResult struct {
 	Status    int // upstream status, 0 for transport errors
 	Type      string
 	Code      string
+	// Message is the upstream's own error message (empty when the failure
+	// is not an upstream answer). The disable rules match it, not Err,
+	// whose text adds the status for the console.
+	Message string
 }
 
 // TestChannel sends a minimal chat request through the same adapter the
@@ -135,7 +146,8 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	if resp.StatusCode != http.StatusOK {
 		res.Status = resp.StatusCode
 		res.Type, res.Code = upstreamErrorFields(out)
-		msg := upstreamMessage(out)
+		res.Message = upstreamMessage(out)
+		msg := res.Message
 		if msg == "" {
 			msg = resp.Status
 		}
@@ -175,29 +187,41 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 // ChannelDisableThreshold (only when automatic disabling is on), enable a
 // channel that was disabled automatically once a test passes cleanly (only
 // when automatic enabling is on). A manually disabled channel is never
-// enabled.
-func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) {
+// enabled. It returns the status it set, or 0 when nothing changed.
+func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) int {
 	set := rl.store.Settings()
 	threshold := time.Duration(set.Float("ChannelDisableThreshold") * float64(time.Second))
 	slow := threshold > 0 && r.Duration > threshold
 	if ch.Status == store.ChannelStatusEnabled && ch.AutoBan == 1 && set.Bool("AutomaticDisableChannelEnabled") {
+		var reason string
 		switch {
-		case r.Err != nil && disableRule(ch.Type, r.Status, r.Type, r.Code, r.Err.Error()):
-			rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, "测试失败："+r.Err.Error())
+		case r.Err != nil && disableRule(ch.Type, r.Status, r.Type, r.Code, r.Message):
+			reason = "测试失败：" + r.Err.Error()
 		case r.Err == nil && slow:
-			rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds()))
+			reason = fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds())
+		default:
+			return 0
 		}
-		return
+		if rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, reason) {
+			return store.ChannelStatusAutoDisabled
+		}
+		return 0
 	}
 	if ch.Status == store.ChannelStatusAutoDisabled && r.Err == nil && !slow && set.Bool("AutomaticEnableChannelEnabled") {
-		rl.setStatus(ch.ID, store.ChannelStatusEnabled, "测试通过，自动启用")
+		if rl.setStatus(ch.ID, store.ChannelStatusEnabled, "测试通过，自动启用") {
+			return store.ChannelStatusEnabled
+		}
 	}
+	return 0
 }
 
 // Progress reports a test-all run.
 type Progress struct {
 	Done, Total int
 	Result      *TestResult
+	// Status is the status the health rules set on the channel just
+	// tested, 0 when they changed nothing.
+	Status int
 }
 
 // TestAll tests every channel in the background, one after another,
@@ -216,10 +240,10 @@ func (rl *Relay) TestAll(report func(Progress)) error {
 		defer rl.testing.Store(false)
 		for i, ch := range chs {
 			r := rl.TestChannel(context.Background(), ch, "", nil)
-			rl.ApplyTestOutcome(ch, r)
+			status := rl.ApplyTestOutcome(ch, r)
 			if report != nil {
 				rr := r
-				report(Progress{Done: i + 1, Total: len(chs), Result: &rr})
+				report(Progress{Done: i + 1, Total: len(chs), Result: &rr, Status: status})
 			}
 		}
 		if report != nil && len(chs) == 0 {

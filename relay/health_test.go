@@ -1,12 +1,15 @@
 package relay_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"gateway/relay/relaytest"
 	"gateway/store"
@@ -150,5 +153,212 @@ func TestHealth_ChannelTestReEnables(t *testing.T) {
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
 	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "routed again")); res.Status != 200 {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+}
+
+// ---- mails to root (S §5.9, §5.10) ----
+
+const rootEmail = "root@example.com"
+
+type sentMail struct{ to, subject, body string }
+
+// mailBox is an injectable api.MailFunc (as the api tests' quota reminder
+// uses) that keeps what the channel mailer sends.
+type mailBox struct {
+	mu   sync.Mutex
+	sent []sentMail
+}
+
+func (b *mailBox) send(ctx context.Context, to, subject, body string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sent = append(b.sent, sentMail{to, subject, body})
+	return nil
+}
+
+func (b *mailBox) take() []sentMail {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.sent
+	b.sent = nil
+	return out
+}
+
+// mustMailRoot gives root an address and, when smtp is true, configures
+// SMTP (never dialled: the mails land in the box).
+func (g *gateway) mustMailRoot(t *testing.T, smtp bool) {
+	t.Helper()
+	email := rootEmail
+	if _, err := g.st.UpdateUser(fixture.ids["root"], store.UserUpdate{Email: &email}); err != nil {
+		t.Fatal(err)
+	}
+	if smtp {
+		if err := g.st.UpdateOption("SMTPServer", "smtp.example.com"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A channel the relay disables automatically gets root one mail naming
+// it, with the reason and time; without SMTP, or without an address for
+// root, nothing is sent and the call answers as before.
+func TestHealth_AutoDisableMailsRoot(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		smtp      bool
+		rootEmail bool
+		wantMail  bool
+	}{
+		{"mailed", true, true, true},
+		{"SMTP not set", false, true, false},
+		{"root without address", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			box := &mailBox{}
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}, Mail: box.send})
+			if tc.rootEmail {
+				g.mustMailRoot(t, tc.smtp)
+			} else if err := g.st.UpdateOption("SMTPServer", "smtp.example.com"); err != nil {
+				t.Fatal(err)
+			}
+			up := relaytest.NewChat(t, "sk-revoked", failWith(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"))
+			ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.Name = "revoked-channel" })
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+
+			res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+			res.wantError(t, http.StatusUnauthorized, "bad_response_status_code")
+			fresh, err := g.st.Channel(ch.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fresh.Status != store.ChannelStatusAutoDisabled {
+				t.Fatalf("channel status = %d, want 3", fresh.Status)
+			}
+			g.mail.Wait()
+			got := box.take()
+			if !tc.wantMail {
+				if len(got) != 0 {
+					t.Fatalf("sent %+v, want nothing", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("sent %d mails, want 1: %+v", len(got), got)
+			}
+			var info store.ChannelStatusInfo
+			if err := json.Unmarshal([]byte(fresh.OtherInfo), &info); err != nil {
+				t.Fatal(err)
+			}
+			m := got[0]
+			id := "#" + strconv.FormatUint(ch.ID, 10)
+			at := time.Unix(info.StatusTime, 0).Format(time.DateTime)
+			if m.to != rootEmail || !strings.Contains(m.subject, "revoked-channel") || !strings.Contains(m.subject, id) ||
+				!strings.Contains(m.body, "Incorrect API key provided") || !strings.Contains(m.body, "401") || !strings.Contains(m.body, at) {
+				t.Fatalf("mail %+v, want to %s naming %s and revoked-channel, the reason and %s", m, rootEmail, id, at)
+			}
+		})
+	}
+}
+
+// waitTestAll waits until the running test of all channels has finished.
+func (g *gateway) waitTestAll(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for g.rl.Testing() {
+		if time.Now().After(deadline) {
+			t.Fatal("test of all channels still running")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.mail.Wait()
+}
+
+// A test of all channels started from the console mails root one summary
+// when it ends (besides the mail for each channel it disables); the
+// periodic run sends no summary.
+func TestHealth_TestAllMailsRoot(t *testing.T) {
+	t.Parallel()
+	box := &mailBox{}
+	g := MustOpenGateway(t, gatewayConfig{Mail: box.send, Options: map[string]string{
+		"AutomaticDisableChannelEnabled": "true", "AutomaticEnableChannelEnabled": "true"}})
+	g.mustMailRoot(t, true)
+	healthy := relaytest.NewChat(t, "sk-healthy", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "h", relaytest.NewUsage(8, 1)))
+	})
+	g.MustCreateChannel(t, healthy, ratioModel, nil)
+
+	// The periodic loop runs TestAll without a console to report to.
+	if err := g.rl.TestAll(nil); err != nil {
+		t.Fatal(err)
+	}
+	g.waitTestAll(t)
+	if got := box.take(); len(got) != 0 {
+		t.Fatalf("periodic run sent %+v, want nothing", got)
+	}
+
+	broke := relaytest.NewChat(t, "sk-broke", failWith(429, "", "", "You exceeded your current quota, please check your plan and billing details."))
+	brokeCh := g.MustCreateChannel(t, broke, ratioModel, func(c *store.Channel) { c.Name = "broke" })
+	back := g.MustCreateChannel(t, healthy, ratioModel, nil)
+	if _, _, err := g.st.SetChannelStatusAuto(back.ID, store.ChannelStatusAutoDisabled, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if out := g.rootGet(t, "/api/channel/test"); out["success"] != true {
+		t.Fatalf("test all: %v", out)
+	}
+	g.waitTestAll(t)
+	var summaries, disables []sentMail
+	for _, m := range box.take() {
+		if m.to != rootEmail {
+			t.Errorf("mail to %q, want %q", m.to, rootEmail)
+		}
+		if strings.Contains(m.subject, "渠道测试完成") {
+			summaries = append(summaries, m)
+		} else {
+			disables = append(disables, m)
+		}
+	}
+	if len(summaries) != 1 {
+		t.Fatalf("%d summary mails, want 1: %+v", len(summaries), summaries)
+	}
+	if want := "共测试 3 个渠道，失败 1 个，自动禁用 1 个，自动启用 1 个"; !strings.Contains(summaries[0].body, want) {
+		t.Errorf("summary %q, want %q", summaries[0].body, want)
+	}
+	if len(disables) != 1 || !strings.Contains(disables[0].subject, "#"+strconv.FormatUint(brokeCh.ID, 10)) {
+		t.Errorf("disable mails %+v, want one for channel %d", disables, brokeCh.ID)
+	}
+}
+
+// A channel test matches the disable rules against the upstream's own
+// message: "You exceeded your current quota" with a status no other rule
+// knows disables the channel, while the console still sees the status.
+func TestHealth_ChannelTestMatchesUpstreamMessage(t *testing.T) {
+	t.Parallel()
+	const upMsg = "You exceeded your current quota, please check your plan and billing details."
+	box := &mailBox{}
+	g := MustOpenGateway(t, gatewayConfig{Mail: box.send, Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+	g.mustMailRoot(t, true)
+	up := relaytest.NewChat(t, "sk-broke", failWith(429, "", "", upMsg))
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+
+	out := g.rootGet(t, "/api/channel/test/"+strconv.FormatUint(ch.ID, 10))
+	if want := "状态码 429：" + upMsg; out["success"] != false || out["message"] != want {
+		t.Fatalf("channel test = %v, want message %q", out, want)
+	}
+	fresh, err := g.st.Channel(ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Status != store.ChannelStatusAutoDisabled {
+		t.Fatalf("channel status = %d, want 3", fresh.Status)
+	}
+	var info store.ChannelStatusInfo
+	if err := json.Unmarshal([]byte(fresh.OtherInfo), &info); err != nil || info.StatusReason != "测试失败：状态码 429："+upMsg {
+		t.Errorf("other_info = %q", fresh.OtherInfo)
+	}
+	g.mail.Wait()
+	if got := box.take(); len(got) != 1 || got[0].to != rootEmail || !strings.Contains(got[0].body, upMsg) {
+		t.Errorf("mails %+v, want one to root with the reason", got)
 	}
 }

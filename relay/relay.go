@@ -46,6 +46,11 @@ type Config struct {
 type Events interface {
 	// ChannelChanged is called after a channel's status or test result changed.
 	ChannelChanged(c *store.Channel)
+	// ChannelDisabled is called, after ChannelChanged, when the relay or a
+	// test has just disabled c automatically (status 3); c's other_info
+	// holds the reason and time. It runs on the relay's path: it must not
+	// block.
+	ChannelDisabled(c *store.Channel)
 	// Activity is called after each charged call.
 	Activity(a Activity)
 }

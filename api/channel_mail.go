@@ -1,0 +1,114 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"gateway/store"
+)
+
+// ChannelMailer mails the root user about channel health: when a channel is
+// disabled automatically (S §5.9) and when a test of all channels started
+// from the console finishes (S §5.10). Mails are sent in the background,
+// never on the relay's or a request's path, and a failure is only logged.
+// Nothing is sent while SMTP is not configured or root has no e-mail
+// address, nor by a nil mailer.
+type ChannelMailer struct {
+	store *store.Store
+	send  MailFunc
+	wg    sync.WaitGroup
+	slots chan struct{} // bounds concurrent SMTP sessions
+}
+
+// maxChannelMailSends bounds the channel mails being sent at once: a dead
+// provider can disable many channels in a burst.
+const maxChannelMailSends = 2
+
+// NewChannelMailer returns a mailer that sends through send.
+func NewChannelMailer(st *store.Store, send MailFunc) *ChannelMailer {
+	return &ChannelMailer{store: st, send: send, slots: make(chan struct{}, maxChannelMailSends)}
+}
+
+// ChannelDisabled mails root that c was disabled automatically, with the
+// reason and time its other_info records. It never blocks.
+func (m *ChannelMailer) ChannelDisabled(c *store.Channel) {
+	var info store.ChannelStatusInfo
+	_ = json.Unmarshal([]byte(c.OtherInfo), &info)
+	at := time.Now()
+	if info.StatusTime > 0 {
+		at = time.Unix(info.StatusTime, 0)
+	}
+	reason := info.StatusReason
+	if reason == "" {
+		reason = "未知"
+	}
+	// A line break in the name would be refused as header injection.
+	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Name)
+	subject := fmt.Sprintf("渠道「%s」（#%d）已被自动禁用", name, c.ID)
+	body := fmt.Sprintf("<p>渠道「%s」（#%d）已被自动禁用。</p><p>原因：%s</p><p>时间：%s</p>",
+		html.EscapeString(c.Name), c.ID, html.EscapeString(reason), at.Format(time.DateTime))
+	m.mailRoot(subject, body)
+}
+
+// TestSummary counts the outcome of one test of all channels.
+type TestSummary struct {
+	Tested, Failed, Disabled, Enabled int
+}
+
+// TestAllFinished mails root the summary of a test of all channels started
+// from the console. It never blocks.
+func (m *ChannelMailer) TestAllFinished(sum TestSummary) {
+	body := fmt.Sprintf("<p>所有渠道测试已完成。</p><p>共测试 %d 个渠道，失败 %d 个，自动禁用 %d 个，自动启用 %d 个。</p><p>完成时间：%s</p>",
+		sum.Tested, sum.Failed, sum.Disabled, sum.Enabled, time.Now().Format(time.DateTime))
+	m.mailRoot("渠道测试完成", body)
+}
+
+// Wait blocks until every mail being sent has finished (tests, shutdown).
+func (m *ChannelMailer) Wait() { m.wg.Wait() }
+
+func (m *ChannelMailer) mailRoot(subject, body string) {
+	if m == nil || m.store.Settings().Get("SMTPServer") == "" {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.slots <- struct{}{}
+		defer func() { <-m.slots }()
+		root := rootUser(m.store)
+		if root == nil || root.Email == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := m.send(ctx, root.Email, m.store.Settings().Get("SystemName")+" "+subject, body); err != nil {
+			slog.Warn("channel mail to root not sent", "subject", subject, "err", err)
+		}
+	}()
+}
+
+// rootUser returns the root account, nil when there is none. Root is the
+// first account on a fresh data file, so id 1 is tried before a scan.
+func rootUser(st *store.Store) *store.User {
+	if u, err := st.User(1); err == nil && u.Role >= store.RoleRoot && !u.Deleted() {
+		return u
+	}
+	users, err := st.Users(store.UserFilter{})
+	if err != nil {
+		slog.Error("find root user", "err", err)
+		return nil
+	}
+	for _, u := range users {
+		if u.Role >= store.RoleRoot && !u.Deleted() {
+			return u
+		}
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package api_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gateway/store"
+)
+
+// The server's own relay (no relay in Config) mails root over real SMTP
+// when a channel test disables a channel, and the console's test of all
+// channels mails root a summary when it ends.
+func TestChannelMail_SMTP(t *testing.T) {
+	t.Parallel()
+	ts, smtp := MustStartMailServer(t)
+	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
+	const rootEmail = "root@example.com"
+	email := rootEmail
+	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(up.Close)
+	ch := &store.Channel{Type: 1, Name: "revoked", Key: "sk-revoked", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1}
+	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatUint(ch.ID, 10)
+
+	ApiScenario{Name: "Test", URL: "/api/channel/test/" + id, As: "root", WantStatus: 200,
+		WantContains: []string{`"success":false`, "Incorrect API key provided"}}.Test(t, ts)
+	ts.API.ChannelMailer().Wait()
+	m := smtp.Wait(t)
+	if len(m.To) != 1 || m.To[0] != rootEmail || !strings.Contains(m.Subject, "#"+id) || !strings.Contains(m.Subject, "revoked") ||
+		!strings.Contains(m.Body, "Incorrect API key provided") {
+		t.Fatalf("disable mail to %v, subject %q: %s", m.To, m.Subject, m.Body)
+	}
+
+	ApiScenario{Name: "TestAll", URL: "/api/channel/test", As: "root", WantStatus: 200}.Test(t, ts)
+	m = smtp.Wait(t)
+	if len(m.To) != 1 || m.To[0] != rootEmail || !strings.Contains(m.Subject, "渠道测试完成") ||
+		!strings.Contains(m.Body, "共测试 1 个渠道，失败 1 个，自动禁用 0 个，自动启用 0 个") {
+		t.Fatalf("summary mail to %v, subject %q: %s", m.To, m.Subject, m.Body)
+	}
+	ts.API.ChannelMailer().Wait()
+	if n := len(smtp.Messages()); n != 2 {
+		t.Fatalf("%d mails sent, want 2", n)
+	}
+}
