@@ -15,6 +15,12 @@ type price struct {
 	GroupRatio      float64
 	ModelPrice      float64 // US$ per call; -1 when ratios apply
 	qpu             float64
+	// Audio marks the audio-model variant (gpt-4o-audio*, S §5.8): audio
+	// tokens are priced at AudioRatio, audio output also at
+	// AudioCompletionRatio.
+	Audio                bool
+	AudioRatio           float64
+	AudioCompletionRatio float64
 }
 
 func (p price) fixed() bool { return p.ModelPrice >= 0 }
@@ -23,6 +29,9 @@ func (p price) fixed() bool { return p.ModelPrice >= 0 }
 // price nor a ratio is refused rather than charged a made-up amount.
 func priceFor(set *store.Settings, model, group string) (price, *Error) {
 	p := price{GroupRatio: set.GroupRatioOf(group), ModelPrice: -1, qpu: set.QuotaPerUnit()}
+	if strings.HasPrefix(model, "gpt-4o-audio") {
+		p.Audio, p.AudioRatio, p.AudioCompletionRatio = true, audioRatio, audioCompletionRatio
+	}
 	name := model
 	if strings.HasPrefix(name, "gpt-4-gizmo") {
 		name = "gpt-4-gizmo-*"
@@ -102,20 +111,77 @@ func defaultCompletionRatio(m string) float64 {
 	return 1
 }
 
+// The built-in audio ratios of gpt-4o-audio models (S §5.7); like the
+// reference, they are not options.
+const (
+	audioRatio           = 40
+	audioCompletionRatio = 2
+)
+
 // reserve is the quota held before the upstream call: the fixed price, or
 // the prompt plus max_tokens (PreConsumedQuota tokens when unset) at the
-// model's ratios.
-func (p price) reserve(promptTokens, maxTokens int, preConsumed int64) int64 {
+// model's ratios. A rerank reserves its prompt only (S §5.8 step 4). An
+// audio model's max_tokens are reserved at the dearer of the text and the
+// audio output rate, so the completion of a call with max_tokens stays
+// within its reservation whatever its modality.
+func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) int64 {
 	if p.fixed() {
 		return int64(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
 	t := float64(promptTokens)
-	if maxTokens > 0 {
-		t += float64(maxTokens) * p.CompletionRatio
-	} else {
+	switch {
+	case k == kindRerank:
+	case maxTokens > 0:
+		cr := p.CompletionRatio
+		if p.Audio {
+			cr = max(cr, p.AudioRatio*p.AudioCompletionRatio)
+		}
+		t += float64(maxTokens) * cr
+	default:
 		t += float64(preConsumed)
 	}
 	return int64(t * p.ModelRatio * p.GroupRatio)
+}
+
+// audioSplit is a usage cut into its text and audio parts. The text parts
+// are the totals minus the audio ones, so every token the upstream counted
+// (image tokens too) is billed even when it reports no text_tokens.
+type audioSplit struct {
+	TextIn, TextOut, AudioIn, AudioOut int
+}
+
+func splitAudio(u usage) audioSplit {
+	var s audioSplit
+	if d := u.PromptTokensDetails; d != nil {
+		s.AudioIn = max(d.AudioTokens, 0)
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		s.AudioOut = max(d.AudioTokens, 0)
+	}
+	s.TextIn = max(u.PromptTokens-s.AudioIn, 0)
+	s.TextOut = max(u.CompletionTokens-s.AudioOut, 0)
+	return s
+}
+
+// quota is the final quota of a call with usage u: the audio variant for
+// audio models, else charge.
+func (p price) quota(u usage) int64 {
+	if !p.Audio || p.fixed() {
+		return p.charge(u.PromptTokens, u.CompletionTokens)
+	}
+	s := splitAudio(u)
+	if s.TextIn+s.TextOut+s.AudioIn+s.AudioOut == 0 {
+		return 0
+	}
+	// S §5.8: round(text_in + text_out×CR) + round(audio_in×AR +
+	// audio_out×AR×ACR), then × model ratio × group ratio.
+	text := math.Round(float64(s.TextIn) + float64(s.TextOut)*p.CompletionRatio)
+	audio := math.Round(float64(s.AudioIn)*p.AudioRatio + float64(s.AudioOut)*p.AudioRatio*p.AudioCompletionRatio)
+	q := math.Round((text + audio) * p.ModelRatio * p.GroupRatio)
+	if q < 1 && p.ModelRatio != 0 && p.GroupRatio != 0 {
+		q = 1
+	}
+	return int64(q)
 }
 
 // charge is the final quota of a call with the given usage. A call that

@@ -188,6 +188,7 @@ type call struct {
 	parsed    chatRequest
 	isJSON    bool
 	fields    map[string][]byte // the body's top-level fields, decoded on demand
+	format    string            // a transcription's response_format, for reading the transcript
 }
 
 // jsonFields decodes the body's top-level fields once.
@@ -270,7 +271,7 @@ func (rl *Relay) run(c *call) *Error {
 	}
 	c.price = p
 	c.prompt = rl.promptTokens(c)
-	amount := p.reserve(c.prompt, c.maxTokens, set.Int("PreConsumedQuota"))
+	amount := p.reserve(c.k, c.prompt, c.maxTokens, set.Int("PreConsumedQuota"))
 	if c.k == kindImage {
 		amount = imageQuota(c, p)
 	}
@@ -397,7 +398,7 @@ func (rl *Relay) readMultipart(c *call) *Error {
 		c.model = "whisper-1"
 	}
 	if f := form.Value["response_format"]; len(f) > 0 {
-		c.parsed.Size = f[0] // the response format, kept for reading the transcript
+		c.format = f[0]
 	}
 	return nil
 }
@@ -620,6 +621,15 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		}
 		body = b
 	}
+	ctype := c.ctype
+	if !c.isJSON && upstreamModel != c.model {
+		// A multipart (audio) body carries the model as a form field.
+		b, ct, err := rewriteMultipartModel(c.body, c.ctype, upstreamModel)
+		if err != nil {
+			return &Error{Status: 500, Type: "new_api_error", Code: "convert_request_failed", Message: "请求转换失败", Local: true, Cause: err}
+		}
+		body, ctype = b, ct
+	}
 	ctx, cancel := context.WithCancelCause(c.r.Context())
 	defer cancel(nil)
 	if rl.cfg.RelayTimeout > 0 && !c.stream {
@@ -627,7 +637,7 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		ctx, stop = context.WithTimeout(ctx, rl.cfg.RelayTimeout)
 		defer stop()
 	}
-	req, err := ad.Request(ctx, ch, c.k, upstreamModel, bytes.NewReader(body), c.ctype)
+	req, err := ad.Request(ctx, ch, c.k, upstreamModel, bytes.NewReader(body), ctype)
 	if err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
 	}
@@ -671,11 +681,20 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	return rl.relayBody(c, ch, resp, set)
 }
 
-// usage is the token usage a provider reports.
+// usage is the token usage a provider reports. The details say how many of
+// the tokens were audio (gpt-4o-audio models bill those apart).
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens            int           `json:"prompt_tokens"`
+	CompletionTokens        int           `json:"completion_tokens"`
+	TotalTokens             int           `json:"total_tokens"`
+	PromptTokensDetails     *tokenDetails `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *tokenDetails `json:"completion_tokens_details,omitempty"`
+}
+
+// tokenDetails is the part of OpenAI's prompt_tokens_details and
+// completion_tokens_details the relay reads.
+type tokenDetails struct {
+	AudioTokens int `json:"audio_tokens"`
 }
 
 // relayBody handles a non-stream answer: read it, find the usage, charge,
@@ -688,8 +707,8 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
 	}
-	prompt, completion := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
-	if err := rl.settle(c, ch, prompt, completion, -1, set); err != nil {
+	u := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
+	if err := rl.settle(c, ch, u, -1, set); err != nil {
 		return err
 	}
 	h := c.w.Header()
@@ -706,23 +725,14 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 
 // bodyUsage reads the usage of a complete answer, counting locally what the
 // provider did not report.
-func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (prompt, completion int) {
+func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 	switch c.k {
 	case kindSpeech:
-		return c.prompt, 0
+		return usage{PromptTokens: c.prompt}
 	case kindImage:
-		return 0, 0
+		return usage{}
 	case kindTranscription, kindTranslation:
-		text := string(data)
-		if strings.Contains(ctype, "json") {
-			var v struct {
-				Text string `json:"text"`
-			}
-			if json.Unmarshal(data, &v) == nil {
-				text = v.Text
-			}
-		}
-		return 0, tokenizer.CountText(c.model, text)
+		return usage{CompletionTokens: tokenizer.CountText(c.model, transcriptText(c.format, ctype, data))}
 	}
 	var v struct {
 		Usage   *usage `json:"usage"`
@@ -742,14 +752,14 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (prompt, completi
 	}
 	_ = json.Unmarshal(data, &v)
 	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
-		p, cp := v.Usage.PromptTokens, v.Usage.CompletionTokens
-		if p == 0 && cp == 0 {
-			p = v.Usage.TotalTokens
+		u := *v.Usage
+		if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+			u.PromptTokens = u.TotalTokens
 		}
-		return p, cp
+		return u
 	}
 	if v.Meta.Tokens.InputTokens+v.Meta.Tokens.OutputTokens > 0 {
-		return v.Meta.Tokens.InputTokens, v.Meta.Tokens.OutputTokens
+		return usage{PromptTokens: v.Meta.Tokens.InputTokens, CompletionTokens: v.Meta.Tokens.OutputTokens}
 	}
 	// No usage reported: count locally.
 	sc := tokenizer.NewStreamCounter(c.model)
@@ -760,20 +770,21 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (prompt, completi
 		}
 		sc.AddToolCalls(ch.Message.ToolCalls)
 	}
-	return c.prompt, sc.Tokens()
+	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}
 }
 
 // settle charges the call and writes its log; frt is the time to first
 // byte in ms (-1 when not streamed).
-func (rl *Relay) settle(c *call, ch *store.Channel, prompt, completion int, frt int64, set *store.Settings) *Error {
+func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *store.Settings) *Error {
 	p := c.price
-	quota := p.charge(prompt, completion)
+	prompt, completion := u.PromptTokens, u.CompletionTokens
+	quota := p.quota(u)
 	if c.k == kindImage {
 		quota = c.res.Amount
 	}
 	// The store writes the log when consume logging is on and feeds the
 	// dashboard from it when data export is on.
-	log := rl.consumeLog(c, ch, prompt, completion, quota, frt)
+	log := rl.consumeLog(c, ch, u, quota, frt)
 	if err := rl.store.Settle(c.res, ch.ID, quota, log); err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "billing_failed", Message: "计费失败，请稍后重试", Local: true, Cause: err}
 	}
@@ -802,13 +813,31 @@ type logOther struct {
 	AdminInfo       struct {
 		UseChannel []uint64 `json:"use_channel"`
 	} `json:"admin_info"`
+	*audioOther // audio models only
 }
 
-func (rl *Relay) consumeLog(c *call, ch *store.Channel, prompt, completion int, quota, frt int64) *store.Log {
+// audioOther is what an audio model's log adds to other (S §5.8).
+type audioOther struct {
+	Audio                bool    `json:"audio"`
+	AudioInput           int     `json:"audio_input"`
+	AudioOutput          int     `json:"audio_output"`
+	TextInput            int     `json:"text_input"`
+	TextOutput           int     `json:"text_output"`
+	AudioRatio           float64 `json:"audio_ratio"`
+	AudioCompletionRatio float64 `json:"audio_completion_ratio"`
+}
+
+func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int64) *store.Log {
 	p := c.price
+	prompt, completion := u.PromptTokens, u.CompletionTokens
 	o := logOther{ModelRatio: p.ModelRatio, GroupRatio: p.GroupRatio, CompletionRatio: p.CompletionRatio, ModelPrice: p.ModelPrice, FRT: frt, RequestID: c.id}
 	if frt < 0 {
 		o.FRT = -1000
+	}
+	if p.Audio {
+		s := splitAudio(u)
+		o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,
+			AudioRatio: p.AudioRatio, AudioCompletionRatio: p.AudioCompletionRatio}
 	}
 	if up, _ := mapModel(ch, c.model); up != c.model {
 		o.UpstreamModel = up
@@ -819,8 +848,11 @@ func (rl *Relay) consumeLog(c *call, ch *store.Channel, prompt, completion int, 
 	if p.fixed() {
 		content = "模型价格 $" + strconv.FormatFloat(p.ModelPrice, 'f', -1, 64) + "，分组倍率 " + strconv.FormatFloat(p.GroupRatio, 'f', -1, 64)
 	} else {
-		content = "模型倍率 " + strconv.FormatFloat(p.ModelRatio, 'f', -1, 64) + "，补全倍率 " + strconv.FormatFloat(p.CompletionRatio, 'f', -1, 64) +
-			"，分组倍率 " + strconv.FormatFloat(p.GroupRatio, 'f', -1, 64)
+		content = "模型倍率 " + strconv.FormatFloat(p.ModelRatio, 'f', -1, 64) + "，补全倍率 " + strconv.FormatFloat(p.CompletionRatio, 'f', -1, 64)
+		if p.Audio {
+			content += "，音频倍率 " + strconv.FormatFloat(p.AudioRatio, 'f', -1, 64) + "，音频补全倍率 " + strconv.FormatFloat(p.AudioCompletionRatio, 'f', -1, 64)
+		}
+		content += "，分组倍率 " + strconv.FormatFloat(p.GroupRatio, 'f', -1, 64)
 	}
 	if prompt+completion == 0 && !p.fixed() && c.k != kindImage {
 		content += "（可能是上游超时）"

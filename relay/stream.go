@@ -208,13 +208,14 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		}
 	}
 	// The local count is only needed when the upstream reported no usage.
-	prompt, completion := c.prompt, 0
+	u := usage{PromptTokens: c.prompt}
 	if got != nil {
-		prompt, completion = got.PromptTokens, got.CompletionTokens
+		u = *got
 	} else {
-		completion = countKept(tokenizer.NewStreamCounter(c.model), kept)
+		u.CompletionTokens = countKept(tokenizer.NewStreamCounter(c.model), kept)
 	}
-	if err := rl.settle(c, ch, prompt, completion, frt, set); err != nil {
+	prompt, completion := u.PromptTokens, u.CompletionTokens
+	if err := rl.settle(c, ch, u, frt, set); err != nil {
 		if started {
 			// Headers are sent: end the stream without [DONE].
 			return nil

@@ -1,0 +1,244 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// The audio-model prices these tests expect, from S §5.7, so the expected
+// charges are computed from the spec's numbers, not the gateway's.
+const (
+	audioChatModel = "gpt-4o-audio-preview"
+	audioChatMR    = 1.25
+	audioChatCR    = 4.0  // gpt-4o*
+	audioChatAR    = 40.0 // gpt-4o-audio
+	audioChatACR   = 2.0
+)
+
+// audioChatQuota is S §5.8's audio variant: round(text_in + text_out×CR) +
+// round(audio_in×AR + audio_out×AR×ACR), then × model ratio × group ratio,
+// at least 1.
+func audioChatQuota(textIn, textOut, audioIn, audioOut int, mr, cr, ar, acr, gr float64) int64 {
+	text := math.Round(float64(textIn) + float64(textOut)*cr)
+	audio := math.Round(float64(audioIn)*ar + float64(audioOut)*ar*acr)
+	q := math.Round((text + audio) * mr * gr)
+	if q < 1 {
+		q = 1
+	}
+	return int64(q)
+}
+
+// audioChatUsage is a usage object as OpenAI reports it for gpt-4o-audio
+// models, with the audio and text tokens in the details.
+func audioChatUsage(textIn, audioIn, textOut, audioOut int) map[string]any {
+	return map[string]any{
+		"prompt_tokens": textIn + audioIn, "completion_tokens": textOut + audioOut,
+		"total_tokens": textIn + audioIn + textOut + audioOut,
+		"prompt_tokens_details": map[string]any{
+			"cached_tokens": 0, "audio_tokens": audioIn, "text_tokens": textIn, "image_tokens": 0,
+		},
+		"completion_tokens_details": map[string]any{
+			"reasoning_tokens": 0, "audio_tokens": audioOut, "text_tokens": textOut,
+			"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0,
+		},
+	}
+}
+
+// audioChatOther is the audio part of a consume log's other field.
+type audioChatOther struct {
+	Audio                *bool   `json:"audio"`
+	AudioInput           int     `json:"audio_input"`
+	AudioOutput          int     `json:"audio_output"`
+	TextInput            int     `json:"text_input"`
+	TextOutput           int     `json:"text_output"`
+	AudioRatio           float64 `json:"audio_ratio"`
+	AudioCompletionRatio float64 `json:"audio_completion_ratio"`
+	ModelRatio           float64 `json:"model_ratio"`
+	CompletionRatio      float64 `json:"completion_ratio"`
+	GroupRatio           float64 `json:"group_ratio"`
+}
+
+// gpt-4o-audio models are billed by S §5.8's audio variant, from the
+// upstream's usage details, in a non-stream body and in a stream's usage
+// chunk alike; the log's other carries audio:true, the token split and the
+// audio ratios. A text model with the same usage shape keeps the text
+// formula and no audio fields.
+func TestChat_AudioModel(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio": `{"gpt-4o-audio-preview":1.25,"gpt-4o-mini":0.075}`,
+	}})
+	const textIn, audioIn, textOut, audioOut = 17, 230, 38, 143
+	up := relaytest.NewChat(t, "sk-audio", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		model := req.Model()
+		if !req.Stream() {
+			answer := relaytest.Completion(model, "Hello!", nil)
+			answer["usage"] = audioChatUsage(textIn, audioIn, textOut, audioOut)
+			relaytest.WriteJSON(w, http.StatusOK, answer)
+			return
+		}
+		if !req.IncludeUsage() {
+			t.Errorf("stream request without include_usage: %s", req.Body)
+		}
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(model, "Hel"))
+		sse.Send(relaytest.Chunk(model, "lo!"))
+		sse.Send(relaytest.FinishChunk(model, "stop"))
+		usageChunk := relaytest.Chunk(model, "")
+		usageChunk["choices"] = []any{}
+		usageChunk["usage"] = audioChatUsage(textIn, audioIn, textOut, audioOut)
+		sse.Send(usageChunk)
+		sse.Done()
+	})
+	ch := g.MustCreateChannel(t, up, audioChatModel+","+miniModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100_000_000, Group: "vip"})
+
+	audioWant := audioChatQuota(textIn, textOut, audioIn, audioOut, audioChatMR, audioChatCR, audioChatAR, audioChatACR, vipGroupRatio)
+	if text := ratioQuota(textIn+audioIn, textOut+audioOut, audioChatMR, audioChatCR, vipGroupRatio); text == audioWant {
+		t.Fatalf("the audio and the text formula agree (%d): the test would prove nothing", text)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		stream bool
+		audio  bool
+		want   int64
+	}{
+		{"audio non-stream", chat(audioChatModel, "Say hello"), false, true, audioWant},
+		{"audio stream with usage chunk", streamChat(audioChatModel, "Say hello", false), true, true, audioWant},
+		{"text model unchanged", chat(miniModel, "Say hello"), false, false,
+			ratioQuota(textIn+audioIn, textOut+audioOut, miniModelMR, miniModelCR, vipGroupRatio)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := g.balances(t, "alice", tok.ID, ch)
+			res := g.post(t, key, "/v1/chat/completions", tc.body)
+			if res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if tc.stream {
+				events := relaytest.Events(res.Body)
+				wantDoneLast(t, events)
+				if got := contentOf(t, events); got != "Hello!" {
+					t.Errorf("client content = %q", got)
+				}
+				if len(usageEvents(t, events)) != 0 {
+					t.Errorf("the usage chunk reached a client that did not ask: %q", events)
+				}
+			}
+			logs := g.consumeLogs(t, "alice")
+			if len(logs) == 0 {
+				t.Fatal("no consume log")
+			}
+			l := logs[0]
+			if l.Quota != tc.want {
+				t.Errorf("log quota = %d, want %d", l.Quota, tc.want)
+			}
+			if l.PromptTokens != textIn+audioIn || l.CompletionTokens != textOut+audioOut || l.IsStream != tc.stream {
+				t.Errorf("log tokens = %d/%d stream %v, want the totals %d/%d", l.PromptTokens, l.CompletionTokens, l.IsStream,
+					textIn+audioIn, textOut+audioOut)
+			}
+			var o audioChatOther
+			if err := json.Unmarshal([]byte(l.Other), &o); err != nil {
+				t.Fatalf("other %q: %v", l.Other, err)
+			}
+			if !tc.audio {
+				if o.Audio != nil || strings.Contains(l.Other, "audio_ratio") {
+					t.Errorf("a text model's other has audio fields: %s", l.Other)
+				}
+			} else {
+				if o.Audio == nil || !*o.Audio || o.AudioInput != audioIn || o.AudioOutput != audioOut ||
+					o.TextInput != textIn || o.TextOutput != textOut ||
+					o.AudioRatio != audioChatAR || o.AudioCompletionRatio != audioChatACR ||
+					o.ModelRatio != audioChatMR || o.CompletionRatio != audioChatCR || o.GroupRatio != vipGroupRatio {
+					t.Errorf("other = %s", l.Other)
+				}
+			}
+			wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+		})
+	}
+}
+
+// An audio model's max_tokens are reserved at the audio output rate
+// (AR × ACR), not the text completion ratio: with max_tokens set a call
+// costs at most what it reserved, even when every output token is audio.
+// fifty's 25 000 covers 300 tokens at the text rate (300 × 4 × 1.25) but not
+// at the audio rate (300 × 80 × 1.25 = 30 000).
+func TestChat_AudioModelReservesAudioOutput(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio": `{"gpt-4o-audio-preview":1.25}`,
+	}})
+	up := relaytest.NewChat(t, "sk-audio", okChat(t, audioChatModel, "ok", relaytest.NewUsage(5, 5)))
+	g.MustCreateChannel(t, up, audioChatModel, nil)
+	_, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+
+	const maxTokens = 300
+	if float64(maxTokens)*audioChatAR*audioChatACR*audioChatMR <= float64(fiftyQuota) {
+		t.Fatal("fifty's quota covers the audio reservation: the test would prove nothing")
+	}
+	body := chat(audioChatModel, "Say hello")
+	body["max_tokens"] = maxTokens
+	res := g.post(t, key, "/v1/chat/completions", body)
+	if res.Status == http.StatusOK {
+		t.Fatalf("a call whose audio output fifty cannot cover was let through: %s", res.Body)
+	}
+	res.wantError(t, res.Status, "insufficient_user_quota")
+	if up.Hits() != 0 {
+		t.Errorf("upstream hits = %d, want 0", up.Hits())
+	}
+	// Within reach at the audio rate the call goes through.
+	body["max_tokens"] = 100
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+}
+
+// A rerank reserves its prompt only (S §5.8 step 4), not PreConsumedQuota
+// on top: fifty's 25 000 covers the prompt at ratio 50 but not prompt + 500
+// tokens, and the call goes through and is charged the upstream's usage.
+func TestRerank_ReservesPromptOnly(t *testing.T) {
+	t.Parallel()
+	const rerankModel, rerankMR, upTokens = "test-reranker", 50.0, 12
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio":       `{"test-reranker":50}`,
+		"PreConsumedQuota": "500",
+	}})
+	up := relaytest.New(t, "sk-rerank", relaytest.Routes{"POST /v1/rerank": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if req.Model() != rerankModel {
+			t.Errorf("upstream model = %q", req.Model())
+		}
+		relaytest.WriteJSON(w, http.StatusOK, map[string]any{
+			"model":   rerankModel,
+			"results": []any{map[string]any{"index": 0, "relevance_score": 0.93}, map[string]any{"index": 1, "relevance_score": 0.02}},
+			"usage":   map[string]any{"total_tokens": upTokens},
+		})
+	}})
+	ch := g.MustCreateChannel(t, up, rerankModel, nil)
+	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	before := g.balances(t, "fifty", tok.ID, ch)
+	// The prompt has at least one token.
+	if float64(1+500)*rerankMR <= float64(before.UserQuota) {
+		t.Fatalf("fifty's quota %d covers PreConsumedQuota: the test would prove nothing", before.UserQuota)
+	}
+
+	res := g.post(t, key, "/v1/rerank", map[string]any{
+		"model": rerankModel, "query": "Which one is a fruit?", "documents": []string{"apple", "car"},
+	})
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "fifty")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d, want 1", len(logs))
+	}
+	if want := int64(upTokens * rerankMR); logs[0].Quota != want {
+		t.Errorf("log quota = %d, want %d", logs[0].Quota, want)
+	}
+	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, logs[0].Quota, 1)
+}
