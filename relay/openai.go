@@ -37,7 +37,34 @@ func (a openAI) url(ch *store.Channel, k kind, model string) string {
 		// A custom channel's base URL is the whole endpoint.
 		return strings.ReplaceAll(baseURL(ch), "{model}", model)
 	}
+	if isCloudflareGateway(baseURL(ch)) {
+		// .../v1/{account}/{gateway}/openai takes the path without /v1.
+		return baseURL(ch) + strings.TrimPrefix(upstreamPath[k], "/v1")
+	}
 	return baseURL(ch) + upstreamPath[k]
+}
+
+// isCloudflareGateway reports whether base is a Cloudflare AI Gateway
+// endpoint, whose provider paths are its own (S §5.13).
+func isCloudflareGateway(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "gateway.ai.cloudflare.com")
+}
+
+// clientQueryKey carries the client's query string to the adapters that
+// pass part of it on (Azure's api-version).
+type clientQueryKey struct{}
+
+func withClientQuery(ctx context.Context, q url.Values) context.Context {
+	if len(q) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, clientQueryKey{}, q)
+}
+
+func clientQuery(ctx context.Context, name string) string {
+	q, _ := ctx.Value(clientQueryKey{}).(url.Values)
+	return q.Get(name)
 }
 
 func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
@@ -194,13 +221,23 @@ func (azure) Supports(k kind) bool { return true }
 func (azure) StreamUsage() bool    { return false }
 
 func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
-	version := ch.Other
+	// The client's api-version, else the channel's, else the default.
+	version := clientQuery(ctx, "api-version")
+	if version == "" {
+		version = ch.Other
+	}
 	if version == "" {
 		version = AzureDefaultAPIVersion
 	}
 	deployment := strings.ReplaceAll(model, ".", "")
 	path := strings.TrimPrefix(upstreamPath[k], "/v1/")
-	u := fmt.Sprintf("%s/openai/deployments/%s/%s?api-version=%s", baseURL(ch), url.PathEscape(deployment), path, url.QueryEscape(version))
+	deployments := "/openai/deployments/"
+	if isCloudflareGateway(baseURL(ch)) {
+		// .../v1/{account}/{gateway}/azure-openai/{resource} takes the
+		// deployment right after it.
+		deployments = "/"
+	}
+	u := fmt.Sprintf("%s%s%s/%s?api-version=%s", baseURL(ch), deployments, url.PathEscape(deployment), path, url.QueryEscape(version))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
 	if err != nil {
 		return nil, err

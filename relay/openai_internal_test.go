@@ -1,0 +1,36 @@
+package relay
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"gateway/store"
+)
+
+// A Cloudflare AI Gateway base takes the provider's path without /v1, and
+// for Azure without /openai/deployments (S §5.13); other bases are kept.
+func TestCloudflareGatewayURLs(t *testing.T) {
+	for _, tc := range []struct{ base, want string }{
+		{"https://gateway.ai.cloudflare.com/v1/acct/gw/openai", "https://gateway.ai.cloudflare.com/v1/acct/gw/openai/chat/completions"},
+		{"https://gateway.ai.cloudflare.com/v1/acct/gw/openai/", "https://gateway.ai.cloudflare.com/v1/acct/gw/openai/chat/completions"},
+		{"https://api.openai.com", "https://api.openai.com/v1/chat/completions"},
+		{"https://proxy.example/gateway.ai.cloudflare.com", "https://proxy.example/gateway.ai.cloudflare.com/v1/chat/completions"},
+	} {
+		if got := (openAI{typ: TypeOpenAI}).url(&store.Channel{BaseURL: tc.base}, kindChat, "m"); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.base, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ base, query, want string }{
+		{"https://gateway.ai.cloudflare.com/v1/acct/gw/azure-openai/res", "",
+			"https://gateway.ai.cloudflare.com/v1/acct/gw/azure-openai/res/gpt-41/chat/completions?api-version=2024-02-01"},
+		{"https://res.openai.azure.com", "api-version=2024-10-21",
+			"https://res.openai.azure.com/openai/deployments/gpt-41/chat/completions?api-version=2024-10-21"},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		req, err := azure{}.Request(withClientQuery(context.Background(), q), &store.Channel{BaseURL: tc.base, Other: "2024-02-01", Key: "k"}, kindChat, "gpt-4.1", nil, "application/json")
+		if err != nil || req.URL.String() != tc.want {
+			t.Errorf("azure %s: %v %v, want %s", tc.base, req.URL, err, tc.want)
+		}
+	}
+}
