@@ -166,7 +166,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	p, perr := priceFor(set, model, "default")
 	var quota int64
 	if perr == nil {
-		quota = p.charge(v.Usage.PromptTokens, v.Usage.CompletionTokens)
+		quota = p.quota(*v.Usage)
 	}
 	var uid uint64
 	uname := "系统"
