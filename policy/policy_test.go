@@ -65,7 +65,7 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("policy path %q is not a path", r[0])
 		}
 		switch r[1] {
-		case "GET", "POST", "PUT", "DELETE", "PATCH":
+		case "GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS":
 		default:
 			t.Errorf("policy line %v has method %q", r, r[1])
 		}
