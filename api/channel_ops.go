@@ -169,10 +169,13 @@ func (s *Server) updateAllBalances(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listBuiltinModelObjects(w http.ResponseWriter, r *http.Request) {
 	seen := map[string]bool{}
 	type obj struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
+		ID         string  `json:"id"`
+		Object     string  `json:"object"`
+		Created    int64   `json:"created"`
+		OwnedBy    string  `json:"owned_by"`
+		Permission []any   `json:"permission"`
+		Root       string  `json:"root"`
+		Parent     *string `json:"parent"`
 	}
 	out := []obj{}
 	for t, list := range relay.BuiltinModels {
@@ -181,7 +184,8 @@ func (s *Server) listBuiltinModelObjects(w http.ResponseWriter, r *http.Request)
 				continue
 			}
 			seen[m] = true
-			out = append(out, obj{ID: m, Object: "model", Created: 1626777600, OwnedBy: strings.ToLower(relay.ChannelTypeNames[t])})
+			out = append(out, obj{ID: m, Object: "model", Created: 1626777600, OwnedBy: strings.ToLower(relay.ChannelTypeNames[t]),
+				Permission: []any{}, Root: m})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -157,6 +157,10 @@ func TestChannelReadsHideKey(t *testing.T) {
 			wantStatus: 200, wantContains: []string{`"name":"high"`}, wantNotContains: append(secrets, `"name":"low"`)},
 		{name: "search by model part", method: "GET", url: "/api/channel/search?model=gpt-4o", token: f.adminTok,
 			wantStatus: 200, wantContains: []string{`"name":"low"`, `"name":"mid"`}, wantNotContains: append(secrets, `"name":"high"`)},
+		{name: "search by model ignores case", method: "GET", url: "/api/channel/search?model=GPT-4O", token: f.adminTok,
+			wantStatus: 200, wantContains: []string{`"name":"low"`, `"name":"mid"`}, wantNotContains: append(secrets, `"name":"high"`)},
+		{name: "built-in model objects", method: "GET", url: "/api/channel/models", token: f.adminTok,
+			wantStatus: 200, wantContains: []string{`"id":"gpt-4o-mini","object":"model","created":1626777600,"owned_by":"openai","permission":[],"root":"gpt-4o-mini","parent":null`}},
 		{name: "search null group is no filter", method: "GET", url: "/api/channel/search?group=null", token: f.adminTok,
 			wantStatus: 200, wantContains: []string{`"name":"low"`, `"name":"high"`}, wantNotContains: secrets},
 	})

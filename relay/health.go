@@ -137,6 +137,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	}
 	resp, err := rl.client.Do(req)
 	if err != nil {
+		res.Duration = time.Since(start)
 		res.Err = fmt.Errorf("请求上游失败：%w", err)
 		return res
 	}
@@ -197,7 +198,7 @@ func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) int {
 		switch {
 		case r.Err != nil && disableRule(ch.Type, r.Status, r.Type, r.Code, r.Message):
 			reason = "测试失败：" + r.Err.Error()
-		case r.Err == nil && slow:
+		case slow:
 			reason = fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds())
 		default:
 			return 0

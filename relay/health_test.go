@@ -362,3 +362,50 @@ func TestHealth_ChannelTestMatchesUpstreamMessage(t *testing.T) {
 		t.Errorf("mails %+v, want one to root with the reason", got)
 	}
 }
+
+// The latency rule of S §5.9: a test slower than ChannelDisableThreshold
+// disables the channel whether the upstream answered well or not (a slow
+// failure and a hang count too); a fast failure that matches no rule and a
+// fast answer leave it enabled.
+func TestHealth_SlowTestDisables(t *testing.T) {
+	t.Parallel()
+	// Far on either side of the threshold, so a loaded machine cannot
+	// move a case across it.
+	const slow = 2 * time.Second
+	answer := func(delay time.Duration, status int) *relaytest.Upstream {
+		return relaytest.NewChat(t, "sk-h", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			time.Sleep(delay)
+			if status != 200 {
+				relaytest.WriteError(w, status, "server_error", "", "boom")
+				return
+			}
+			relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "h", relaytest.NewUsage(8, 1)))
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		up     *relaytest.Upstream
+		status int
+	}{
+		{"slow answer", answer(slow, 200), store.ChannelStatusAutoDisabled},
+		{"slow failure", answer(slow, 500), store.ChannelStatusAutoDisabled},
+		{"fast failure", answer(0, 500), store.ChannelStatusEnabled},
+		{"fast answer", answer(0, 200), store.ChannelStatusEnabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+				"AutomaticDisableChannelEnabled": "true", "ChannelDisableThreshold": "1",
+			}})
+			c := g.MustCreateChannel(t, tc.up, ratioModel, nil)
+			g.rootGet(t, "/api/channel/test/"+strconv.FormatUint(c.ID, 10))
+			fresh, err := g.st.Channel(c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fresh.Status != tc.status {
+				t.Errorf("status %d, want %d (%s)", fresh.Status, tc.status, fresh.OtherInfo)
+			}
+		})
+	}
+}

@@ -544,7 +544,7 @@ func (s *Store) FindChannels(f ChannelFilter) ([]*Channel, error) {
 				continue
 			}
 		}
-		if f.Model != "" && !strings.Contains(c.Models, f.Model) {
+		if f.Model != "" && !strings.Contains(strings.ToLower(c.Models), strings.ToLower(f.Model)) {
 			continue
 		}
 		if f.Group != "" && f.Group != "null" {

@@ -50,7 +50,7 @@ const pagesEn: PagesDictionary = {
       testAll: "Test all channels?",
       testAllHint: "Every channel is tested in turn and disabled or re-enabled by the health rules; progress shows live.",
       updateAll: "Update the balances of all enabled channels?",
-      updateAllHint: "Each channel's provider is asked in turn, which can take a while; channels with no balance left are disabled.",
+      updateAllHint: "Each enabled channel's provider is asked in turn, which can take a while; channels stay enabled whatever their balance.",
       deleteDisabled: "Delete all disabled channels?",
       delete: "Delete this channel?",
       deleteSelected: "Delete the {{count}} selected channels?",

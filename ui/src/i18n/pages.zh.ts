@@ -48,7 +48,7 @@ const pagesZh = {
       testAll: "确定是否要测试所有通道？",
       testAllHint: "将依次测试所有渠道，按健康规则自动禁用或启用，进度实时显示。",
       updateAll: "确定是否要更新所有已启用通道余额？",
-      updateAllHint: "将依次向各渠道的上游查询余额，可能需要一些时间；余额不足的渠道会被禁用。",
+      updateAllHint: "将依次向各已启用渠道的上游查询余额，可能需要一些时间；余额多少都不会改变渠道的状态。",
       deleteDisabled: "确定是否要删除禁用通道？",
       delete: "确定是否要删除此渠道？",
       deleteSelected: "确定是否要删除所选的 {{count}} 个通道？",
