@@ -637,7 +637,11 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		ctx, stop = context.WithTimeout(ctx, rl.cfg.RelayTimeout)
 		defer stop()
 	}
-	req, err := ad.Request(withClientQuery(ctx, c.r.URL.Query()), ch, c.k, upstreamModel, bytes.NewReader(body), ctype)
+	reqCtx := ctx
+	if c.r.URL.RawQuery != "" {
+		reqCtx = withClientQuery(ctx, c.r.URL.Query())
+	}
+	req, err := ad.Request(reqCtx, ch, c.k, upstreamModel, bytes.NewReader(body), ctype)
 	if err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
 	}
