@@ -220,3 +220,128 @@ test("a normal user has no channel entry and /channel is refused", async () => {
   assert.equal(await statusAsStoredUser(page, "/api/channel/"), 403);
   await context.close();
 });
+
+test("/channel/add opens the add drawer directly; a channel is created and closing returns to /channel", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel/add");
+  await page.locator('[data-testid="channels-page"]').waitFor();
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+  await drawer.getByText("创建新的渠道").waitFor();
+  assert.deepEqual(await navEntries(page).then((e) => e.filter((k) => k === "channel")), ["channel"], "one channel entry, none for the new routes");
+
+  const name = uniqueName("ad");
+  await page.fill('[data-testid="channel-name-input"]', name);
+  await page.fill('[data-testid="channel-key"]', "sk-e2e-direct-add");
+
+  // A provider that refuses the model list gets one toast: the server's reason.
+  await page.fill('[data-testid="channel-base-url"]', `${upstream.url}/broken`);
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "获取模型列表失败：");
+  await page.waitForTimeout(500);
+  assert.equal(await page.locator(".toast", { hasText: "获取模型列表失败" }).count(), 1, "a single error toast");
+
+  await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  await page.click('[data-testid="clear-models"]');
+  await page.fill('[data-testid="custom-model-input"]', "gpt-4o-mini");
+  await page.click('[data-testid="custom-model-add"]');
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "渠道创建成功！");
+  await drawer.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/channel");
+
+  const api = await rootApi(suite.gw.baseURL);
+  const saved = await channelByName(api, name);
+  assert.ok(saved, "channel stored");
+  assert.equal(saved.base_url, upstream.url);
+  assert.equal(saved.models, "gpt-4o-mini");
+
+  // From the list, the add button moves to /channel/add; cancel goes back to
+  // /channel, and Forward reopens the drawer, which Escape closes again.
+  await page.click('[data-testid="add-channel"]');
+  await drawer.waitFor();
+  await page.waitForURL((u) => u.pathname === "/channel/add");
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/channel");
+  await page.goForward();
+  await drawer.waitFor();
+  await page.keyboard.press("Escape");
+  await drawer.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/channel");
+  await page.locator('[data-testid="channels-page"]').waitFor();
+  await context.close();
+});
+
+test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id only shows the error", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("ed");
+  await createChannel(api, upstream.url, ["gpt-4o-mini", "gpt-3.5-turbo"], name);
+  const ch = await channelByName(api, name);
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto(`/channel/edit/${ch.id}`);
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+  await drawer.getByText("更新渠道信息").waitFor();
+  await page.waitForFunction((n) => document.querySelector('[data-testid="channel-name-input"]')?.value === n, name);
+  assert.equal(await page.inputValue('[data-testid="channel-base-url"]'), upstream.url);
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-3.5-turbo"]').waitFor();
+  assert.equal(await page.inputValue('[data-testid="channel-key"]'), "", "the key is never shown");
+
+  await page.fill('[data-testid="channel-name-input"]', `${name}x`);
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "渠道更新成功！");
+  await drawer.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/channel");
+  const saved = await (await api.call("GET", `/api/channel/${ch.id}`)).json.data;
+  assert.equal(saved.name, `${name}x`);
+  assert.equal(saved.models, "gpt-4o-mini,gpt-3.5-turbo");
+
+  // From a row, edit moves to /channel/edit/{id}; the browser's Back closes
+  // the drawer, and the page keeps its search meanwhile.
+  await page.fill('[data-testid="channel-search-keyword"]', `${name}x`);
+  await page.keyboard.press("Enter");
+  const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await row.waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="channel-row-"]').length === 1);
+  await row.locator('[data-testid="edit-channel"]').click();
+  await drawer.waitFor();
+  await page.waitForURL((u) => u.pathname === `/channel/edit/${ch.id}`);
+  await page.waitForFunction((n) => document.querySelector('[data-testid="channel-name-input"]')?.value === n, `${name}x`);
+  await page.goBack();
+  await drawer.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/channel");
+  assert.equal(await page.locator('[data-testid^="channel-row-"]').count(), 1, "the search result is still shown");
+
+  // An id the server does not know: its message, and no drawer.
+  await page.goto("/channel/edit/987654");
+  await expectToast(page, "渠道未找到");
+  await page.waitForURL((u) => u.pathname === "/channel");
+  await page.locator('[data-testid="channels-page"]').waitFor();
+  assert.equal(await drawer.count(), 0, "no drawer for an unknown channel");
+  await context.close();
+});
+
+test("a normal user opening /channel/edit/{id} or /channel/add is refused like on /channel", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("nr");
+  await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
+  const ch = await channelByName(api, name);
+  const { username, password } = await registerUser(suite.gw.baseURL, "nce", "normal-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, username, password);
+  await page.locator('[data-testid="sidebar"]').waitFor();
+  assert.ok(!(await navEntries(page)).includes("channel"), "no channel entry for a normal user");
+  for (const path of [`/channel/edit/${ch.id}`, "/channel/add"]) {
+    await page.goto(path);
+    await page.locator('[data-testid="forbidden"]').waitFor();
+    assert.equal(await page.locator('[data-testid="channels-page"]').count(), 0, path);
+    assert.equal(await page.locator('[data-testid="channel-drawer"]').count(), 0, path);
+  }
+  assert.equal(await statusAsStoredUser(page, `/api/channel/${ch.id}`), 403);
+  await context.close();
+});

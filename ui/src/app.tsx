@@ -6,8 +6,14 @@ import { AppShell } from "./components/layout/app-shell";
 import { RouteGuard } from "./components/layout/route-guard";
 import { Toaster } from "./components/toaster";
 import NotFoundPage from "./pages/not-found";
-import { routes } from "./routes";
+import { routes, type RouteDef } from "./routes";
 import { theme } from "./stores/theme";
+
+// pageKeys gives every route of one component the key of its first route:
+// the Switch renders only the matching route, and an unchanged key lets React
+// keep that page mounted when the address moves to another of its routes.
+const pageKeys = new Map<RouteDef["component"], string>();
+for (const r of routes) if (!pageKeys.has(r.component)) pageKeys.set(r.component, r.path);
 
 /** App wires the theme, the shell, the routes and the global dialogs. */
 export function App() {
@@ -17,7 +23,7 @@ export function App() {
       <AppShell>
         <Switch>
           {routes.map((r) => (
-            <Route key={r.path} path={r.path}>
+            <Route key={pageKeys.get(r.component)} path={r.path}>
               <RouteGuard access={r.access}>
                 <r.component />
               </RouteGuard>

@@ -80,7 +80,12 @@ export interface RouteDef {
   nav?: NavEntry;
 }
 
-/** routes lists every page; a page joins the router and the sidebar by adding one line here. */
+/**
+ * routes lists every page; a page joins the router and the sidebar by adding
+ * one line here. Routes that show the same component share one mounted page,
+ * so moving between them (the channel list and its /channel/add drawer)
+ * keeps the page's state.
+ */
 export const routes: RouteDef[] = [
   { path: "/", component: HomePage, access: "public" },
   { path: "/about", component: AboutPage, access: "public" },
@@ -91,6 +96,8 @@ export const routes: RouteDef[] = [
   { path: "/oauth/:provider", component: OAuthCallbackPage, access: "public" },
   { path: "/setting", component: SettingPage, access: "user", nav: { key: "setting", label: "nav.setting", icon: "settings" } },
   { path: "/channel", component: ChannelsPage, access: "admin", nav: { key: "channel", label: "nav.channel", icon: "layers" } },
+  { path: "/channel/add", component: ChannelsPage, access: "admin" },
+  { path: "/channel/edit/:id", component: ChannelsPage, access: "admin" },
   { path: "/token", component: TokensPage, access: "user", nav: { key: "token", label: "nav.token", icon: "key" } },
   { path: "/log", component: LogsPage, access: "user", nav: { key: "log", label: "nav.log", icon: "list" } },
   { path: "/user", component: UsersPage, access: "admin", nav: { key: "user", label: "nav.user", icon: "users" } },

@@ -6,11 +6,12 @@ import { ChannelDialogs } from "./parts/channel-dialogs";
 import { ChannelDrawer } from "./parts/channel-drawer";
 import { ChannelPagination } from "./parts/channel-pagination";
 import { ChannelTable } from "./parts/channel-table";
+import { useEditorRoute } from "./parts/editor-route";
 import { ChannelToolbar } from "./parts/toolbar";
 import { SearchBar } from "./parts/search-bar";
 import { TestAllProgress } from "./parts/test-all-progress";
 
-/** ChannelsPage lists the upstream channels with their health, and holds the create/edit drawer and the confirmations. */
+/** ChannelsPage lists the upstream channels with their health, and holds the create/edit drawer (open at /channel/add and /channel/edit/{id}) and the confirmations. */
 export default function ChannelsPage() {
   const { t } = useTranslation();
   useEffect(() => {
@@ -18,6 +19,7 @@ export default function ChannelsPage() {
     void loadGroups();
     return subscribeChannelLive();
   }, []);
+  useEditorRoute();
   return (
     <Flex direction="column" gap="3" data-testid="channels-page">
       <Heading size="6">{t("channels.title")}</Heading>

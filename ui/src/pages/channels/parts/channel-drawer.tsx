@@ -34,6 +34,7 @@ export function ChannelDrawer() {
   const open = state !== null;
   const editId = state?.id;
   const isEdit = editId !== undefined;
+  const preloaded = state?.channel;
 
   const [form, setForm] = useState<ChannelForm>(emptyForm);
   const [loading, setLoading] = useState(false);
@@ -54,7 +55,9 @@ export function ChannelDrawer() {
       setAllModels(ids);
       if (!isEdit) setForm((f) => (f.models.length === 0 ? { ...f, models: suggestedModels(f.type, map) } : f));
     });
-    if (isEdit) {
+    if (preloaded) {
+      setForm(formFromChannel(preloaded));
+    } else if (isEdit) {
       setLoading(true);
       channelApi
         .getChannel(editId)
@@ -70,7 +73,7 @@ export function ChannelDrawer() {
     return () => {
       live = false;
     };
-  }, [open, isEdit, editId]);
+  }, [open, isEdit, editId, preloaded]);
 
   const changeType = (type: number) => {
     setForm((f) => ({ ...f, type, models: f.models.length === 0 ? suggestedModels(type, byType) : f.models }));
@@ -89,7 +92,7 @@ export function ChannelDrawer() {
       setForm((f) => ({ ...f, models: Array.from(new Set([...f.models, ...fetched])) }));
       toast.success(t("channels.msg.fetchModelsOk"));
     } catch {
-      toast.error(t("channels.msg.fetchModelsFailed"));
+      // The fetch call already showed the server's reason (reportServerError); a generic toast would repeat it.
     } finally {
       setFetching(false);
     }
