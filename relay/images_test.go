@@ -1,12 +1,21 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"gateway/relay/relaytest"
 	"gateway/store"
 )
+
+// imageLogOther is the part of an image log's other the console reads.
+type imageLogOther struct {
+	Image   bool   `json:"image"`
+	Size    string `json:"size"`
+	Quality string `json:"quality"`
+	N       int    `json:"n"`
+}
 
 // Image generation (S §5.8): priced by model, size, quality and count,
 // charged in full after the answer; sizes the model does not make are
@@ -31,13 +40,16 @@ func TestImageGenerations(t *testing.T) {
 		name string
 		body map[string]any
 		want int64
+		// other is what the log's other adds for the console, which
+		// cannot price an image from its zero token counts.
+		other imageLogOther
 	}{
 		{"dall-e-2 by default, two at 1024x1024", map[string]any{"prompt": "a cat", "n": 2},
-			int64(0.0025 * dalle2Ratio * 1 * 2 * quotaPerUnit)},
+			int64(0.0025 * dalle2Ratio * 1 * 2 * quotaPerUnit), imageLogOther{true, "1024x1024", "", 2}},
 		{"dall-e-2 small", map[string]any{"model": "dall-e-2", "prompt": "a cat", "size": "256x256"},
-			int64(0.0025 * dalle2Ratio * 0.4 * quotaPerUnit)},
+			int64(0.0025 * dalle2Ratio * 0.4 * quotaPerUnit), imageLogOther{true, "256x256", "", 1}},
 		{"dall-e-3 hd wide", map[string]any{"model": "dall-e-3", "prompt": "a cat", "size": "1792x1024", "quality": "hd"},
-			int64(dalle3Price * 2 * 1.5 * quotaPerUnit)},
+			int64(dalle3Price * 2 * 1.5 * quotaPerUnit), imageLogOther{true, "1792x1024", "hd", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := g.balances(t, "alice", tok.ID, ch)
@@ -49,8 +61,13 @@ func TestImageGenerations(t *testing.T) {
 			if got := after.UserUsed - before.UserUsed; got != tc.want || after.TokenUsed-before.TokenUsed != tc.want || after.Channels[ch.ID]-before.Channels[ch.ID] != tc.want {
 				t.Fatalf("charged user %d token %d channel %d, want %d", got, after.TokenUsed-before.TokenUsed, after.Channels[ch.ID]-before.Channels[ch.ID], tc.want)
 			}
-			if l := g.consumeLogs(t, "alice")[0]; l.Quota != tc.want {
+			l := g.consumeLogs(t, "alice")[0]
+			if l.Quota != tc.want {
 				t.Fatalf("log quota %d, want %d", l.Quota, tc.want)
+			}
+			var o imageLogOther
+			if err := json.Unmarshal([]byte(l.Other), &o); err != nil || o != tc.other {
+				t.Fatalf("log other %s: got %+v (%v), want %+v", l.Other, o, err, tc.other)
 			}
 		})
 	}

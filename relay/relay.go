@@ -818,6 +818,7 @@ type logOther struct {
 		UseChannel []uint64 `json:"use_channel"`
 	} `json:"admin_info"`
 	*audioOther // audio models only
+	*imageOther // image generations only
 }
 
 // audioOther is what an audio model's log adds to other (S §5.8).
@@ -831,6 +832,16 @@ type audioOther struct {
 	AudioCompletionRatio float64 `json:"audio_completion_ratio"`
 }
 
+// imageOther is what an image generation's log adds to other: the size,
+// quality and count it was priced by (imageQuota), which its zero token
+// counts cannot show.
+type imageOther struct {
+	Image   bool   `json:"image"`
+	Size    string `json:"size"`
+	Quality string `json:"quality,omitempty"`
+	N       int    `json:"n"`
+}
+
 func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int64) *store.Log {
 	p := c.price
 	prompt, completion := u.PromptTokens, u.CompletionTokens
@@ -842,6 +853,9 @@ func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int6
 		s := splitAudio(u)
 		o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,
 			AudioRatio: p.AudioRatio, AudioCompletionRatio: p.AudioCompletionRatio}
+	}
+	if c.k == kindImage {
+		o.imageOther = &imageOther{Image: true, Size: c.parsed.Size, Quality: c.parsed.Quality, N: max(c.parsed.N, 1)}
 	}
 	if up, _ := mapModel(ch, c.model); up != c.model {
 		o.UpstreamModel = up

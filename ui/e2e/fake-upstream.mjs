@@ -8,13 +8,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * startFakeUpstream listens on 127.0.0.1 and answers POST /v1/chat/completions
  * with the given chunks (streamed one by one, delayMs apart, when the request
  * asks for a stream, otherwise joined into one message) and GET /v1/models
- * with the given model names; any other method or path gets a 404, so a test
+ * with the given model names, and POST /v1/images/generations with n image
+ * URLs; any other method or path gets a 404, so a test
  * also fails when the gateway calls the wrong endpoint. Models in failModels
  * get a 400 error instead of an answer.
  *
  * usage is the usage object every answer reports (default: 12 prompt tokens
  * and one completion token a chunk); pass large numbers to make one call cost
- * a visible amount.
+ * a visible amount. It may also be a function of the parsed request body
+ * returning that object, e.g. to report audio token details for one model.
  *
  * Every request is recorded in requests, in order, as
  * { method, url, path, headers, body }: url as sent, path without the query,
@@ -40,6 +42,12 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
       res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model", created: 1700000000, owned_by: "fake" })) }));
       return;
     }
+    if (req.method === "POST" && path === "/v1/images/generations") {
+      const n = Math.max(Number(body?.n) || 1, 1);
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, (_, i) => ({ url: `https://images.example/${i + 1}.png` })) }));
+      return;
+    }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } }));
@@ -52,7 +60,7 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
       return;
     }
     const created = Math.floor(Date.now() / 1000);
-    const answerUsage = usage ?? { prompt_tokens: 12, completion_tokens: chunks.length, total_tokens: 12 + chunks.length };
+    const answerUsage = (typeof usage === "function" ? usage(body) : usage) ?? { prompt_tokens: 12, completion_tokens: chunks.length, total_tokens: 12 + chunks.length };
     if (!body?.stream) {
       res.writeHead(200, { "Content-Type": "application/json" });
       res.end(

@@ -23,7 +23,7 @@ export interface LogEntry {
   is_stream: boolean;
   channel?: number;
   group?: string;
-  /** other is JSON text: frt, ratios, model_price, upstream_model, request_id, admin_info. */
+  /** other is JSON text: frt, ratios, model_price, upstream_model, request_id, admin_info, and the audio or image fields. */
   other: string;
 }
 
@@ -38,6 +38,20 @@ export interface LogOther {
   upstream_model?: string;
   request_id?: string;
   admin_info?: { use_channel?: number[] | null };
+  /** audio marks a gpt-4o-audio call: its tokens split into text and audio parts, audio priced at audio_ratio. */
+  audio?: boolean;
+  text_input?: number;
+  text_output?: number;
+  audio_input?: number;
+  audio_output?: number;
+  audio_ratio?: number;
+  /** audio_completion_ratio multiplies audio output on top of audio_ratio. */
+  audio_completion_ratio?: number;
+  /** image marks an image generation, priced by size, quality and count (n), not by tokens. */
+  image?: boolean;
+  size?: string;
+  quality?: string;
+  n?: number;
 }
 
 /** LogPage is one page of logs. */

@@ -132,7 +132,6 @@ const pagesEn: PagesDictionary = {
       vertexKeyInvalid: "The credential must be valid JSON!",
       modelsExist: "Some models already exist!",
       fetchModelsOk: "Model list fetched",
-      fetchModelsFailed: "Fetching the model list failed",
       keyNeeded: "Fill in the key",
       duplicateSubmit: "Submission failed; do not submit twice!",
     },
@@ -393,6 +392,17 @@ const pagesEn: PagesDictionary = {
       ratioPrices: "Prompt ${{promptPrice}} / 1M tokens, completion ${{completionPrice}} / 1M tokens (group ratio included)",
       price: "Model price ${{price}} × group ratio {{groupRatio}} = ${{total}}",
       quota: "Quota charged: {{quota}} ({{amount}})",
+      audioPrices:
+        "Text: prompt ${{promptPrice}}, completion ${{completionPrice}} / 1M tokens; audio: input ${{audioInputPrice}}, output ${{audioOutputPrice}} / 1M tokens (group ratio included)",
+      audioText: "Text: prompt {{textInput}} + completion {{textOutput}} × completion ratio {{completionRatio}} = {{text}}",
+      audioAudio:
+        "Audio: input {{audioInput}} × audio ratio {{audioRatio}} + output {{audioOutput}} × audio ratio {{audioRatio}} × audio completion ratio {{audioCompletionRatio}} = {{audio}}",
+      audioTotal: "(text {{text}} + audio {{audio}}) × model ratio {{modelRatio}} × group ratio {{groupRatio}} = {{result}}",
+      image: "Image generation: size {{size}}, count {{n}}",
+      imageQuality: "Image generation: size {{size}}, quality {{quality}}, count {{n}}",
+      imageUnknown: "This entry does not record the image size, quality and count.",
+      imageRatio: "Priced per image by size, quality and count (not by tokens), at model ratio {{modelRatio}} × group ratio {{groupRatio}}",
+      imagePrice: "Priced per image by size, quality and count (not by tokens), at model price ${{price}} × group ratio {{groupRatio}}",
     },
     user: {
       title: "User information",

@@ -14,7 +14,7 @@ export function trimNumber(n: number, digits = 6): string {
   return String(Number.parseFloat(n.toFixed(digits)));
 }
 
-/** BillingLines are the parameters of the billing text, ready for interpolation. */
+/** Billing holds the parameters of the billing text, ready for interpolation; mode picks the text. */
 export type Billing =
   | {
       mode: "ratio";
@@ -27,23 +27,118 @@ export type Billing =
       promptPrice: string;
       completionPrice: string;
     }
+  | {
+      mode: "audio";
+      textInput: number;
+      textOutput: number;
+      audioInput: number;
+      audioOutput: number;
+      modelRatio: string;
+      completionRatio: string;
+      audioRatio: string;
+      audioCompletionRatio: string;
+      groupRatio: string;
+      /** text and audio are the rounded token equivalents of the two parts. */
+      text: number;
+      audio: number;
+      result: number;
+      promptPrice: string;
+      completionPrice: string;
+      audioInputPrice: string;
+      audioOutputPrice: string;
+    }
+  | {
+      mode: "image";
+      /** known is false for an entry without the image fields, recognised by its zero tokens alone. */
+      known: boolean;
+      size: string;
+      quality: string;
+      n: number;
+      /** price is the model price in dollars, or "" when the model ratio applies. */
+      price: string;
+      modelRatio: string;
+      groupRatio: string;
+    }
   | { mode: "price"; price: string; groupRatio: string; total: string };
 
 /**
- * billing explains how an entry's quota was computed. Ratio mode (model_price
- * −1): (prompt + completion × completion ratio) × model ratio × group ratio;
- * the prompt price per 1M tokens is 2 × model ratio dollars, the completion
- * price that times the completion ratio, both times the group ratio. Price
- * mode: price × group ratio.
+ * isImageEntry reports whether an entry was priced per image rather than by
+ * tokens: the server marks image generations with image: true; an older
+ * entry in ratio mode that charged quota for no tokens at all can only have
+ * been priced that way too, and the token formula would show 0 for it.
+ */
+function isImageEntry(l: LogEntry, o: LogOther): boolean {
+  if (o.image) return true;
+  return (o.model_price ?? -1) < 0 && l.prompt_tokens === 0 && l.completion_tokens === 0 && l.quota > 0;
+}
+
+/**
+ * billing explains how an entry's quota was computed.
+ *
+ * Image generations are priced by size, quality and count, which the
+ * console shows with the model ratio or price instead of a token formula.
+ * Price mode (model_price ≥ 0): price × group ratio. Audio models
+ * (audio: true) in ratio mode, as the server charges them:
+ * round((round(text_in + text_out × CR) + round(audio_in × AR + audio_out
+ * × AR × ACR)) × model ratio × group ratio), at least 1 for any usage.
+ * Other ratio mode entries: (prompt + completion × completion ratio) ×
+ * model ratio × group ratio. A ratio of 1 is $2 per 1M tokens, so each
+ * price per 1M tokens is 2 × model ratio dollars times the part's ratios
+ * and the group ratio.
  */
 export function billing(l: LogEntry, o: LogOther): Billing {
   const gr = o.group_ratio ?? 1;
   const price = o.model_price ?? -1;
+  const mr = o.model_ratio ?? 0;
+  if (isImageEntry(l, o)) {
+    return {
+      mode: "image",
+      known: o.image === true,
+      size: o.size ?? "",
+      quality: o.quality ?? "",
+      n: o.n ?? 1,
+      price: price >= 0 ? trimNumber(price) : "",
+      modelRatio: trimNumber(mr),
+      groupRatio: trimNumber(gr),
+    };
+  }
   if (price >= 0) {
     return { mode: "price", price: trimNumber(price), groupRatio: trimNumber(gr), total: trimNumber(price * gr) };
   }
-  const mr = o.model_ratio ?? 0;
   const cr = o.completion_ratio ?? 1;
+  if (o.audio) {
+    const ar = o.audio_ratio ?? 1;
+    const acr = o.audio_completion_ratio ?? 1;
+    const audioInput = o.audio_input ?? 0;
+    const audioOutput = o.audio_output ?? 0;
+    const textInput = o.text_input ?? Math.max(l.prompt_tokens - audioInput, 0);
+    const textOutput = o.text_output ?? Math.max(l.completion_tokens - audioOutput, 0);
+    // The same steps and rounding as the server (relay/pricing.go price.quota).
+    const text = Math.round(textInput + textOutput * cr);
+    const audio = Math.round(audioInput * ar + audioOutput * ar * acr);
+    let result = Math.round((text + audio) * mr * gr);
+    if (textInput + textOutput + audioInput + audioOutput === 0) result = 0;
+    else if (result < 1 && mr !== 0 && gr !== 0) result = 1;
+    return {
+      mode: "audio",
+      textInput,
+      textOutput,
+      audioInput,
+      audioOutput,
+      modelRatio: trimNumber(mr),
+      completionRatio: trimNumber(cr),
+      audioRatio: trimNumber(ar),
+      audioCompletionRatio: trimNumber(acr),
+      groupRatio: trimNumber(gr),
+      text,
+      audio,
+      result,
+      promptPrice: trimNumber(mr * 2 * gr),
+      completionPrice: trimNumber(mr * 2 * cr * gr),
+      audioInputPrice: trimNumber(mr * 2 * ar * gr),
+      audioOutputPrice: trimNumber(mr * 2 * ar * acr * gr),
+    };
+  }
   const result = (l.prompt_tokens + l.completion_tokens * cr) * mr * gr;
   return {
     mode: "ratio",

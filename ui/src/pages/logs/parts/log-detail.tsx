@@ -6,7 +6,7 @@ import type { LogEntry } from "../../../api/logs";
 import { parseOther } from "../../../stores/logs";
 import { renderQuota } from "../../../stores/status";
 import { isAdmin } from "../../../stores/user";
-import { billing, isConsume } from "../billing";
+import { type Billing, billing, isConsume } from "../billing";
 import { retryChain } from "./cells";
 
 /** LogDetail is a log row's expansion: channel, details, models, request id and the billing process. */
@@ -26,21 +26,13 @@ export function LogDetail({ log }: { log: LogEntry }) {
   if (log.group) rows.push({ label: t("logs.detail.group"), value: log.group });
   if (o.request_id) rows.push({ label: t("logs.detail.requestId"), value: <Code variant="ghost">{o.request_id}</Code> });
   if (isConsume(log) && (o.model_ratio !== undefined || o.model_price !== undefined)) {
-    const b = billing(log, o);
     rows.push({
       label: t("logs.detail.billing"),
       testId: "billing",
       value: (
         <Flex direction="column" gap="1">
-          {b.mode === "ratio" ? (
-            <>
-              <Text size="2">{t("logs.billing.ratioPrices", b)}</Text>
-              <Text size="2">{t("logs.billing.ratio", b)}</Text>
-            </>
-          ) : (
-            <Text size="2">{t("logs.billing.price", b)}</Text>
-          )}
-          <Text size="2" color="gray">
+          <BillingLines b={billing(log, o)} />
+          <Text size="2" color="gray" data-testid="billing-quota">
             {t("logs.billing.quota", { quota: log.quota, amount: renderQuota(log.quota, 6) })}
           </Text>
         </Flex>
@@ -57,4 +49,43 @@ export function LogDetail({ log }: { log: LogEntry }) {
       ))}
     </DataList.Root>
   );
+}
+
+/** BillingLines prints the steps of one billing mode; the charged quota follows them. */
+function BillingLines({ b }: { b: Billing }) {
+  const { t } = useTranslation();
+  const line = (key: string, testId?: string) => (
+    <Text size="2" data-testid={testId}>
+      {t(key, b)}
+    </Text>
+  );
+  switch (b.mode) {
+    case "ratio":
+      return (
+        <>
+          {line("logs.billing.ratioPrices")}
+          {line("logs.billing.ratio")}
+        </>
+      );
+    case "audio":
+      return (
+        <>
+          {line("logs.billing.audioPrices")}
+          {line("logs.billing.audioText", "billing-text")}
+          {line("logs.billing.audioAudio", "billing-audio")}
+          {line("logs.billing.audioTotal", "billing-total")}
+        </>
+      );
+    case "image":
+      return (
+        <>
+          {b.known
+            ? line(b.quality ? "logs.billing.imageQuality" : "logs.billing.image", "billing-image")
+            : line("logs.billing.imageUnknown", "billing-image")}
+          {line(b.price ? "logs.billing.imagePrice" : "logs.billing.imageRatio")}
+        </>
+      );
+    case "price":
+      return line("logs.billing.price");
+  }
 }

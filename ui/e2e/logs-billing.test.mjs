@@ -1,0 +1,173 @@
+// The billing process of an expanded log row: an audio model's entry shows
+// its text and audio parts with the server's rounding, so the result is the
+// charged quota; an image generation shows the size, quality and count it
+// was priced by instead of a token formula that would come to 0.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { gatewaySuite, login, newPage, newUser, putOption, rootApi } from "./harness.mjs";
+
+const AUDIO_MODEL = "gpt-4o-audio-preview";
+// The audio model's usage: totals with their audio parts, so text is the rest.
+const TEXT_IN = 600;
+const TEXT_OUT = 200;
+const AUDIO_IN = 400;
+const AUDIO_OUT = 300;
+// The ratios this file sets; audio ratio 40 and audio completion ratio 2 are built in.
+const MODEL_RATIO = 1.25;
+const COMPLETION_RATIO = 4;
+const GROUP_RATIO = 1.5;
+const AUDIO_RATIO = 40;
+const AUDIO_COMPLETION_RATIO = 2;
+
+let upstream;
+
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream({
+      chunks: ["Hello!"],
+      models: [AUDIO_MODEL, "dall-e-2", "dall-e-3"],
+      usage: () => ({
+        prompt_tokens: TEXT_IN + AUDIO_IN,
+        completion_tokens: TEXT_OUT + AUDIO_OUT,
+        total_tokens: TEXT_IN + AUDIO_IN + TEXT_OUT + AUDIO_OUT,
+        prompt_tokens_details: { audio_tokens: AUDIO_IN, text_tokens: TEXT_IN },
+        completion_tokens_details: { audio_tokens: AUDIO_OUT, text_tokens: TEXT_OUT },
+      }),
+    });
+    const root = await rootApi(gw.baseURL);
+    await putOption(root, "QuotaForNewUser", "50000000");
+    await putOption(root, "ModelRatio", JSON.stringify({ [AUDIO_MODEL]: MODEL_RATIO, "dall-e-2": 8 }));
+    await putOption(root, "CompletionRatio", JSON.stringify({ [AUDIO_MODEL]: COMPLETION_RATIO }));
+    await putOption(root, "ModelPrice", JSON.stringify({ "dall-e-3": 0.04 }));
+    await putOption(root, "GroupRatio", JSON.stringify({ default: GROUP_RATIO, vip: 1, svip: 1 }));
+    await createChannel(root, upstream.url, [AUDIO_MODEL, "dall-e-2", "dall-e-3"], "fake-audio-images");
+  },
+  teardown: () => upstream?.close(),
+});
+
+/** callsAsNewUser registers a user with a token and makes one audio chat and two image calls; it returns the user and its logs by model. */
+async function callsAsNewUser() {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "bil", "billing-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "bil-key", remain_quota: 10000000, expired_time: -1 });
+  assert.equal(created.status, 200, JSON.stringify(created.json));
+  const key = `sk-${(await api.call("GET", "/api/token/?p=0&size=10")).json.data[0].key}`;
+  const post = async (path, body) => {
+    const res = await fetch(`${suite.gw.baseURL}${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200, `${path}: ${await res.clone().text()}`);
+    await res.text();
+  };
+  await post("/v1/chat/completions", { model: AUDIO_MODEL, messages: [{ role: "user", content: "Say hello" }] });
+  await post("/v1/images/generations", { model: "dall-e-2", prompt: "a cat", n: 2, size: "512x512" });
+  await post("/v1/images/generations", { model: "dall-e-3", prompt: "a cat", size: "1792x1024", quality: "hd" });
+  const logs = (await api.call("GET", "/api/log/self/?p=1&page_size=10&type=2")).json.data.items;
+  const byModel = Object.fromEntries(logs.map((l) => [l.model_name, l]));
+  for (const m of [AUDIO_MODEL, "dall-e-2", "dall-e-3"]) assert.ok(byModel[m], `no log for ${m}: ${JSON.stringify(logs)}`);
+  return { username, password, byModel };
+}
+
+/** openLogPage logs in and opens the log page once its table has loaded. */
+async function openLogPage(username, password, { english = false, route } = {}) {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  if (english) await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
+  if (route) await page.route((url) => url.pathname === "/api/log/self/", route);
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="logs-page"]').waitFor();
+  await page.waitForFunction(() => {
+    const table = document.querySelector('[data-testid="log-table"]');
+    return table && !table.hasAttribute("aria-busy") && table.querySelectorAll('[data-testid="log-row"]').length >= 3;
+  });
+  return { context, page };
+}
+
+/** expandBilling opens the row of model and returns its billing process. */
+async function expandBilling(page, model) {
+  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-model"]', { hasText: new RegExp(`^${model}$`) }) });
+  await row.locator('[data-testid="expand-row"]').click();
+  const billing = row.locator("xpath=following-sibling::tr[1]").locator('[data-testid="billing"]');
+  await billing.waitFor();
+  return billing;
+}
+
+const text = async (loc) => (await loc.textContent()).trim();
+
+test("an audio model's expanded log row shows the text and audio parts that make up the charged quota", async () => {
+  const { username, password, byModel } = await callsAsNewUser();
+  // The server's formula (relay/pricing.go price.quota), computed here on its own.
+  const textPart = Math.round(TEXT_IN + TEXT_OUT * COMPLETION_RATIO);
+  const audioPart = Math.round(AUDIO_IN * AUDIO_RATIO + AUDIO_OUT * AUDIO_RATIO * AUDIO_COMPLETION_RATIO);
+  const want = Math.round((textPart + audioPart) * MODEL_RATIO * GROUP_RATIO);
+  assert.equal(byModel[AUDIO_MODEL].quota, want, "the server charged the audio formula");
+  const textFormula = (TEXT_IN + AUDIO_IN + (TEXT_OUT + AUDIO_OUT) * COMPLETION_RATIO) * MODEL_RATIO * GROUP_RATIO;
+  assert.notEqual(textFormula, want, "the text formula must differ, or the test proves nothing");
+
+  const { context, page } = await openLogPage(username, password);
+  const billing = await expandBilling(page, AUDIO_MODEL);
+  assert.equal(await text(billing.locator('[data-testid="billing-text"]')), `文本：提示 ${TEXT_IN} + 补全 ${TEXT_OUT} × 补全倍率 4 = ${textPart}`);
+  assert.equal(
+    await text(billing.locator('[data-testid="billing-audio"]')),
+    `音频：输入 ${AUDIO_IN} × 音频倍率 40 + 输出 ${AUDIO_OUT} × 音频倍率 40 × 音频补全倍率 2 = ${audioPart}`,
+  );
+  assert.equal(await text(billing.locator('[data-testid="billing-total"]')), `（文本 ${textPart} + 音频 ${audioPart}）× 模型倍率 1.25 × 分组倍率 1.5 = ${want}`);
+  assert.match(await text(billing.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${want}（`));
+  const all = await text(billing);
+  assert.match(all, /文本：提示 \$3\.75，补全 \$15 \/ 1M tokens；音频：输入 \$150，输出 \$300 \/ 1M tokens/, "prices: 2 × 1.25 × 1.5, × 4 for completion, × 40 for audio, × 2 more for audio output");
+  assert.doesNotMatch(all, /提示 1000 \+ 补全 500/, "not the text-only formula over the totals");
+  await context.close();
+
+  // The English texts carry the same numbers.
+  const en = await openLogPage(username, password, { english: true });
+  const enBilling = await expandBilling(en.page, AUDIO_MODEL);
+  assert.equal(await text(enBilling.locator('[data-testid="billing-total"]')), `(text ${textPart} + audio ${audioPart}) × model ratio 1.25 × group ratio 1.5 = ${want}`);
+  await en.context.close();
+});
+
+test("an image generation's expanded log row shows the size, quality and count it was priced by and the charged quota", async () => {
+  const { username, password, byModel } = await callsAsNewUser();
+  for (const m of ["dall-e-2", "dall-e-3"]) {
+    const l = byModel[m];
+    assert.equal(l.prompt_tokens + l.completion_tokens, 0, `${m} counts no tokens`);
+    assert.ok(l.quota > 0, `${m} was charged`);
+  }
+  const { context, page } = await openLogPage(username, password);
+
+  const small = await expandBilling(page, "dall-e-2");
+  assert.equal(await text(small.locator('[data-testid="billing-image"]')), "图片生成：尺寸 512x512，数量 2");
+  assert.match(await text(small), /按图片的尺寸、质量和数量计费（不按 tokens），模型倍率 8 × 分组倍率 1\.5/);
+  assert.match(await text(small.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${byModel["dall-e-2"].quota}（`));
+  assert.doesNotMatch(await text(small), /提示 0 \+ 补全 0|= 0(?!\.)/, "no token formula that comes to 0");
+
+  const wide = await expandBilling(page, "dall-e-3");
+  assert.equal(await text(wide.locator('[data-testid="billing-image"]')), "图片生成：尺寸 1792x1024，质量 hd，数量 1");
+  assert.match(await text(wide), /模型价格 \$0\.04 × 分组倍率 1\.5/);
+  assert.match(await text(wide.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${byModel["dall-e-3"].quota}（`));
+  assert.doesNotMatch(await text(wide), /= \$0\.06/, "not the per-call price formula, which ignores size and quality");
+  await context.close();
+
+  // An entry written before the server recorded the image fields is still not shown as 0 tokens × ratios.
+  const legacy = await openLogPage(username, password, {
+    route: async (route) => {
+      const response = await route.fetch();
+      const json = await response.json();
+      for (const l of json.data?.items ?? []) {
+        const o = JSON.parse(l.other || "{}");
+        delete o.image;
+        delete o.size;
+        delete o.quality;
+        delete o.n;
+        l.other = JSON.stringify(o);
+      }
+      await route.fulfill({ response, json });
+    },
+  });
+  const old = await expandBilling(legacy.page, "dall-e-2");
+  assert.equal(await text(old.locator('[data-testid="billing-image"]')), "此条日志未记录图片的尺寸、质量和数量。");
+  assert.match(await text(old), /按图片的尺寸、质量和数量计费（不按 tokens），模型倍率 8 × 分组倍率 1\.5/);
+  assert.match(await text(old.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${byModel["dall-e-2"].quota}（`));
+  await legacy.context.close();
+});
