@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,7 +180,11 @@ func (s *Server) listBuiltinModelObjects(w http.ResponseWriter, r *http.Request)
 		Parent     *string `json:"parent"`
 	}
 	out := []obj{}
-	for t, list := range relay.BuiltinModels {
+	// Types in order, so a model several types list is owned by the first
+	// (OpenAI before Azure), the same on every call.
+	types := slices.Sorted(maps.Keys(relay.BuiltinModels))
+	for _, t := range types {
+		list := relay.BuiltinModels[t]
 		for _, m := range list {
 			if seen[m] {
 				continue
