@@ -15,6 +15,23 @@ import (
 	"gateway/store"
 )
 
+// callRevoked makes one call through a channel (edited by edit) whose
+// upstream refuses its key with 401, checks the client got the error, and
+// returns the upstream, the channel as it is afterwards and the caller's
+// token key.
+func (g *gateway) callRevoked(t *testing.T, edit func(c *store.Channel)) (*relaytest.Upstream, *store.Channel, string) {
+	t.Helper()
+	up := relaytest.NewChat(t, "sk-revoked", failWith(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"))
+	ch := g.MustCreateChannel(t, up, ratioModel, edit)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")).wantError(t, http.StatusUnauthorized, "bad_response_status_code")
+	fresh, err := g.st.Channel(ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return up, fresh, key
+}
+
 // An upstream 401 shows the channel's key is unusable: with automatic
 // disabling on, a channel that allows it is disabled (status 3, with the
 // reason in other_info) and leaves routing; with auto_ban 0 it stays.
@@ -31,16 +48,7 @@ func TestHealth_AutoDisable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
-			up := relaytest.NewChat(t, "sk-revoked", failWith(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"))
-			ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.AutoBan = tc.autoBan })
-			_, key := g.MustCreateToken(t, "alice", store.Token{})
-
-			res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
-			res.wantError(t, http.StatusUnauthorized, "bad_response_status_code")
-			fresh, err := g.st.Channel(ch.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			up, fresh, key := g.callRevoked(t, func(c *store.Channel) { c.AutoBan = tc.autoBan })
 			if fresh.Status != tc.wantStatus {
 				t.Fatalf("channel status = %d, want %d", fresh.Status, tc.wantStatus)
 			}
@@ -55,7 +63,7 @@ func TestHealth_AutoDisable(t *testing.T) {
 				t.Errorf("other_info = %q, want the reason and time", fresh.OtherInfo)
 			}
 			// The disabled channel no longer routes.
-			res = g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+			res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
 			res.wantError(t, http.StatusServiceUnavailable, "model_not_found")
 			if up.Hits() != 1 {
 				t.Errorf("upstream hits = %d, want 1", up.Hits())
@@ -223,16 +231,7 @@ func TestHealth_AutoDisableMailsRoot(t *testing.T) {
 			} else if err := g.st.UpdateOption("SMTPServer", "smtp.example.com"); err != nil {
 				t.Fatal(err)
 			}
-			up := relaytest.NewChat(t, "sk-revoked", failWith(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided"))
-			ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.Name = "revoked-channel" })
-			_, key := g.MustCreateToken(t, "alice", store.Token{})
-
-			res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
-			res.wantError(t, http.StatusUnauthorized, "bad_response_status_code")
-			fresh, err := g.st.Channel(ch.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, fresh, _ := g.callRevoked(t, func(c *store.Channel) { c.Name = "revoked-channel" })
 			if fresh.Status != store.ChannelStatusAutoDisabled {
 				t.Fatalf("channel status = %d, want 3", fresh.Status)
 			}
@@ -252,7 +251,7 @@ func TestHealth_AutoDisableMailsRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := got[0]
-			id := "#" + strconv.FormatUint(ch.ID, 10)
+			id := "#" + strconv.FormatUint(fresh.ID, 10)
 			at := time.Unix(info.StatusTime, 0).Format(time.DateTime)
 			if m.to != rootEmail || !strings.Contains(m.subject, "revoked-channel") || !strings.Contains(m.subject, id) ||
 				!strings.Contains(m.body, "Incorrect API key provided") || !strings.Contains(m.body, "401") || !strings.Contains(m.body, at) {
