@@ -8,6 +8,9 @@ import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
 import { gatewaySuite, login, newPage, newUser, putOption, rootApi } from "./harness.mjs";
 
 const AUDIO_MODEL = "gpt-4o-audio-preview";
+// A text model whose formula has a fraction: (1000 + 500 × 4) × 0.075 × 1.5 = 337.5, charged 338.
+const TEXT_MODEL = "text-model";
+const TEXT_MODEL_RATIO = 0.075;
 // The audio model's usage: totals with their audio parts, so text is the rest.
 const TEXT_IN = 600;
 const TEXT_OUT = 200;
@@ -26,7 +29,7 @@ const suite = gatewaySuite({
   setup: async ({ gw }) => {
     upstream = await startFakeUpstream({
       chunks: ["Hello!"],
-      models: [AUDIO_MODEL, "dall-e-2", "dall-e-3"],
+      models: [AUDIO_MODEL, TEXT_MODEL, "dall-e-2", "dall-e-3"],
       usage: () => ({
         prompt_tokens: TEXT_IN + AUDIO_IN,
         completion_tokens: TEXT_OUT + AUDIO_OUT,
@@ -37,11 +40,11 @@ const suite = gatewaySuite({
     });
     const root = await rootApi(gw.baseURL);
     await putOption(root, "QuotaForNewUser", "50000000");
-    await putOption(root, "ModelRatio", JSON.stringify({ [AUDIO_MODEL]: MODEL_RATIO, "dall-e-2": 8 }));
-    await putOption(root, "CompletionRatio", JSON.stringify({ [AUDIO_MODEL]: COMPLETION_RATIO }));
+    await putOption(root, "ModelRatio", JSON.stringify({ [AUDIO_MODEL]: MODEL_RATIO, [TEXT_MODEL]: TEXT_MODEL_RATIO, "dall-e-2": 8 }));
+    await putOption(root, "CompletionRatio", JSON.stringify({ [AUDIO_MODEL]: COMPLETION_RATIO, [TEXT_MODEL]: COMPLETION_RATIO }));
     await putOption(root, "ModelPrice", JSON.stringify({ "dall-e-3": 0.04 }));
     await putOption(root, "GroupRatio", JSON.stringify({ default: GROUP_RATIO, vip: 1, svip: 1 }));
-    await createChannel(root, upstream.url, [AUDIO_MODEL, "dall-e-2", "dall-e-3"], "fake-audio-images");
+    await createChannel(root, upstream.url, [AUDIO_MODEL, TEXT_MODEL, "dall-e-2", "dall-e-3"], "fake-audio-images");
   },
   teardown: () => upstream?.close(),
 });
@@ -62,11 +65,12 @@ async function callsAsNewUser() {
     await res.text();
   };
   await post("/v1/chat/completions", { model: AUDIO_MODEL, messages: [{ role: "user", content: "Say hello" }] });
+  await post("/v1/chat/completions", { model: TEXT_MODEL, messages: [{ role: "user", content: "Say hello" }] });
   await post("/v1/images/generations", { model: "dall-e-2", prompt: "a cat", n: 2, size: "512x512" });
   await post("/v1/images/generations", { model: "dall-e-3", prompt: "a cat", size: "1792x1024", quality: "hd" });
   const logs = (await api.call("GET", "/api/log/self/?p=1&page_size=10&type=2")).json.data.items;
   const byModel = Object.fromEntries(logs.map((l) => [l.model_name, l]));
-  for (const m of [AUDIO_MODEL, "dall-e-2", "dall-e-3"]) assert.ok(byModel[m], `no log for ${m}: ${JSON.stringify(logs)}`);
+  for (const m of [AUDIO_MODEL, TEXT_MODEL, "dall-e-2", "dall-e-3"]) assert.ok(byModel[m], `no log for ${m}: ${JSON.stringify(logs)}`);
   return { username, password, byModel };
 }
 
@@ -170,4 +174,21 @@ test("an image generation's expanded log row shows the size, quality and count i
   assert.match(await text(old), /按图片的尺寸、质量和数量计费（不按 tokens），模型倍率 8 × 分组倍率 1\.5/);
   assert.match(await text(old.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${byModel["dall-e-2"].quota}（`));
   await legacy.context.close();
+});
+
+test("a text model's expanded log row ends on the quota charged, rounded like the charge", async () => {
+  const { username, password, byModel } = await callsAsNewUser();
+  const prompt = TEXT_IN + AUDIO_IN;
+  const completion = TEXT_OUT + AUDIO_OUT;
+  const exact = (prompt + completion * COMPLETION_RATIO) * TEXT_MODEL_RATIO * GROUP_RATIO;
+  const want = Math.round((prompt + Math.round(completion * COMPLETION_RATIO)) * TEXT_MODEL_RATIO * GROUP_RATIO);
+  assert.notEqual(exact, want, "the formula must have a fraction, or the test proves nothing");
+  assert.equal(byModel[TEXT_MODEL].quota, want, "the server charged the rounded formula");
+  const { context, page } = await openLogPage(username, password);
+  const billing = await expandBilling(page, TEXT_MODEL);
+  const all = await text(billing);
+  assert.match(all, new RegExp(`提示 ${prompt} \\+ 补全 ${completion}.*= ${want}(?![0-9.])`));
+  assert.doesNotMatch(all, new RegExp(String(exact).replace(".", "\\.")));
+  assert.match(await text(billing.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${want}（`));
+  await context.close();
 });

@@ -139,7 +139,12 @@ export function billing(l: LogEntry, o: LogOther): Billing {
       audioOutputPrice: trimNumber(mr * 2 * ar * acr * gr),
     };
   }
-  const result = (l.prompt_tokens + l.completion_tokens * cr) * mr * gr;
+  // Rounded like the server's charge (relay/pricing.go price.charge), so the
+  // result is the quota deducted: the completion part, then the whole, at
+  // least 1 for any usage at a non-zero ratio.
+  const used = l.prompt_tokens + l.completion_tokens;
+  let result = used === 0 ? 0 : Math.round((l.prompt_tokens + Math.round(l.completion_tokens * cr)) * mr * gr);
+  if (used > 0 && result < 1 && mr !== 0 && gr !== 0) result = 1;
   return {
     mode: "ratio",
     prompt: l.prompt_tokens,
@@ -147,7 +152,7 @@ export function billing(l: LogEntry, o: LogOther): Billing {
     modelRatio: trimNumber(mr),
     completionRatio: trimNumber(cr),
     groupRatio: trimNumber(gr),
-    result: trimNumber(result, 2),
+    result: String(result),
     promptPrice: trimNumber(mr * 2 * gr),
     completionPrice: trimNumber(mr * 2 * cr * gr),
   };
