@@ -75,7 +75,12 @@ func New(cfg Config) *Client {
 }
 
 func newClient(g *guard) *Client {
-	t := &guardedTransport{base: newTransport(g), guard: g, limit: g.cfg.MaxResponseBytes}
+	// Requests marked PublicOnly go through a transport of their own whose
+	// guard ignores the allowances, with its own connection pool, so they
+	// never reuse a connection an administrator's URL opened to an
+	// internal host.
+	strict := &guard{cfg: Config{Timeout: g.cfg.Timeout, MaxResponseBytes: g.cfg.MaxResponseBytes}, lookup: g.lookup}
+	t := &guardedTransport{base: newTransport(g), strict: newTransport(strict), guard: g, limit: g.cfg.MaxResponseBytes}
 	return &Client{
 		transport: t,
 		client: &http.Client{
@@ -105,7 +110,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 // CloseIdleConnections closes pooled connections, so that a change to
 // AllowedHosts or AllowPrivate also applies to hosts already connected.
 func (c *Client) CloseIdleConnections() {
-	c.transport.base.CloseIdleConnections()
+	c.transport.CloseIdleConnections()
 }
 
 // Check validates rawURL without sending a request: the scheme must be
@@ -175,9 +180,25 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // guardedTransport adds the scheme check and the response cap to the
 // guarded *http.Transport.
 type guardedTransport struct {
-	base  *http.Transport
-	guard *guard
-	limit int64
+	base   *http.Transport
+	strict *http.Transport // for PublicOnly requests
+	guard  *guard
+	limit  int64
+}
+
+type publicOnlyKey struct{}
+
+// PublicOnly marks the requests made with the returned context as going to
+// a URL a user supplied (an image in a chat request, say): they reach
+// public addresses only, whatever AllowPrivate and AllowedHosts let the
+// administrator's own URLs reach.
+func PublicOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, publicOnlyKey{}, true)
+}
+
+func isPublicOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(publicOnlyKey{}).(bool)
+	return v
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -192,7 +213,11 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, fmt.Errorf("%w: %q", ErrScheme, scheme)
 	}
-	resp, err := t.base.RoundTrip(req)
+	base := t.base
+	if t.strict != nil && isPublicOnly(req.Context()) {
+		base = t.strict
+	}
+	resp, err := base.RoundTrip(req)
 	if err != nil || t.limit <= 0 {
 		return resp, err
 	}
@@ -201,7 +226,12 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
-func (t *guardedTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+func (t *guardedTransport) CloseIdleConnections() {
+	t.base.CloseIdleConnections()
+	if t.strict != nil {
+		t.strict.CloseIdleConnections()
+	}
+}
 
 // guard resolves, checks and dials destinations.
 type guard struct {

@@ -523,3 +523,32 @@ func TestTransport(t *testing.T) {
 		t.Error("HTTP() has a global Timeout")
 	}
 }
+
+// A request marked PublicOnly reaches public addresses only, even on a
+// client whose allowances let the administrator's URLs reach the host, and
+// even after such a URL left a pooled connection to it.
+func TestClient_PublicOnly(t *testing.T) {
+	t.Parallel()
+	srv, hits := MustStartServer(t, nil)
+	for name, c := range map[string]*Client{
+		"AllowPrivate": New(Config{AllowPrivate: true}),
+		"AllowedHosts": New(Config{AllowedHosts: func() []string { return []string{"127.0.0.1"} }}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := hits.Load()
+			// The administrator's request opens (and pools) a connection.
+			if body, err := get(t, c, srv.URL); err != nil || body != "ok" {
+				t.Fatalf("got %q, %v; want ok", body, err)
+			}
+			req, err := http.NewRequestWithContext(PublicOnly(context.Background()), http.MethodGet, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.HTTP().Do(req)
+			requireBlocked(t, err, "127.0.0.1")
+			if hits.Load() != before+1 {
+				t.Fatalf("the public-only request reached the server (%d hits)", hits.Load()-before)
+			}
+		})
+	}
+}

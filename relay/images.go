@@ -2,12 +2,14 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"gateway/egress"
 	"gateway/relay/tokenizer"
 )
 
@@ -33,14 +35,37 @@ func checkImageSize(model string, size *string) *Error {
 	return nil
 }
 
+// A request's remote images are downloaded (for their size) at most
+// maxImageFetches at a time of at most 5 s each, within imageFetchBudget in
+// all; an image past either bound counts as tokenizer.DefaultImageTokens.
+const (
+	maxImageFetches  = 8
+	imageFetchBudget = 10 * time.Second
+)
+
+var errImageBudget = errors.New("image download budget of the request spent")
+
 // imageTokens counts an image part of a chat request by its size: a data:
-// URL is decoded, an http(s) URL is fetched through the guarded client,
-// reading only as much as the image header needs.
+// URL is decoded, an http(s) URL is fetched through the guarded client as a
+// user's URL (public addresses only, whatever the administrator allows for
+// channels), reading only as much as the image header needs.
 func (rl *Relay) imageTokens(c *call, url, detail string) (int, error) {
 	if strings.HasPrefix(url, "data:") {
 		return tokenizer.ImageTokensFromDataURL(url, detail, c.model)
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), 5*time.Second)
+	now := time.Now()
+	if c.imageFetches == 0 {
+		c.imageDeadline = now.Add(imageFetchBudget)
+	}
+	if c.imageFetches >= maxImageFetches || !now.Before(c.imageDeadline) {
+		return 0, errImageBudget
+	}
+	c.imageFetches++
+	deadline := now.Add(5 * time.Second)
+	if c.imageDeadline.Before(deadline) {
+		deadline = c.imageDeadline
+	}
+	ctx, cancel := context.WithDeadline(egress.PublicOnly(c.r.Context()), deadline)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -1,8 +1,14 @@
 package relay_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"image"
+	pngenc "image/png"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"gateway/relay/relaytest"
@@ -91,5 +97,37 @@ func TestImageGenerations(t *testing.T) {
 	}
 	if len(sizes) != 3 {
 		t.Fatalf("refused calls reached the upstream: %q", sizes)
+	}
+}
+
+// The remote images of one chat request are downloaded for counting at
+// most eight times; the others count as the default, and the call goes on.
+func TestChat_RemoteImagesBounded(t *testing.T) {
+	t.Parallel()
+	var png bytes.Buffer
+	if err := pngenc.Encode(&png, image.NewRGBA(image.Rect(0, 0, 64, 64))); err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int64
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(png.Bytes())
+	}))
+	t.Cleanup(images.Close)
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "a picture", relaytest.NewUsage(100, 3)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	parts := []any{map[string]any{"type": "text", "text": "what are these?"}}
+	for i := range 12 {
+		parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": fmt.Sprintf("%s/%d.png", images.URL, i), "detail": "high"}})
+	}
+	body := map[string]any{"model": ratioModel, "messages": []any{map[string]any{"role": "user", "content": parts}}}
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if n := fetched.Load(); n != 8 {
+		t.Fatalf("images downloaded = %d, want 8 of 12", n)
 	}
 }

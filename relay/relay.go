@@ -189,6 +189,9 @@ type call struct {
 	isJSON    bool
 	fields    map[string][]byte // the body's top-level fields, decoded on demand
 	format    string            // a transcription's response_format, for reading the transcript
+	// Remote images downloaded for counting, and when that must end.
+	imageFetches  int
+	imageDeadline time.Time
 }
 
 // jsonFields decodes the body's top-level fields once.
