@@ -208,9 +208,14 @@ func viewSelfLogs(logs []*store.Log) []selfLog {
 	return out
 }
 
-// stripAdminInfo removes the admin_info member from a log's other JSON
-// object. Text that is not a JSON object is dropped entirely, since it cannot
-// be shown to a user without risk of carrying admin detail.
+// adminOnlyOther are the members of a log's other that only administrators
+// see: the channels tried, and the upstream model name a channel's mapping
+// chose (channel configuration).
+var adminOnlyOther = []string{"admin_info", "upstream_model"}
+
+// stripAdminInfo removes the administrators' members from a log's other
+// JSON object. Text that is not a JSON object is dropped entirely, since it
+// cannot be shown to a user without risk of carrying admin detail.
 func stripAdminInfo(other string) string {
 	if strings.TrimSpace(other) == "" {
 		return other
@@ -219,10 +224,16 @@ func stripAdminInfo(other string) string {
 	if err := json.Unmarshal([]byte(other), &obj); err != nil || obj == nil {
 		return ""
 	}
-	if _, ok := obj["admin_info"]; !ok {
+	found := false
+	for _, k := range adminOnlyOther {
+		if _, ok := obj[k]; ok {
+			found = true
+			delete(obj, k)
+		}
+	}
+	if !found {
 		return other
 	}
-	delete(obj, "admin_info")
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return ""

@@ -354,14 +354,15 @@ func TestStripAdminInfoInSelfSearch(t *testing.T) {
 		`{"admin_info":{"use_channel":["3"]}}`,
 		`not json admin_info`,
 		`{"frt":12.5,"admin_info":null,"ws":true}`,
+		`{"model_ratio":1,"upstream_model":"provider-secret-model"}`,
 	} {
 		if err := e.store.AppendLog(&store.Log{UserID: u.ID, Username: "gina", Type: store.LogTypeConsume, Content: "x", Other: other}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := e.mustOK("GET", "/api/log/self/search?keyword=2", tok, nil)
-	if strings.Contains(r.Raw, "admin_info") {
-		t.Fatalf("admin_info shown: %s", r.Raw)
+	if strings.Contains(r.Raw, "admin_info") || strings.Contains(r.Raw, "provider-secret-model") {
+		t.Fatalf("admin_info or the upstream model shown: %s", r.Raw)
 	}
 	var items []struct {
 		Other string `json:"other"`
@@ -373,7 +374,7 @@ func TestStripAdminInfoInSelfSearch(t *testing.T) {
 	for _, it := range items {
 		got[it.Other] = true
 	}
-	for _, want := range []string{"", "{}", `{"frt":12.5,"ws":true}`} {
+	for _, want := range []string{"", "{}", `{"frt":12.5,"ws":true}`, `{"model_ratio":1}`} {
 		if !got[want] {
 			t.Errorf("missing other %q in %v", want, got)
 		}
