@@ -555,8 +555,11 @@ func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
 		set(&u.TelegramID, upd.TelegramID)
 		set(&u.LinuxDOID, upd.LinuxDOID)
 		if hash != "" {
+			// A new password ends every way in that the old one gave:
+			// sessions and the system access token (S §15.7).
 			u.PasswordHash = hash
 			u.PasswordIsDefault = false
+			u.AccessTokenHash = nil
 			endSessions = true
 		}
 		if upd.Role != nil && *upd.Role != u.Role {

@@ -480,6 +480,23 @@ func TestResetAccessToken(t *testing.T) {
 	if _, err := s.ResetAccessToken(999); store.ErrorCode(err) != store.ENOTFOUND {
 		t.Fatalf("ResetAccessToken(999) = %v", err)
 	}
+
+	// A new password ends the access token with the sessions; another
+	// change leaves it.
+	name := "alice2"
+	if _, err := s.UpdateUser(alice.ID, store.UserUpdate{Username: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.UserByAccessToken(second); err != nil || u.ID != alice.ID {
+		t.Fatalf("token after a rename: %v, %v", u, err)
+	}
+	password := "a-new-password-1"
+	if _, err := s.UpdateUser(alice.ID, store.UserUpdate{Password: &password}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UserByAccessToken(second); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("the access token outlived a password change: %v", err)
+	}
 }
 
 func TestEnsureAffCode(t *testing.T) {
