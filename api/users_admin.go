@@ -140,6 +140,10 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if target.Deleted() {
+		writeError(w, r, store.Errorf(store.EINVALID, "该用户已注销"))
+		return
+	}
 	if !mayAdminister(me, target) {
 		writeError(w, r, errLowerRoleOnly)
 		return

@@ -230,6 +230,16 @@ func TestAdminUsers_Manage(t *testing.T) {
 	if u := mustUser(t, ts, inviter); !u.Deleted() {
 		t.Fatal("inviter not deleted")
 	}
+	// Nor can a deleted user be edited: name, group and quota stay.
+	before := mustUser(t, ts, inviter)
+	r := ApiScenario{Method: "PUT", URL: "/api/user/", As: "root", WantStatus: 400,
+		Body: fmt.Sprintf(`{"id":%d,"username":"revived","group":"vip","quota":%d}`, inviter, before.Quota+1000)}.Test(t, ts)
+	if e := r.Envelope(t); e.Message != "该用户已注销" {
+		t.Errorf("edit of a deleted user: %q", e.Message)
+	}
+	if u := mustUser(t, ts, inviter); u.Username != before.Username || u.Group != before.Group || u.Quota != before.Quota {
+		t.Fatalf("a deleted user was edited: %+v", u)
+	}
 	if u := mustUser(t, ts, root); u.Role != store.RoleRoot || u.Status != store.UserStatusEnabled {
 		t.Fatalf("root changed: %+v", u)
 	}
