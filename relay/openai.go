@@ -47,8 +47,13 @@ func (a openAI) url(ch *store.Channel, k kind, model string) string {
 // isCloudflareGateway reports whether base is a Cloudflare AI Gateway
 // endpoint, whose provider paths are its own (S §5.13).
 func isCloudflareGateway(base string) bool {
+	const host = "gateway.ai.cloudflare.com"
+	// Every call asks; only a base that mentions the host is parsed.
+	if !strings.Contains(strings.ToLower(base), host) {
+		return false
+	}
 	u, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Hostname(), "gateway.ai.cloudflare.com")
+	return err == nil && strings.EqualFold(u.Hostname(), host)
 }
 
 // clientQueryKey carries the client's query string to the adapters that

@@ -14,6 +14,7 @@ func TestCloudflareGatewayURLs(t *testing.T) {
 	for _, tc := range []struct{ base, want string }{
 		{"https://gateway.ai.cloudflare.com/v1/acct/gw/openai", "https://gateway.ai.cloudflare.com/v1/acct/gw/openai/chat/completions"},
 		{"https://gateway.ai.cloudflare.com/v1/acct/gw/openai/", "https://gateway.ai.cloudflare.com/v1/acct/gw/openai/chat/completions"},
+		{"https://Gateway.AI.Cloudflare.com/v1/acct/gw/openai", "https://Gateway.AI.Cloudflare.com/v1/acct/gw/openai/chat/completions"},
 		{"https://api.openai.com", "https://api.openai.com/v1/chat/completions"},
 		{"https://proxy.example/gateway.ai.cloudflare.com", "https://proxy.example/gateway.ai.cloudflare.com/v1/chat/completions"},
 	} {
