@@ -288,8 +288,16 @@ func TestAccessToken(t *testing.T) {
 		{Name: "OldToken", URL: "/api/user/self", Headers: bearer(token), WantStatus: 401},
 		{Name: "NewToken", URL: "/api/user/self", Headers: bearer(second), WantStatus: 200},
 		{Name: "Garbage", URL: "/api/user/self", Headers: bearer("garbage"), WantStatus: 401},
-		// A bad token is not rescued by a valid session.
-		{Name: "BadTokenWithSession", URL: "/api/user/self", As: "user", Headers: bearer("garbage"), WantStatus: 401},
+		// With a live session the Authorization header is not looked at (S §2):
+		// a proxy in front that adds HTTP Basic credentials does not log the
+		// console out.
+		{Name: "SessionWithBadToken", URL: "/api/user/self", As: "user", Headers: bearer("garbage"), WantStatus: 200,
+			WantContains: []string{`"username":"alice"`}},
+		{Name: "SessionWithBasicAuth", URL: "/api/user/self", As: "user",
+			Headers: map[string]string{"Authorization": "Basic YWRtaW46cGFzcw=="}, WantStatus: 200},
+		// The session's own rule still holds: New-Api-User must name its user.
+		{Name: "SessionWrongHeaderWithToken", URL: "/api/user/self", As: "user",
+			Headers: map[string]string{"Authorization": "Bearer " + second, "New-Api-User": "999"}, WantStatus: 401},
 		{Name: "UserTokenOnRootRoute", URL: "/api/option/", Headers: bearer(second), WantStatus: 403},
 	})
 

@@ -168,9 +168,16 @@ func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) h
 }
 
 // authenticate resolves the caller from a session cookie (with the
-// New-Api-User header) or a system access token. It returns nil, nil for a
-// request that carries neither.
+// New-Api-User header) or, when the request has no live session, a system
+// access token (S §2). A session comes first, so an Authorization header
+// that a proxy in front adds (HTTP Basic, say) does not log a signed-in
+// console out. It returns nil and an error for a request that has neither.
 func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, error) {
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		if sess, err := s.store.Session(c.Value); err == nil && sess.UserID != 0 {
+			return s.sessionIdentity(r, c.Value, sess.UserID, needHeader)
+		}
+	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		tok := strings.TrimSpace(strings.TrimPrefix(auth, "Bearer "))
 		u, err := s.store.UserByAccessToken(tok)
@@ -182,29 +189,26 @@ func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, erro
 		}
 		return &Identity{User: u, ViaToken: true}, nil
 	}
-	c, err := r.Cookie(sessionCookie)
-	if err != nil || c.Value == "" {
-		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
-	}
-	sess, err := s.store.Session(c.Value)
-	if err != nil || sess.UserID == 0 {
-		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
-	}
+	return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+}
+
+// sessionIdentity finishes authenticate for a live session of userID.
+func (s *Server) sessionIdentity(r *http.Request, sessionID string, userID uint64, needHeader bool) (*Identity, error) {
 	if needHeader {
 		hv := r.Header.Get("New-Api-User")
 		uid, perr := strconv.ParseUint(hv, 10, 64)
-		if hv == "" || perr != nil || uid != sess.UserID {
+		if hv == "" || perr != nil || uid != userID {
 			return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
 		}
 	}
-	u, err := s.store.User(sess.UserID)
+	u, err := s.store.User(userID)
 	if err != nil {
 		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
 	}
 	if err := checkUsable(u); err != nil {
 		return nil, err
 	}
-	return &Identity{User: u, SessionID: c.Value}, nil
+	return &Identity{User: u, SessionID: sessionID}, nil
 }
 
 // checkUsable refuses deleted and banned accounts.
