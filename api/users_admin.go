@@ -148,7 +148,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errLowerRoleOnly)
 		return
 	}
-	upd, err := adminUserUpdate(s.store.Settings(), &req)
+	upd, err := adminUserUpdate(s.store.Settings(), &req, target.Group)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -178,9 +178,10 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminUserUpdate turns the edit body into a store update: an empty
-// password or display name keeps the old one, and a group must have a
-// ratio in GroupRatio.
-func adminUserUpdate(set *store.Settings, req *updateUserRequest) (store.UserUpdate, error) {
+// password or display name keeps the old one, and a new group must have a
+// ratio in GroupRatio (the user's current group passes even when its ratio
+// has since been removed, so other fields stay editable).
+func adminUserUpdate(set *store.Settings, req *updateUserRequest, current string) (store.UserUpdate, error) {
 	upd := store.UserUpdate{Username: req.Username}
 	if req.DisplayName != nil && strings.TrimSpace(*req.DisplayName) != "" {
 		upd.DisplayName = req.DisplayName
@@ -190,7 +191,7 @@ func adminUserUpdate(set *store.Settings, req *updateUserRequest) (store.UserUpd
 	}
 	if req.Group != nil {
 		g := strings.TrimSpace(*req.Group)
-		if _, ok := set.GroupRatio[g]; !ok {
+		if _, ok := set.GroupRatio[g]; !ok && g != current {
 			return upd, store.Errorf(store.EINVALID, "分组 %s 不存在", g)
 		}
 		upd.Group = &g

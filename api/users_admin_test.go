@@ -152,6 +152,17 @@ func TestAdminUsers_Update(t *testing.T) {
 		{Name: "RootEditsAdmin", Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"display_name":"Boss"}`, admin),
 			WantStatus: 200, WantContains: []string{`"display_name":"Boss"`}},
 	})
+	// A group whose ratio was removed later does not block editing the user's
+	// other fields (the console sends the group it loaded); moving anyone to
+	// such a group stays refused.
+	ts.MustSetOptions(t, "GroupRatio", `{"default":1}`)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "StaleGroupKept", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":"vip","display_name":"Alice B"`),
+			WantStatus: 200, WantContains: []string{`"group":"vip"`, `"display_name":"Alice B"`}},
+		{Name: "StaleGroupNotGiven", Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"group":"vip"}`, admin),
+			WantStatus: 400, WantContains: []string{"分组 vip 不存在"}},
+	})
+	ts.MustSetOptions(t, "GroupRatio", `{"default":1,"vip":1}`)
 	// The quota change went through the ledger with a manage log naming both values.
 	if bal, _ := ts.Store.LiveBalance(alice); bal.Quota != 5000 {
 		t.Fatalf("live quota %d, want 5000", bal.Quota)

@@ -7,6 +7,7 @@ import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
 import { loadUsers } from "../../../stores/users";
+import { USERNAME_MAX } from "../../register/parts/register-form";
 
 const EMPTY = { username: "", display_name: "", password: "" };
 
@@ -60,7 +61,7 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       >
         <Flex direction="column" gap="3">
           <Field id="add-user-username" label={t("userAdmin.username")}>
-            <TextField.Root id="add-user-username" maxLength={12} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+            <TextField.Root id="add-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="add-user-display" label={t("userAdmin.displayName")}>
             <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />

@@ -11,6 +11,7 @@ import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { groups, refreshUserRow } from "../../../stores/users";
 import { AddQuotaPopover } from "./add-quota-popover";
+import { USERNAME_MAX } from "../../register/parts/register-form";
 
 interface Form {
   username: string;
@@ -71,8 +72,11 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       username: form.username.trim(),
       display_name: form.display_name.trim(),
       group: form.group,
-      quota: Number.parseInt(form.quota, 10),
     };
+    // The quota is an absolute value: sent only when the administrator changed it,
+    // so saving other fields never undoes a top-up or charge made meanwhile.
+    const newQuota = Number.parseInt(form.quota, 10);
+    if (newQuota !== (user?.quota ?? 0)) update.quota = newQuota;
     if (form.password) update.password = form.password;
     setBusy(true);
     try {
@@ -114,7 +118,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
         >
           <Flex direction="column" gap="3">
             <Field id="edit-user-username" label={t("userAdmin.username")}>
-              <TextField.Root id="edit-user-username" maxLength={12} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+              <TextField.Root id="edit-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
             </Field>
             <Field id="edit-user-password" label={t("userAdmin.password")}>
               <TextField.Root id="edit-user-password" type="password" maxLength={20} placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
