@@ -382,6 +382,19 @@ func parseChats(v string) ([]map[string]string, error) {
 	return list, nil
 }
 
+// wholeJSON refuses, for a JSON option, anything but one JSON object (open
+// '{') or array (open '['): an empty value, null, or text after the value.
+// Any of these would otherwise be read as an empty map, and one save of an
+// emptied ModelRatio box would leave every ratio-priced model unpriced
+// (S §4.2, §14.7).
+func wholeJSON(d *OptionDef, value string, open byte) error {
+	v := strings.TrimSpace(value)
+	if v == "" || v[0] != open || !json.Valid([]byte(v)) {
+		return Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+	}
+	return nil
+}
+
 // normalizeOption validates value for d and returns the value to store.
 func normalizeOption(d *OptionDef, value string) (string, error) {
 	switch d.Kind {
@@ -408,6 +421,9 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 			return "", Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
 		}
 	case KindRatioMap:
+		if err := wholeJSON(d, value, '{'); err != nil {
+			return "", err
+		}
 		if _, err := parseRatioMap(value); err != nil {
 			if e, ok := err.(*Error); ok {
 				return "", e
@@ -415,10 +431,16 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
 		}
 	case KindLabelMap:
+		if err := wholeJSON(d, value, '{'); err != nil {
+			return "", err
+		}
 		if _, err := parseLabelMap(value); err != nil {
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
 		}
 	case KindChats:
+		if err := wholeJSON(d, value, '['); err != nil {
+			return "", err
+		}
 		if _, err := parseChats(value); err != nil {
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
 		}

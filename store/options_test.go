@@ -132,6 +132,16 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"TopupRatioJSON", "TopupGroupRatio", `not json`, "TopupGroupRatio 不是合法的 JSON 字符串"},
 		{"LabelsJSON", "UserUsableGroups", `{"default":1}`, "UserUsableGroups 不是合法的 JSON 字符串"},
 		{"ChatsNotList", "Chats", `{"a":"b"}`, "Chats 不是合法的 JSON 字符串"},
+		// An emptied box, null or text after the value would read as an empty
+		// map and unprice every model (S §14.7).
+		{"RatioEmpty", "ModelRatio", "  ", "ModelRatio 不是合法的 JSON 字符串"},
+		{"RatioNull", "GroupRatio", "null", "GroupRatio 不是合法的 JSON 字符串"},
+		{"RatioTrailing", "TopupGroupRatio", `{"default":1}} trailing`, "TopupGroupRatio 不是合法的 JSON 字符串"},
+		{"RatioTwoValues", "ModelPrice", `{"a":1} {"b":2}`, "ModelPrice 不是合法的 JSON 字符串"},
+		{"LabelsEmpty", "UserUsableGroups", "", "UserUsableGroups 不是合法的 JSON 字符串"},
+		{"LabelsNull", "UserUsableGroups", "null", "UserUsableGroups 不是合法的 JSON 字符串"},
+		{"ChatsEmpty", "Chats", "", "Chats 不是合法的 JSON 字符串"},
+		{"ChatsNull", "Chats", "null", "Chats 不是合法的 JSON 字符串"},
 		{"Enum", "DataExportDefaultTime", "month", "hour、day、week"},
 		{"NewlineInString", "ServerAddress", "https://a.example\nX: y", "不能包含换行"},
 	}

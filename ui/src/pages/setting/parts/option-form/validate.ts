@@ -9,9 +9,13 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** isValidJson reports whether text (empty counts as valid) parses into the shape the server accepts. */
+/**
+ * isValidJson reports whether text parses into the shape the server accepts. An empty box is
+ * not valid: saved, it would empty the map (every ratio-priced model unpriced); "{}" or "[]"
+ * says that on purpose.
+ */
 export function isValidJson(text: string, shape: JsonShape): boolean {
-  if (text.trim() === "") return true;
+  if (text.trim() === "") return false;
   let v: unknown;
   try {
     v = JSON.parse(text);
