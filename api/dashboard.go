@@ -13,6 +13,7 @@ import (
 func (s *Server) registerDashboardRoutes() {
 	s.handle("GET /api/data/{$}", s.getAllQuotaData)
 	s.handle("GET /api/data/self", s.getSelfQuotaData)
+	s.handle("GET /api/data/self/{$}", s.getSelfQuotaData)
 }
 
 // maxSelfDataSpan is the longest range a user may ask for: 30 days.

@@ -110,6 +110,10 @@ func TestDashboard(t *testing.T) {
 				t.Fatalf("another user's row: %+v", r)
 			}
 		}
+		// Older consoles ask with a trailing slash.
+		if slash := getRows(t, ts, "user", "/api/data/self/"+span); len(slash) != len(rows) {
+			t.Fatalf("with a trailing slash: rows %+v", slash)
+		}
 		rows = getRows(t, ts, "admin", "/api/data/self"+span)
 		if len(rows) != 1 || rows[0].UserID != admin || rows[0].Quota != 1000 {
 			t.Fatalf("admin's own rows %+v", rows)

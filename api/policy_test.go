@@ -98,10 +98,11 @@ var wantAccess = map[string]string{
 	"POST /api/user/epay/notify": policy.Guest,
 
 	// S §6.2, §6.3 and §8: the wallet and the own dashboard.
-	"POST /api/user/topup":  policy.User,
-	"POST /api/user/amount": policy.User,
-	"POST /api/user/pay":    policy.User,
-	"GET /api/data/self":    policy.User,
+	"POST /api/user/topup":   policy.User,
+	"POST /api/user/amount":  policy.User,
+	"POST /api/user/pay":     policy.User,
+	"GET /api/data/self":     policy.User,
+	"GET /api/data/self/{$}": policy.User,
 
 	// S §3.3, §3.6, §8 and A §6: user, group, redemption, order and
 	// dashboard administration.
