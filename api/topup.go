@@ -107,6 +107,10 @@ func (s *Server) topUpAmount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, err := quoteTopUp(s.store.Settings(), currentUser(r).Group, req.Amount)
+	if err == nil && q.Money <= 0.01 {
+		// The quote is stricter than the order (S §6.3): 0.01 itself is refused here.
+		err = store.Errorf(store.EINVALID, "充值金额过低")
+	}
 	if err != nil {
 		writeTopUpError(w, r, err)
 		return
@@ -136,7 +140,9 @@ func (s *Server) topUpPay(w http.ResponseWriter, r *http.Request) {
 		writeTopUpError(w, r, store.Errorf(store.EINVALID, "不支持的支付方式"))
 		return
 	}
-	order := &store.TopUp{UserID: u.ID, Amount: req.Amount, Quota: q.Quota, Money: q.Money, PaymentMethod: payType,
+	// The row's amount is in dollars, truncated in quota mode (S §6.3); the
+	// quota it credits is kept exactly.
+	order := &store.TopUp{UserID: u.ID, Amount: int64(q.Dollars), Quota: q.Quota, Money: q.Money, PaymentMethod: payType,
 		TradeNo: "USR" + strconv.FormatUint(u.ID, 10) + "NO" + store.RandomString(6) + strconv.FormatInt(s.store.Now().Unix(), 10)}
 	if err := s.store.CreateTopUp(order); err != nil {
 		writeTopUpError(w, r, err)

@@ -206,6 +206,15 @@ func TestTopUp_Amount(t *testing.T) {
 		{Name: "BadBody", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":"ten"}`,
 			WantStatus: 400, WantContains: []string{`"message":"error"`}},
 	})
+	// The quote refuses a price of exactly 0.01 (S §6.3).
+	ts.MustSetOptions(t, "Price", "0.005")
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "MoneyAtCent", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":2}`,
+			WantStatus: 400, WantContains: []string{`"data":"充值金额过低"`}},
+		{Name: "MoneyAboveCent", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":3}`,
+			WantStatus: 200, WantContains: []string{`"data":"0.02"`}},
+	})
+	ts.MustSetOptions(t, "Price", "7.3")
 	// In quota units the minimum is MinTopUp × QuotaPerUnit.
 	ts.MustSetOptions(t, "DisplayInCurrencyEnabled", "false")
 	runScenarios(t, ts, []ApiScenario{
@@ -298,9 +307,10 @@ func TestTopUp_CustomCallbackAndQuotaMode(t *testing.T) {
 		r.Data["name"] != "TUC1500000" || r.Data["return_url"] != ts.URL+"/log" {
 		t.Fatalf("form %v", r.Data)
 	}
-	// In quota mode the order credits exactly the quota asked for.
+	// In quota mode the order credits exactly the quota asked for; its amount
+	// is in dollars, truncated (S §6.3).
 	orders, _ := ts.Store.TopUps(0, 0, 0)
-	if len(orders) != 1 || orders[0].Quota != 1500000 {
+	if len(orders) != 1 || orders[0].Quota != 1500000 || orders[0].Amount != 3 {
 		t.Fatalf("orders %+v", orders)
 	}
 }

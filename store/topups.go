@@ -18,7 +18,7 @@ const (
 type TopUp struct {
 	ID            uint64  `json:"id"`
 	UserID        uint64  `json:"user_id"`
-	Amount        int64   `json:"amount"` // what the user asked for, in the unit the console showed
+	Amount        int64   `json:"amount"` // dollars (truncated when the console counts in quota units)
 	Quota         int64   `json:"quota"`  // what a paid order credits
 	Money         float64 `json:"money"`  // what the user must pay, 2 decimals
 	TradeNo       string  `json:"trade_no"`

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
-import { ApiSession, expectToast, gatewaySuite, login, money, newPage, newUser, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
+import { ApiSession, expectToast, gatewaySuite, login, money, newPage, newUser, putOption, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
 let root;
 let perUnit;
@@ -89,10 +89,19 @@ test("the wallet explains missing top-up settings", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, username, password);
   await page.goto("/topup");
-  await page.locator('[data-testid="get-code"]').click();
-  await expectToast(page, "超级管理员未设置充值链接！");
+  // Without a top-up link there is nothing to link to: no button.
+  await page.locator('[data-testid="redeem-code"]').waitFor();
+  assert.equal(await page.locator('[data-testid="get-code"]').count(), 0);
   await page.locator('[data-testid="pay-zfb"]').click();
   await expectToast(page, "管理员未开启在线充值！");
+  // With a link set, the button appears.
+  await putOption(root, "TopUpLink", "https://shop.example/codes");
+  try {
+    await page.reload();
+    await page.locator('[data-testid="get-code"]').waitFor();
+  } finally {
+    await putOption(root, "TopUpLink", "");
+  }
   await context.close();
 });
 

@@ -29,6 +29,14 @@ function reason(body: unknown, fallback: string): string {
   return fallback;
 }
 
+/** RequestFailed is a payment call that got no answer from the payment endpoints (the server unreachable or failing). */
+export class RequestFailed extends Error {
+  constructor() {
+    super("request failed");
+    this.name = "RequestFailed";
+  }
+}
+
 // The payment endpoints answer {message: "success"|"error", data, url} without
 // a success key, so the outcome is read from message; calls are silent and the
 // caller shows data, which holds the reason on failure.
@@ -37,6 +45,7 @@ async function payCall(path: string, body: unknown): Promise<ApiResult<unknown>>
   try {
     r = await api.post<unknown>(path, body, { silent: true });
   } catch (err) {
+    if (err instanceof ApiError && (err.status === 0 || err.status >= 500)) throw new RequestFailed();
     if (err instanceof ApiError) throw new PayError(reason(err.body, err.message));
     throw err;
   }

@@ -1,6 +1,6 @@
 import { computed, signal } from "@preact/signals-react";
 import { handleError } from "../api/client";
-import { PayError, payableMoney, redeemCode, startPayment, type PaymentMethod } from "../api/topup";
+import { PayError, RequestFailed, payableMoney, redeemCode, startPayment, type PaymentMethod } from "../api/topup";
 import { t } from "../i18n";
 import { displayInCurrency, quotaPerUnit, status } from "./status";
 import { toast } from "./toast";
@@ -63,7 +63,8 @@ export function openTopUpLink(): void {
 }
 
 function payFailed(err: unknown): void {
-  if (err instanceof PayError) toast.error(t("error.withMessage", { message: err.message }));
+  if (err instanceof RequestFailed) toast.error(t("wallet.requestFailed"));
+  else if (err instanceof PayError) toast.error(t("error.withMessage", { message: err.message }));
   else handleError(err);
 }
 

@@ -1,10 +1,13 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Card, Flex, Heading, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import { status } from "../../../stores/status";
 import { openTopUpLink, redeem } from "../../../stores/topup";
 
-/** RedeemCard redeems a code and links to where codes are sold. */
+/** RedeemCard redeems a code and, when the administrator set one, links to where codes are sold. */
 export function RedeemCard() {
+  useSignals();
   const { t } = useTranslation();
   const [code, setCode] = useState("");
   const [busy, setBusy] = useState(false);
@@ -33,9 +36,11 @@ export function RedeemCard() {
             <Button type="submit" loading={busy} data-testid="redeem-submit">
               {busy ? t("wallet.redeeming") : t("wallet.redeem")}
             </Button>
-            <Button type="button" variant="soft" onClick={openTopUpLink} data-testid="get-code">
-              {t("wallet.getCode")}
-            </Button>
+            {status.value.top_up_link ? (
+              <Button type="button" variant="soft" onClick={openTopUpLink} data-testid="get-code">
+                {t("wallet.getCode")}
+              </Button>
+            ) : null}
           </Flex>
         </Flex>
       </form>
