@@ -236,7 +236,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.bgWG.Add(2)
 	go func() {
 		defer m.bgWG.Done()
-		rl.RunPeriodicTests(bg)
+		rl.RunPeriodicTests(bg, time.Minute)
 	}()
 	go func() {
 		defer m.bgWG.Done()

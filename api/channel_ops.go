@@ -137,33 +137,10 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 // updateAllBalances refreshes every enabled channel whose type has a balance
 // endpoint, one after another, and reports what happened to each.
 func (s *Server) updateAllBalances(w http.ResponseWriter, r *http.Request) {
-	chs, err := s.store.Channels()
+	out, err := s.cfg.Relay.UpdateAllBalances(r.Context())
 	if err != nil {
 		writeError(w, r, err)
 		return
-	}
-	type result struct {
-		ID      uint64  `json:"id"`
-		Balance float64 `json:"balance"`
-		Error   string  `json:"error,omitempty"`
-	}
-	out := []result{}
-	for _, ch := range chs {
-		if ch.Status != store.ChannelStatusEnabled {
-			continue
-		}
-		b, err := s.cfg.Relay.UpdateBalance(r.Context(), ch)
-		if errors.Is(err, relay.ErrBalanceUnsupported) {
-			continue
-		}
-		res := result{ID: ch.ID, Balance: b}
-		if err != nil {
-			res.Error = err.Error()
-		}
-		out = append(out, res)
-		if fresh, err := s.store.Channel(ch.ID); err == nil {
-			PublishChannel(s.hub, fresh)
-		}
 	}
 	writeMessage(w, "已更新所有已启用渠道的余额", out)
 }

@@ -278,6 +278,47 @@ func (rl *Relay) UpdateBalance(ctx context.Context, ch *store.Channel) (float64,
 // ErrBalanceUnsupported is returned for channel types without a balance endpoint.
 var ErrBalanceUnsupported = errBalanceUnsupported
 
+// BalanceResult is what UpdateAllBalances did to one channel.
+type BalanceResult struct {
+	ID      uint64  `json:"id"`
+	Balance float64 `json:"balance"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// UpdateAllBalances refreshes, one after another, every enabled channel whose
+// type has a balance endpoint, tells Events of each stored balance and
+// reports what happened to each. Channels of other types are left out.
+func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error) {
+	chs, err := rl.store.Channels()
+	if err != nil {
+		return nil, err
+	}
+	out := []BalanceResult{}
+	for _, ch := range chs {
+		if ch.Status != store.ChannelStatusEnabled {
+			continue
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		b, err := rl.UpdateBalance(ctx, ch)
+		if errors.Is(err, errBalanceUnsupported) {
+			continue
+		}
+		res := BalanceResult{ID: ch.ID, Balance: b}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		out = append(out, res)
+		if rl.cfg.Events != nil {
+			if fresh, err := rl.store.Channel(ch.ID); err == nil {
+				rl.cfg.Events.ChannelChanged(fresh)
+			}
+		}
+	}
+	return out, nil
+}
+
 // FetchModels lists the model ids the channel's provider offers.
 func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, error) {
 	if ch.Type != TypeOpenAI && ch.Type != TypeCustom && ch.Type != TypeOllama && ch.Type != TypeSiliconFlow &&
@@ -324,25 +365,38 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 	return out, nil
 }
 
-// RunPeriodicTests tests every channel each ChannelTestInterval minutes (the
-// option is read every minute, so a change applies without a restart) until
-// ctx ends.
-func (rl *Relay) RunPeriodicTests(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
+// RunPeriodicTests tests every channel each ChannelTestInterval minutes and
+// refreshes the balances each ChannelBalanceInterval minutes (the options are
+// read every tick, so a change applies without a restart) until ctx ends.
+// tick is the check period: a minute in the gateway.
+func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	var last time.Time
+	var lastTest, lastBalance time.Time
+	due := func(now time.Time, last *time.Time, option string) bool {
+		every := time.Duration(rl.store.Settings().Int(option)) * tick
+		if every <= 0 || now.Sub(*last) < every {
+			return false
+		}
+		*last = now
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			every := time.Duration(rl.store.Settings().Int("ChannelTestInterval")) * time.Minute
-			if every <= 0 || now.Sub(last) < every {
-				continue
+			if due(now, &lastTest, "ChannelTestInterval") {
+				if err := rl.TestAll(nil); err != nil {
+					slog.Info("periodic channel test skipped", "err", err)
+				}
 			}
-			last = now
-			if err := rl.TestAll(nil); err != nil {
-				slog.Info("periodic channel test skipped", "err", err)
+			if due(now, &lastBalance, "ChannelBalanceInterval") {
+				if res, err := rl.UpdateAllBalances(ctx); err != nil && ctx.Err() == nil {
+					slog.Error("periodic balance update", "err", err)
+				} else {
+					slog.Info("periodic balance update", "channels", len(res))
+				}
 			}
 		}
 	}

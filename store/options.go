@@ -140,6 +140,7 @@ var OptionDefs = []OptionDef{
 	{Key: "AutomaticDisableChannelEnabled", Default: "false", Kind: KindBool},
 	{Key: "AutomaticEnableChannelEnabled", Default: "false", Kind: KindBool},
 	{Key: "ChannelTestInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "ChannelBalanceInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
 
 	// Site text.
 	{Key: "Notice", Default: "", Kind: KindText},

@@ -81,6 +81,8 @@ const optionsEn: typeof optionsZh = {
       ChannelDisableThresholdHint: "A channel test slower than this disables the channel; 0 means no limit",
       ChannelTestInterval: "Scheduled test interval (minutes)",
       ChannelTestIntervalHint: "Tests every channel periodically; 0 turns it off",
+      ChannelBalanceInterval: "Scheduled balance update interval (minutes)",
+      ChannelBalanceIntervalHint: "Updates the balance of every enabled channel periodically; 0 turns it off",
       AutomaticDisableChannelEnabled: "Disable a channel automatically on failure",
       AutomaticEnableChannelEnabled: "Enable a channel automatically on success",
       save: "Save monitoring settings",

@@ -79,6 +79,8 @@ const optionsZh = {
       ChannelDisableThresholdHint: "测试渠道时超过此时间将自动禁用渠道，0 表示不限制",
       ChannelTestInterval: "定时测试间隔（分钟）",
       ChannelTestIntervalHint: "定时测试所有渠道，0 表示关闭",
+      ChannelBalanceInterval: "定时更新余额间隔（分钟）",
+      ChannelBalanceIntervalHint: "定时更新所有已启用渠道的余额，0 表示关闭",
       AutomaticDisableChannelEnabled: "失败时自动禁用渠道",
       AutomaticEnableChannelEnabled: "成功时自动启用渠道",
       save: "保存监控设置",

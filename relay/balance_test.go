@@ -1,0 +1,179 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// billingUpstream speaks OpenAI's billing endpoints (S §5.11): the
+// subscription's hard limit in dollars and the usage in cents over the
+// queried dates, which it records.
+type billingUpstream struct {
+	*relaytest.Upstream
+	mu      sync.Mutex
+	queries []url.Values
+}
+
+func newBillingUpstream(t *testing.T, key string, hasPayment bool, hardLimitUSD, usageCents float64) *billingUpstream {
+	b := &billingUpstream{}
+	b.Upstream = relaytest.New(t, key, relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"object": "billing_subscription",
+				"has_payment_method": hasPayment, "hard_limit_usd": hardLimitUSD})
+		},
+		"GET /v1/dashboard/billing/usage": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			b.mu.Lock()
+			b.queries = append(b.queries, r.URL.Query())
+			b.mu.Unlock()
+			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "total_usage": usageCents})
+		},
+	})
+	return b
+}
+
+func (b *billingUpstream) lastQuery(t *testing.T) url.Values {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queries) == 0 {
+		t.Fatal("the usage endpoint was not asked")
+	}
+	return b.queries[len(b.queries)-1]
+}
+
+func channelBalance(t *testing.T, g *gateway, id uint64) (float64, int64) {
+	t.Helper()
+	c, err := g.st.Channel(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Balance, c.BalanceUpdatedTime
+}
+
+// Balances (S §5.11): OpenAI and custom channels read the billing endpoints
+// (hard limit minus usage; usage from the first of the month, or the last
+// 100 days without a payment method); other types are refused one by one
+// and left out of update-all, as are disabled channels; the periodic job
+// refreshes them when ChannelBalanceInterval is set.
+func TestChannelBalance(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	ctx := context.Background()
+
+	paid := newBillingUpstream(t, "sk-paid", true, 120, 2050)  // 120 − 20.50 = 99.50
+	trial := newBillingUpstream(t, "sk-trial", false, 5, 125) // 5 − 1.25 = 3.75
+	refused := relaytest.New(t, "sk-refused", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteError(w, http.StatusForbidden, "invalid_request_error", "", "billing is not available")
+		},
+	})
+	// Any request to this one is a test failure (relaytest reports unknown routes).
+	silent := relaytest.New(t, "sk-silent", relaytest.Routes{})
+
+	openai := g.MustCreateChannel(t, paid.Upstream, "m-openai", nil)
+	custom := g.MustCreateChannel(t, trial.Upstream, "m-custom", func(c *store.Channel) {
+		c.Type = relay.TypeCustom
+		c.BaseURL = trial.URL + "/v1/chat/completions" // a custom base is the whole endpoint
+	})
+	failing := g.MustCreateChannel(t, refused, "m-failing", nil)
+	azure := g.MustCreateChannel(t, silent, "m-azure", func(c *store.Channel) { c.Type = relay.TypeAzure })
+	off := g.MustCreateChannel(t, silent, "m-off", nil)
+	if _, _, err := g.st.SetChannelStatusAuto(off.ID, store.ChannelStatusAutoDisabled, "test"); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := g.rl.UpdateBalance(ctx, openai)
+	if err != nil || b != 99.5 {
+		t.Fatalf("openai balance = %v, %v; want 99.5", b, err)
+	}
+	if stored, at := channelBalance(t, g, openai.ID); stored != 99.5 || at == 0 {
+		t.Fatalf("stored balance %v at %d", stored, at)
+	}
+	now := time.Now()
+	q := paid.lastQuery(t)
+	if want := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"); q.Get("start_date") != want {
+		t.Errorf("paid start_date %q, want %q", q.Get("start_date"), want)
+	}
+	if want := now.AddDate(0, 0, 1).Format("2006-01-02"); q.Get("end_date") != want {
+		t.Errorf("end_date %q, want %q", q.Get("end_date"), want)
+	}
+
+	b, err = g.rl.UpdateBalance(ctx, custom)
+	if err != nil || b != 3.75 {
+		t.Fatalf("custom balance = %v, %v; want 3.75", b, err)
+	}
+	if want := now.AddDate(0, 0, -100).Format("2006-01-02"); trial.lastQuery(t).Get("start_date") != want {
+		t.Errorf("trial start_date %q, want %q", trial.lastQuery(t).Get("start_date"), want)
+	}
+
+	if _, err := g.rl.UpdateBalance(ctx, azure); !errors.Is(err, relay.ErrBalanceUnsupported) {
+		t.Fatalf("azure: %v, want ErrBalanceUnsupported", err)
+	}
+	if _, err := g.rl.UpdateBalance(ctx, failing); err == nil || !strings.Contains(err.Error(), "billing is not available") {
+		t.Fatalf("failing: %v, want the upstream's message", err)
+	}
+
+	// Update-all: the enabled channels with a balance endpoint, each with its outcome.
+	for _, id := range []uint64{openai.ID, custom.ID} {
+		if err := g.st.RecordChannelBalance(id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := g.rl.UpdateAllBalances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]relay.BalanceResult{}
+	for _, r := range res {
+		got[r.ID] = r
+	}
+	if len(got) != 3 || got[openai.ID].Balance != 99.5 || got[custom.ID].Balance != 3.75 ||
+		got[openai.ID].Error != "" || got[failing.ID].Error == "" {
+		t.Fatalf("update-all = %+v", res)
+	}
+	if stored, _ := channelBalance(t, g, custom.ID); stored != 3.75 {
+		t.Fatalf("custom stored %v after update-all", stored)
+	}
+
+	// The periodic job: every ChannelBalanceInterval ticks.
+	for _, id := range []uint64{openai.ID, custom.ID} {
+		if err := g.st.RecordChannelBalance(id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.st.UpdateOptions([]store.Option{{Key: "ChannelBalanceInterval", Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	jobCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.rl.RunPeriodicTests(jobCtx, 20*time.Millisecond)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a, _ := channelBalance(t, g, openai.ID)
+		c, _ := channelBalance(t, g, custom.ID)
+		if a == 99.5 && c == 3.75 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the periodic job did not refresh the balances: %v, %v", a, c)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
