@@ -181,3 +181,18 @@ func mustJSON(tb testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// GET /api/status/test (S §3.1): administrators learn whether the data file
+// answers; others are refused.
+func TestStatusCheck(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "Guest", URL: "/api/status/test", WantStatus: 401},
+		{Name: "User", URL: "/api/status/test", As: "user", WantStatus: 403},
+		{Name: "Admin", URL: "/api/status/test", As: "admin", WantStatus: 200,
+			WantContains: []string{`"success":true`, `"message":"Server is running"`}},
+		// Within 10 s the last check stands.
+		{Name: "Again", URL: "/api/status/test", As: "root", WantStatus: 200},
+	})
+}

@@ -15,6 +15,7 @@ import (
 var wantAccess = map[string]string{
 	// S §3.1 and §3.2: public.
 	"GET /api/status":            policy.Guest,
+	"GET /api/status/test":       policy.Admin,
 	"GET /api/notice":            policy.Guest,
 	"GET /api/about":             policy.Guest,
 	"GET /api/home_page_content": policy.Guest,

@@ -61,6 +61,7 @@ type Config struct {
 // Server is the HTTP front of the gateway.
 type Server struct {
 	cfg       Config
+	ping      lastPing // GET /api/status/test
 	store     *store.Store
 	policy    *policy.Policy
 	hub       *ws.Hub
@@ -155,6 +156,7 @@ func (s *Server) register(pattern string, critical bool, h http.HandlerFunc) {
 func (s *Server) registerRoutes() {
 	// Public.
 	s.handle("GET /api/status", s.getStatus)
+	s.handle("GET /api/status/test", s.testStatus)
 	s.handle("GET /api/notice", s.getOptionText("Notice"))
 	s.handle("GET /api/about", s.getOptionText("About"))
 	s.handle("GET /api/home_page_content", s.getOptionText("HomePageContent"))

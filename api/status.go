@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"sync/atomic"
+	"time"
 )
 
 // statusView is the public status object (A §3, S §4.3).
@@ -77,4 +79,24 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 		RegisterEnabled: set.Bool("RegisterEnabled"), PasswordLoginEnabled: set.Bool("PasswordLoginEnabled"),
 		PasswordRegisterEnabled: set.Bool("PasswordRegisterEnabled"),
 	})
+}
+
+// pingEvery is how long a successful data-file check stands for the next.
+const pingEvery = 10 * time.Second
+
+// lastPing is when testStatus last reached the data file (Unix nanoseconds).
+type lastPing struct{ at atomic.Int64 }
+
+// testStatus checks that the data file answers (S §3.1): 200 when it does,
+// 503 when it does not. A check that succeeded less than 10 s ago stands.
+func (s *Server) testStatus(w http.ResponseWriter, r *http.Request) {
+	now := s.store.Now().UnixNano()
+	if last := s.ping.at.Load(); last == 0 || now-last >= int64(pingEvery) {
+		if err := s.store.Ping(); err != nil {
+			writeRaw(w, http.StatusServiceUnavailable, map[string]any{"success": false, "message": "数据库连接失败"})
+			return
+		}
+		s.ping.at.Store(now)
+	}
+	writeMessage(w, "Server is running", nil)
 }
