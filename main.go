@@ -52,6 +52,7 @@ type Config struct {
 	FirstByteTimeout      time.Duration
 	RelayTimeout          time.Duration
 	SyncInterval          time.Duration
+	DefaultToken          bool
 	NoSync                bool
 	GitHubAuthorizeURL    string
 	GitHubTokenURL        string
@@ -126,6 +127,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
 	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
+	fs.BoolVar(&c.DefaultToken, "default-token", envBool("GATEWAY_DEFAULT_TOKEN", envBool("GENERATE_DEFAULT_TOKEN", false)),
+		"give each account registered with a password an unlimited, never-expiring API token (GATEWAY_DEFAULT_TOKEN or GENERATE_DEFAULT_TOKEN)")
 	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")
 	fs.StringVar(&c.GitHubTokenURL, "github-token-url", envOr("GATEWAY_GITHUB_TOKEN_URL", ""), "GitHub OAuth token URL; default GitHub's (GATEWAY_GITHUB_TOKEN_URL)")
 	fs.StringVar(&c.GitHubUserURL, "github-user-url", envOr("GATEWAY_GITHUB_USER_URL", ""), "GitHub user API URL; default GitHub's (GATEWAY_GITHUB_USER_URL)")
@@ -258,6 +261,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.server = api.New(api.Config{
 		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl, ChannelMail: chMail,
 		TrustedProxies:     trusted,
+		DefaultToken:       c.DefaultToken,
 		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},
 		CriticalRateLimit:  api.RateLimit{N: c.CriticalRateLimit, Window: c.CriticalRateWindow},
 		TurnstileVerifyURL: c.TurnstileVerifyURL,

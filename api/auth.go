@@ -90,7 +90,8 @@ func (s *Server) register_(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EINVALID, "两次输入的密码不一致"))
 		return
 	}
-	in := store.NewUser{Username: req.Username, Password: req.Password, InviterCode: strings.TrimSpace(req.AffCode)}
+	in := store.NewUser{Username: req.Username, Password: req.Password, InviterCode: strings.TrimSpace(req.AffCode),
+		DefaultToken: s.cfg.DefaultToken}
 	if set.Bool("EmailVerificationEnabled") {
 		req.Email = strings.TrimSpace(req.Email)
 		if req.Email == "" || req.VerificationCode == "" {

@@ -125,6 +125,34 @@ func TestRegister(t *testing.T) {
 	if inv := mustUser(t, ts, inviter); inv.AffCount != 2 || inv.AffQuota != fixtureInviterReward+300 {
 		t.Fatalf("inviter aff_count=%d aff_quota=%d after a second invitee", inv.AffCount, inv.AffQuota)
 	}
+	// Without --default-token an account starts with no API token.
+	if toks, err := ts.Store.Tokens(u.ID, store.TokenFilter{}); err != nil || len(toks) != 0 {
+		t.Fatalf("tokens of a new account: %+v, %v", toks, err)
+	}
+}
+
+// With --default-token (GENERATE_DEFAULT_TOKEN) registration also creates an
+// unlimited, never-expiring token with remain 500 000 (S §3.2) that works.
+func TestRegister_DefaultToken(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t, func(c *api.Config) { c.DefaultToken = true })
+	ApiScenario{Method: "POST", URL: "/api/user/register", Body: `{"username":"tokened","password":"password1"}`,
+		WantStatus: 200, WantContains: []string{msg("注册成功！")}}.Test(t, ts)
+	u, err := ts.Store.UserByUsername("tokened")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := ts.Store.Tokens(u.ID, store.TokenFilter{})
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %+v, %v", toks, err)
+	}
+	tok := toks[0]
+	if !tok.UnlimitedQuota || tok.ExpiredTime != -1 || tok.RemainQuota != 500000 || tok.Status != store.TokenStatusEnabled || tok.Name == "" {
+		t.Fatalf("default token %+v", tok)
+	}
+	if got, err := ts.Store.TokenByKey("sk-" + tok.Key); err != nil || got.ID != tok.ID || got.UserID != u.ID {
+		t.Fatalf("the key does not find its token: %+v, %v", got, err)
+	}
 }
 
 func mustUser(tb testing.TB, ts *TestServer, id uint64) *store.User {

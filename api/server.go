@@ -54,6 +54,10 @@ type Config struct {
 	LinuxDOTokenURL     string
 	LinuxDOUserURL      string
 
+	// DefaultToken gives every account created by password registration its
+	// first API token (S §3.2's GENERATE_DEFAULT_TOKEN).
+	DefaultToken bool
+
 	Version   string
 	StartTime time.Time
 }

@@ -70,7 +70,7 @@ func TestChannelBalance(t *testing.T) {
 	g := MustOpenGateway(t, gatewayConfig{})
 	ctx := context.Background()
 
-	paid := newBillingUpstream(t, "sk-paid", true, 120, 2050)  // 120 − 20.50 = 99.50
+	paid := newBillingUpstream(t, "sk-paid", true, 120, 2050) // 120 − 20.50 = 99.50
 	trial := newBillingUpstream(t, "sk-trial", false, 5, 125) // 5 − 1.25 = 3.75
 	refused := relaytest.New(t, "sk-refused", relaytest.Routes{
 		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {

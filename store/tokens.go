@@ -145,20 +145,26 @@ func (s *Store) CreateToken(t *Token) (*Token, error) {
 		if _, err := getUser(tx, t.UserID); err != nil {
 			return err
 		}
-		id, _ := tx.Bucket(bucketTokens).NextSequence()
-		t.ID = id
-		if err := tx.Bucket(bucketIdxTokenByKey).Put(hashSecret(t.Key), itob(id)); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketIdxTokenByUser).Put(append(itob(t.UserID), itob(id)...), nil); err != nil {
-			return err
-		}
-		return putTokenRecord(tx, t)
+		return insertToken(tx, t)
 	})
 	if err != nil {
 		return nil, wrapTx(err)
 	}
 	return t, nil
+}
+
+// insertToken stores a new token t (key, times and status set) with its
+// key and owner indexes, giving it the next id.
+func insertToken(tx *bolt.Tx, t *Token) error {
+	id, _ := tx.Bucket(bucketTokens).NextSequence()
+	t.ID = id
+	if err := tx.Bucket(bucketIdxTokenByKey).Put(hashSecret(t.Key), itob(id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketIdxTokenByUser).Put(append(itob(t.UserID), itob(id)...), nil); err != nil {
+		return err
+	}
+	return putTokenRecord(tx, t)
 }
 
 // Token returns a token of userID (any user when userID is 0).

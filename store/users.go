@@ -252,6 +252,10 @@ type NewUser struct {
 	LinuxDOID   string
 	// DefaultPassword marks the first-start root account.
 	DefaultPassword bool
+	// DefaultToken also creates, in the same transaction, the account's
+	// first API token: unlimited, never expiring, remain 500 000 (S §3.2,
+	// GENERATE_DEFAULT_TOKEN).
+	DefaultToken bool
 }
 
 // CreateUser creates an account, applies QuotaForNewUser and the invite
@@ -341,6 +345,13 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 		}
 		if err := putUser(tx, nil, u); err != nil {
 			return nil, err
+		}
+		if in.DefaultToken {
+			t := &Token{UserID: id, Name: "初始令牌", Key: NewTokenKey(), CreatedTime: now.Unix(),
+				AccessedTime: now.Unix(), ExpiredTime: -1, RemainQuota: 500000, UnlimitedQuota: true, Status: TokenStatusEnabled}
+			if err := insertToken(tx, t); err != nil {
+				return nil, err
+			}
 		}
 		created = u
 		return credits, nil
