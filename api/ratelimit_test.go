@@ -56,7 +56,13 @@ func TestAPIRateLimit(t *testing.T) {
 			ApiScenario{URL: "/api/status", WantStatus: 429}.Test(t, ts)
 			// The limit covers every /api route, signed in or not...
 			ApiScenario{URL: "/api/user/self", As: "user", WantStatus: 429}.Test(t, ts)
-			// ...but not the console pages.
+			// ...and the billing reads, in OpenAI's error shape (S §12)...
+			ApiScenario{URL: "/dashboard/billing/subscription", WantStatus: 429,
+				WantContains: []string{`"code":"rate_limit_exceeded"`}}.Test(t, ts)
+			ApiScenario{URL: "/v1/dashboard/billing/usage", WantStatus: 429}.Test(t, ts)
+			// ...but not the relay's calls (a missing token is their answer)...
+			ApiScenario{Method: "POST", URL: "/v1/chat/completions", Body: `{"model":"m"}`, WantStatus: 401}.Test(t, ts)
+			// ...nor the console pages.
 			ApiScenario{URL: "/", WantStatus: 200}.Test(t, ts)
 
 			forwarded := ApiScenario{URL: "/api/status", Headers: map[string]string{"X-Forwarded-For": "203.0.113.7"}, WantStatus: 429}

@@ -111,13 +111,12 @@ func New(cfg Config) *Server {
 		s.cfg.ChannelMail = NewChannelMailer(cfg.Store, s.sendMail)
 	}
 	s.registerRoutes()
-	if cfg.Relay != nil {
-		cfg.Relay.Register(s.mux)
-	} else {
+	if s.cfg.Relay == nil {
 		s.cfg.Relay = relay.New(relay.Config{Store: cfg.Store, Client: cfg.HTTPClient,
 			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub, Mail: s.cfg.ChannelMail}})
-		s.cfg.Relay.Register(s.mux)
 	}
+	// The billing reads count against the same per-IP limit as /api (S §12).
+	s.cfg.Relay.Register(s.mux, func(r *http.Request) bool { return s.apiLimit.allow(s.ips.of(r)) })
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
 	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)

@@ -100,7 +100,11 @@ func New(cfg Config) *Relay {
 }
 
 // Register adds the relay routes to mux.
-func (rl *Relay) Register(mux *http.ServeMux) {
+//
+// allowBilling, when set, is asked before each billing read
+// (/dashboard/billing/* and its /v1 twin): S §12 puts those under the
+// console's per-IP API limit, whose owner answers. A refused read gets 429.
+func (rl *Relay) Register(mux *http.ServeMux, allowBilling func(*http.Request) bool) {
 	h := func(k kind) http.Handler {
 		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil) }))
 	}
@@ -116,9 +120,21 @@ func (rl *Relay) Register(mux *http.ServeMux) {
 	mux.Handle("POST /v1/rerank", h(kindRerank))
 	mux.Handle("GET /v1/models", rl.cors(http.HandlerFunc(rl.listModels)))
 	mux.Handle("GET /v1/models/{model}", rl.cors(http.HandlerFunc(rl.getModel)))
+	limited := func(h http.HandlerFunc) http.Handler {
+		if allowBilling == nil {
+			return rl.cors(h)
+		}
+		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !allowBilling(r) {
+				writeError(w, requestID(w), localError(http.StatusTooManyRequests, "rate_limit_exceeded", "请求过于频繁，请稍后再试"))
+				return
+			}
+			h(w, r)
+		}))
+	}
 	for _, p := range []string{"/dashboard/billing", "/v1/dashboard/billing"} {
-		mux.Handle("GET "+p+"/subscription", rl.cors(http.HandlerFunc(rl.billingSubscription)))
-		mux.Handle("GET "+p+"/usage", rl.cors(http.HandlerFunc(rl.billingUsage)))
+		mux.Handle("GET "+p+"/subscription", limited(rl.billingSubscription))
+		mux.Handle("GET "+p+"/usage", limited(rl.billingUsage))
 	}
 	notImpl := rl.cors(http.HandlerFunc(rl.notImplemented))
 	for _, p := range []string{"POST /v1/edits", "POST /v1/images/edits", "POST /v1/images/variations",
