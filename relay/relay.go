@@ -940,6 +940,7 @@ func sensitiveHit(words []string, c *call) string {
 		switch x := v.(type) {
 		case string:
 			b.WriteString(x)
+			b.WriteByte('\n') // a word split across prompt and input is no hit
 		case []any:
 			for _, e := range x {
 				if s, ok := e.(string); ok {
