@@ -255,6 +255,11 @@ func (m *Main) Run(ctx context.Context) error {
 				} else if n > 0 {
 					slog.Info("purged expired sessions", "count", n)
 				}
+				if n, err := st.PurgeExpiredCodes(); err != nil {
+					slog.Error("purge verification codes", "err", err)
+				} else if n > 0 {
+					slog.Info("purged expired verification codes", "count", n)
+				}
 			}
 		}
 	}()

@@ -70,3 +70,33 @@ func (s *Store) ConsumeCode(purpose, subject, code string) error {
 func (s *Store) DropCode(purpose, subject string) {
 	_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCodes).Delete(codeKey(purpose, subject)) })
 }
+
+// PurgeExpiredCodes deletes the codes whose time ran out unused (a code that
+// expired is refused anyway; this keeps the file from collecting them) and
+// reports how many went.
+func (s *Store) PurgeExpiredCodes() (int, error) {
+	now := s.Now().Unix()
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCodes)
+		var dead [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var rec codeRecord
+			if err := jsonUnmarshal(v, &rec); err != nil || rec.ExpiresAt < now {
+				dead = append(dead, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range dead {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(dead)
+		return nil
+	})
+	return n, Internal(err)
+}

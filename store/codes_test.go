@@ -59,6 +59,28 @@ func TestCodes(t *testing.T) {
 		wantCode(t, s.ConsumeCode(store.CodeEmailVerify, "b@example.com", "222222"), store.EINVALID, "验证码错误或已过期")
 	})
 
+	t.Run("Purge", func(t *testing.T) {
+		t.Parallel()
+		s := MustOpenStore(t)
+		clk := newClock(s)
+		if err := s.IssueCode(store.CodeEmailVerify, "old@example.com", "111111"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(store.CodeTTL + time.Second)
+		if err := s.IssueCode(store.CodePasswordReset, "new@example.com", "222222"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.PurgeExpiredCodes(); err != nil || n != 1 {
+			t.Fatalf("purged %d, %v; want the one expired code", n, err)
+		}
+		if n, err := s.PurgeExpiredCodes(); err != nil || n != 0 {
+			t.Fatalf("second purge %d, %v", n, err)
+		}
+		if err := s.ConsumeCode(store.CodePasswordReset, "new@example.com", "222222"); err != nil {
+			t.Fatalf("a live code went with the purge: %v", err)
+		}
+	})
+
 	t.Run("Cooldown", func(t *testing.T) {
 		t.Parallel()
 		s := MustOpenStore(t)
