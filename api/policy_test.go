@@ -110,6 +110,7 @@ var wantAccess = map[string]string{
 	"GET /api/user/{$}":            policy.Admin,
 	"GET /api/user/search":         policy.Admin,
 	"GET /api/user/{id}":           policy.Admin,
+	"DELETE /api/user/{id}":        policy.Admin,
 	"POST /api/user/{$}":           policy.Admin,
 	"PUT /api/user/{$}":            policy.Admin,
 	"POST /api/user/manage":        policy.Admin,

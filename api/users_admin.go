@@ -28,6 +28,7 @@ func (s *Server) registerUserAdminRoutes() {
 	s.handle("POST /api/user/{$}", s.createUser)
 	s.handle("PUT /api/user/{$}", s.updateUser)
 	s.handle("POST /api/user/manage", s.manageUser)
+	s.handle("DELETE /api/user/{id}", s.deleteUser)
 	s.handle("GET /api/group/{$}", s.listGroups)
 }
 
@@ -243,6 +244,33 @@ func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]int{"role": u.Role, "status": u.Status})
+}
+
+// deleteUser answers DELETE /api/user/{id} (S §3.3) with the rules and the
+// effect of the manage action delete: a soft delete, so the user's logs,
+// orders and in-flight charges keep their owner (docs/decisions.md). It
+// answers the envelope, success or not.
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	target, err := s.store.User(id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, _, err := manageChange(currentUser(r), target, "delete"); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.store.DeleteUser(target.ID); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.hub.Disconnect(target.ID)
+	writeMessage(w, "", nil)
 }
 
 // manageChange applies the rules of S §3.3 and §7 to one action: actor acts

@@ -340,3 +340,28 @@ func TestAdminUsers_ManageEndsAccess(t *testing.T) {
 		})
 	}
 }
+
+// DELETE /api/user/{id} (S §3.3): the manage action's rules and its soft
+// delete, answered in the envelope.
+func TestAdminUsers_Delete(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	alice, root, admin := ts.UserID(t, "alice"), ts.UserID(t, "root"), ts.UserID(t, "admin")
+	aliceCookie, _ := ts.MustSession(t, "alice")
+	del := func(id uint64) string { return fmt.Sprintf("/api/user/%d", id) }
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "Guest", Method: "DELETE", URL: del(alice), WantStatus: 401},
+		{Name: "User", Method: "DELETE", URL: del(alice), As: "user", WantStatus: 403, WantContains: []string{msg(msgNoPermission)}},
+		{Name: "Missing", Method: "DELETE", URL: "/api/user/999", As: "admin", WantStatus: 404},
+		{Name: "AdminOnRoot", Method: "DELETE", URL: del(root), As: "admin", WantStatus: 403, WantContains: []string{msg(msgLowerRoleOnly)}},
+		{Name: "RootOnRoot", Method: "DELETE", URL: del(root), As: "root", WantStatus: 403, WantContains: []string{"无法删除超级管理员用户"}},
+		{Name: "AdminOnUser", Method: "DELETE", URL: del(alice), As: "admin", WantStatus: 200, WantContains: []string{`"success":true`}},
+		{Name: "Again", Method: "DELETE", URL: del(alice), As: "admin", WantStatus: 400, WantContains: []string{msg("该用户已注销")}},
+		{Name: "RootOnAdmin", Method: "DELETE", URL: del(admin), As: "root", WantStatus: 200},
+	})
+	// A soft delete: the account is kept, marked, and its session is over.
+	if u := mustUser(t, ts, alice); !u.Deleted() {
+		t.Fatalf("alice not marked deleted: %+v", u)
+	}
+	ApiScenario{URL: "/api/user/self", Cookie: aliceCookie, UserID: alice, WantStatus: 401}.Test(t, ts)
+}
