@@ -190,11 +190,19 @@ func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.Use
 		writeError(w, id, badRequest("无法读取请求体"))
 		return
 	}
-	var head struct {
-		Group string `json:"group"`
+	// group is the gateway's own field: read here, never sent upstream
+	// (providers may refuse fields they do not know).
+	var fields map[string]json.RawMessage
+	var group string
+	if json.Unmarshal(body, &fields) == nil {
+		if raw, ok := fields["group"]; ok {
+			_ = json.Unmarshal(raw, &group)
+			delete(fields, "group")
+			if b, err := json.Marshal(fields); err == nil {
+				body = b
+			}
+		}
 	}
-	_ = json.Unmarshal(body, &head)
-	group := head.Group
 	set := rl.store.Settings()
 	if group == "" {
 		group = u.Group

@@ -1,0 +1,72 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// The playground (S §11) bills the session's user at the chosen group's
+// ratio and keeps its own group field from the upstream.
+func TestPlayground(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"GroupRatio": `{"default":1,"vip":2}`, "UserUsableGroups": `{"default":"默认分组","vip":"vip"}`,
+	}})
+	answer := relaytest.Completion(ratioModel, "Hi!", relaytest.NewUsage(12, 3))
+	up := relaytest.NewChat(t, "sk-pg", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, answer)
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	uid := fixture.ids["alice"]
+	sid, _, err := g.st.CreateSession(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
+		req.AddCookie(&http.Cookie{Name: "session", Value: sid})
+		res, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	before, _ := g.st.LiveBalance(uid)
+	status, body := call(`{"model":"` + ratioModel + `","group":"vip","messages":[{"role":"user","content":"Hello"}]}`)
+	if status != http.StatusOK {
+		t.Fatalf("playground: %d %s", status, body)
+	}
+	sent := up.LastRequest()
+	if _, ok := sent.JSON["group"]; ok {
+		t.Fatalf("the upstream got the gateway's group field: %s", sent.Body)
+	}
+	if sent.JSON["model"] != ratioModel || sent.JSON["messages"] == nil {
+		t.Fatalf("the upstream got %s", sent.Body)
+	}
+	logs, err := g.st.Logs(store.LogFilter{UserID: uid, Type: store.LogTypeConsume}, 1, 10)
+	if err != nil || len(logs.Items) != 1 {
+		t.Fatalf("logs %+v, %v", logs, err)
+	}
+	var other map[string]any
+	_ = json.Unmarshal([]byte(logs.Items[0].Other), &other)
+	after, _ := g.st.LiveBalance(uid)
+	if other["group_ratio"] != 2.0 || before.Quota-after.Quota != int64(logs.Items[0].Quota) || logs.Items[0].Quota <= 0 {
+		t.Fatalf("charged %d (log %d), other %v", before.Quota-after.Quota, logs.Items[0].Quota, other)
+	}
+	// A group the user may not use is refused before any upstream call.
+	hits := up.Hits()
+	if status, body := call(`{"model":"` + ratioModel + `","group":"secret","messages":[{"role":"user","content":"Hi"}]}`); status != http.StatusForbidden || up.Hits() != hits {
+		t.Fatalf("foreign group: %d %s", status, body)
+	}
+}
