@@ -179,6 +179,39 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await context.close();
 });
 
+test("saving a token edit keeps a remaining quota that changed while the form was open", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "keep", "token-pass-2");
+  const created = await api.call("POST", "/api/token/", { name: "keep", remain_quota: 5000, expired_time: -1, unlimited_quota: false });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.locator('[data-testid="edit-token"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-quota"]')?.value === "5000");
+  // Meanwhile the quota moves (calls, another tab).
+  const moved = await api.call("PUT", "/api/token/", { ...tok, name: "keep", remain_quota: 7000 });
+  assert.equal(moved.json?.success, true, JSON.stringify(moved.json));
+  await page.fill('[data-testid="token-name-input"]', "keep-renamed");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "令牌更新成功！");
+  await row.locator('[data-testid="token-name"]', { hasText: "keep-renamed" }).waitFor();
+  const after = (await api.call("GET", `/api/token/${tok.id}`)).json.data;
+  assert.equal(after.remain_quota, 7000, "the save sent the quota the form had loaded");
+  // A quota the user types is still checked and sent.
+  await row.locator('[data-testid="edit-token"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-quota"]')?.value === "7000");
+  await page.fill('[data-testid="token-quota"]', "-5");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "额度必须是非负整数！");
+  await page.fill('[data-testid="token-quota"]', "9000");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "令牌更新成功！");
+  assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.remain_quota, 9000);
+  await context.close();
+});
+
 test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
   const { username, api } = await newUser(suite.gw.baseURL, "adm", "token-pass-1");
   const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });

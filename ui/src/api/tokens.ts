@@ -22,12 +22,12 @@ export interface Token {
   group: string;
 }
 
-/** TokenInput is the body of create and edit (edit adds id). */
+/** TokenInput is the body of create and edit (edit adds id; an edit without remain_quota keeps it). */
 export interface TokenInput {
   id?: number;
   name: string;
   expired_time: number;
-  remain_quota: number;
+  remain_quota?: number;
   unlimited_quota: boolean;
   model_limits_enabled: boolean;
   model_limits: string;

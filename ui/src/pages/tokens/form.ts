@@ -14,6 +14,8 @@ export interface TokenForm {
   name: string;
   expiry: string;
   remain_quota: string;
+  /** loaded_quota is remain_quota as an edit loaded it (unset for a new token). */
+  loaded_quota?: string;
   unlimited_quota: boolean;
   count: string;
   model_limits_enabled: boolean;
@@ -43,6 +45,7 @@ export function formFromToken(tok: Token): TokenForm {
     name: tok.name,
     expiry: tok.expired_time === -1 || tok.expired_time <= 0 ? "" : formatTimestamp(tok.expired_time),
     remain_quota: String(tok.remain_quota ?? 0),
+    loaded_quota: String(tok.remain_quota ?? 0),
     unlimited_quota: tok.unlimited_quota,
     count: "1",
     model_limits_enabled: tok.model_limits_enabled,
@@ -70,9 +73,18 @@ export const EXPIRY_CHOICES: { label: string; seconds: number }[] = [
 export function validateTokenForm(f: TokenForm, isEdit: boolean): string | null {
   if (!isEdit && f.name.trim() === "") return "tokens.msg.nameRequired";
   if (f.expiry.trim() !== "" && parseDateTime(f.expiry) === null) return "tokens.msg.expiryInvalid";
-  if (!f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
+  if (!f.unlimited_quota && !quotaUnchanged(f) && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
   if (!isEdit && !/^[1-9]\d*$/.test(f.count.trim())) return "tokens.msg.countInvalid";
   return null;
+}
+
+/**
+ * quotaUnchanged reports an edit that keeps the remaining quota as loaded. Such a save leaves
+ * remain_quota out, so it cannot undo charges made while the form was open, and a token that
+ * calls took below zero stays editable.
+ */
+function quotaUnchanged(f: TokenForm): boolean {
+  return f.loaded_quota !== undefined && f.remain_quota.trim() === f.loaded_quota;
 }
 
 /** toTokenInput builds the request body of a validated form. */
@@ -81,7 +93,11 @@ export function toTokenInput(f: TokenForm): TokenInput {
   return {
     name: f.name.trim(),
     expired_time: expiry === "" ? -1 : (parseDateTime(expiry) ?? -1),
-    remain_quota: f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim()) ? 0 : Number.parseInt(f.remain_quota.trim(), 10) || 0,
+    remain_quota: quotaUnchanged(f)
+      ? undefined
+      : f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim())
+        ? 0
+        : Number.parseInt(f.remain_quota.trim(), 10) || 0,
     unlimited_quota: f.unlimited_quota,
     model_limits_enabled: f.model_limits_enabled,
     model_limits: f.model_limits.join(","),
