@@ -341,7 +341,7 @@ func (s *Server) bindExternal(uid uint64, p provider, id string) error {
 // and consumed, the code exchanged, and the identity bound to the session's
 // user or signed in.
 func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request, p provider,
-	fetch func(ctx context.Context, set *store.Settings, code string) (externalAccount, error)) {
+	fetch func(ctx context.Context, set *store.Settings, code, redirectURI string) (externalAccount, error)) {
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
 		writeError(w, r, store.Errorf(store.EFORBIDDEN, "%s 授权失败：%s", p.Label, clipRunes(e, 64)))
@@ -362,7 +362,7 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request, p provide
 		writeError(w, r, store.Errorf(store.EINVALID, "缺少授权码"))
 		return
 	}
-	acct, err := fetch(r.Context(), set, code)
+	acct, err := fetch(r.Context(), set, code, oauthRedirectURI(q.Get("redirect_uri"), set, p))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -405,9 +405,22 @@ func (t *oauthToken) check(label string) error {
 	return store.Errorf(store.EUPSTREAM, "%s 没有返回访问令牌", label)
 }
 
+// oauthRedirectURI is the redirect_uri of a code exchange, which must equal
+// the authorize step's: the one the console says it used (any http(s)
+// address of its /oauth/{provider} page; the provider compares it with the
+// authorize step and its registered list, so nobody gains by lying), else
+// {ServerAddress}/oauth/{provider}.
+func oauthRedirectURI(given string, set *store.Settings, p provider) string {
+	if u, err := url.Parse(given); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "/oauth/"+p.Key && u.RawQuery == "" && u.Fragment == "" && u.User == nil {
+		return given
+	}
+	return set.ServerAddress() + "/oauth/" + p.Key
+}
+
 // githubAccount exchanges code with a JSON POST and reads the profile; the
 // identity is the numeric id.
-func (s *Server) githubAccount(ctx context.Context, set *store.Settings, code string) (externalAccount, error) {
+func (s *Server) githubAccount(ctx context.Context, set *store.Settings, code, _ string) (externalAccount, error) {
 	body, _ := json.Marshal(map[string]string{
 		"client_id": set.Get("GitHubClientId"), "client_secret": set.Get("GitHubClientSecret"), "code": code,
 	})
@@ -423,13 +436,14 @@ func (s *Server) githubAccount(ctx context.Context, set *store.Settings, code st
 	return s.oauthProfile(ctx, "GitHub", tok, orDefault(s.cfg.GitHubUserURL, DefaultGitHubUserURL), "application/vnd.github+json")
 }
 
-// linuxDOAccount exchanges code with a form POST and Basic client auth; the
-// redirect_uri comes from ServerAddress, never from the request's Host.
-func (s *Server) linuxDOAccount(ctx context.Context, set *store.Settings, code string) (externalAccount, error) {
+// linuxDOAccount exchanges code with a form POST and Basic client auth,
+// repeating the authorize step's redirect_uri (oauthRedirectURI), never one
+// built from the request's Host.
+func (s *Server) linuxDOAccount(ctx context.Context, set *store.Settings, code, redirectURI string) (externalAccount, error) {
 	form := url.Values{
 		"grant_type":   {"authorization_code"},
 		"code":         {code},
-		"redirect_uri": {set.ServerAddress() + "/oauth/linuxdo"},
+		"redirect_uri": {redirectURI},
 	}
 	var tok oauthToken
 	err := s.providerCall(ctx, "LinuxDO", http.MethodPost, orDefault(s.cfg.LinuxDOTokenURL, DefaultLinuxDOTokenURL), true,

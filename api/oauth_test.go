@@ -43,6 +43,7 @@ type providerDouble struct {
 	profiles map[string]string // code -> profile JSON
 	exchange []url.Values      // accepted token requests
 	failUser bool              // the profile endpoint answers 500
+	redirect string            // the redirect_uri a LinuxDO exchange must carry; "" = from ServerAddress
 }
 
 func (d *providerDouble) setProfile(code, profile string) {
@@ -147,7 +148,13 @@ func startLinuxDODouble(tb testing.TB) *providerDouble {
 		if got := r.PostForm.Get("grant_type"); got != "authorization_code" {
 			tb.Errorf("linuxdo grant_type = %q", got)
 		}
-		if got, want := r.PostForm.Get("redirect_uri"), oauthServerURL+"/oauth/linuxdo"; got != want {
+		d.mu.Lock()
+		want := d.redirect
+		d.mu.Unlock()
+		if want == "" {
+			want = oauthServerURL + "/oauth/linuxdo"
+		}
+		if got := r.PostForm.Get("redirect_uri"); got != want {
 			tb.Errorf("linuxdo redirect_uri = %q, want %q", got, want)
 			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
 			return
@@ -687,6 +694,23 @@ func TestOAuthLinuxDO(t *testing.T) {
 	wantAnswer(t, alice.callback("linuxdo", "ld-1", alice.state("")), 409, "该 LinuxDO 账户已被其他账户绑定")
 	if n := len(env.linuxdo.exchanges()); n != 4 {
 		t.Errorf("%d code exchanges, want 4", n)
+	}
+
+	// The exchange repeats the redirect_uri the console used for the
+	// authorize step (its own address before ServerAddress is saved); a
+	// value that is not an /oauth/linuxdo page falls back to ServerAddress.
+	env.linuxdo.mu.Lock()
+	env.linuxdo.redirect = "https://console.example:8443/oauth/linuxdo"
+	env.linuxdo.mu.Unlock()
+	b3 := newBrowser(t, env.TestServer)
+	wantAnswer(t, b3.get("/api/oauth/linuxdo?code=ld-2&state="+url.QueryEscape(b3.state(""))+
+		"&redirect_uri="+url.QueryEscape("https://console.example:8443/oauth/linuxdo"), true), 200, "")
+	env.linuxdo.mu.Lock()
+	env.linuxdo.redirect = ""
+	env.linuxdo.mu.Unlock()
+	for _, bad := range []string{"https://console.example/elsewhere", "javascript:alert(1)", "https://console.example/oauth/linuxdo?x=1", "/oauth/linuxdo"} {
+		b4 := newBrowser(t, env.TestServer)
+		wantAnswer(t, b4.get("/api/oauth/linuxdo?code=ld-2&state="+url.QueryEscape(b4.state(""))+"&redirect_uri="+url.QueryEscape(bad), true), 200, "")
 	}
 }
 

@@ -96,7 +96,8 @@ test("log in with GitHub through the console and a fake provider", { skip }, asy
   await page.goto("/login");
   await page.click('[data-testid="oauth-github"]');
   await expectToast(page, "登录成功！");
-  await page.waitForURL((u) => !u.pathname.startsWith("/oauth/") && u.pathname !== "/login");
+  // A third-party login lands on the home page (A §1).
+  await page.waitForURL((u) => u.pathname === "/");
 
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
   assert.equal(stored?.username, `github_${GITHUB_USER.id}`);
@@ -164,7 +165,7 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   const { page } = await newPage(browser, gw.baseURL);
   await page.goto(`/oauth/telegram?${login}`);
   await expectToast(page, "登录成功！");
-  await page.waitForURL((u) => !u.pathname.startsWith("/oauth/"));
+  await page.waitForURL((u) => u.pathname === "/");
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
   assert.equal(stored?.username, username);
   assert.equal(stored?.telegram_id, "77001");

@@ -43,8 +43,12 @@ export interface OAuthResult {
 }
 
 /** oauthCallback completes a GitHub or LinuxDO redirect. */
-export async function oauthCallback(provider: "github" | "linuxdo", code: string, state: string): Promise<OAuthResult> {
-  const r = await api.get<User | null>(`/api/oauth/${provider}`, { query: { code, state } });
+export async function oauthCallback(provider: "github" | "linuxdo", code: string, state: string, redirectUri: string, error = ""): Promise<OAuthResult> {
+  // redirect_uri repeats the authorize step's, which the code exchange must carry; a provider's
+  // error (the user declined) goes to the server, which answers it first.
+  const query: Record<string, string> = { code, state, redirect_uri: redirectUri };
+  if (error) query.error = error;
+  const r = await api.get<User | null>(`/api/oauth/${provider}`, { query });
   return { message: r.message, user: r.data ?? null };
 }
 

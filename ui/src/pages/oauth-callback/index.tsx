@@ -3,7 +3,7 @@ import { useEffect, useRef } from "react";
 import { useTranslation } from "react-i18next";
 import { useLocation, useParams, useSearch } from "wouter";
 import { oauthCallback, telegramLogin, type OAuthResult } from "../../api/auth";
-import { afterLoginPath } from "../../lib/after-login";
+import { oauthRedirectUri } from "../../lib/oauth";
 import { toast } from "../../stores/toast";
 import { startSession } from "../../stores/user";
 import NotFoundPage from "../not-found";
@@ -17,7 +17,7 @@ const FAILURE_REDIRECT_MS = 1500;
 /** complete asks the server to finish the redirect: GitHub and LinuxDO send code and state, Telegram its signed login. */
 async function complete(provider: Provider, search: URLSearchParams): Promise<OAuthResult> {
   if (provider === "telegram") return { message: "", user: await telegramLogin(search) };
-  return oauthCallback(provider, search.get("code") ?? "", search.get("state") ?? "");
+  return oauthCallback(provider, search.get("code") ?? "", search.get("state") ?? "", oauthRedirectUri(provider), search.get("error") ?? "");
 }
 
 /** OAuthCallbackPage completes a third-party redirect: a binding (answer message "bind") or a login. */
@@ -41,7 +41,8 @@ export default function OAuthCallbackPage() {
         } else if (r.user) {
           startSession(r.user);
           toast.success(t("auth.loginSuccess"));
-          navigate(afterLoginPath(), { replace: true });
+          // A third-party login lands on the home page (A §1).
+          navigate("/", { replace: true });
         } else {
           navigate("/login", { replace: true });
         }
