@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { gatewaySuite, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
+import { expectToast, gatewaySuite, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
 
 let root;
 
@@ -76,4 +76,21 @@ test("the New Year lantern appears only on lantern days", async () => {
   await other.page.locator('[data-testid="theme-toggle"]').waitFor();
   assert.equal(await other.page.locator('[data-testid="lantern"]').count(), 0);
   await other.context.close();
+});
+
+test("a rate-limited call shows the catalogue's message; a mail code's cooldown keeps the server's", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const limited = (message) => (route) =>
+    route.fulfill({ status: 429, contentType: "application/json", body: JSON.stringify({ success: false, message, data: null }) });
+  // The status fetch is answered with the general limit.
+  await page.route("**/api/about", limited("请求过于频繁，请稍后再试"));
+  await page.goto("/about");
+  await expectToast(page, "错误：请求次数过多，请稍后再试！");
+  // The reset mail's cooldown says how long to wait.
+  await page.route("**/api/reset_password?**", limited("请 25 秒后再试"));
+  await page.goto("/reset");
+  await page.fill("#reset-email", "someone@example.com");
+  await page.getByRole("button", { name: "提交" }).click();
+  await expectToast(page, "请 25 秒后再试");
+  await context.close();
 });

@@ -3,12 +3,12 @@ import type { User } from "./types";
 
 /** sendVerificationCode mails a six-character code to the address. */
 export async function sendVerificationCode(email: string, turnstile = ""): Promise<void> {
-  await api.get("/api/verification", { query: { email, turnstile } });
+  await api.get("/api/verification", { query: { email, turnstile }, cooldownMessage: true });
 }
 
 /** sendResetMail mails a password-reset link. */
 export async function sendResetMail(email: string, turnstile = ""): Promise<void> {
-  await api.get("/api/reset_password", { query: { email, turnstile } });
+  await api.get("/api/reset_password", { query: { email, turnstile }, cooldownMessage: true });
 }
 
 /** confirmReset exchanges the mailed token for a new password, which it returns. */

@@ -56,6 +56,11 @@ export interface RequestOptions {
   anonymous?: boolean;
   /** quietExpiry forgets an expired session without redirecting; route guards still apply. */
   quietExpiry?: boolean;
+  /**
+   * cooldownMessage shows the server's own text for a 429 (a mail code's "请 N 秒后再试"); other
+   * calls show the catalogue's rate-limit message.
+   */
+  cooldownMessage?: boolean;
   signal?: AbortSignal;
 }
 
@@ -122,7 +127,7 @@ export async function request<T = unknown>(method: string, path: string, opts: R
     throw new ApiError(serverMessage || t("error.expired"), 401, parsed);
   }
   if (res.status === 401) return fail(serverMessage || t("error.expired"), 401, parsed, silent);
-  if (res.status === 429) return fail(serverMessage || t("error.tooManyRequests"), 429, parsed, silent);
+  if (res.status === 429) return fail((opts.cooldownMessage && serverMessage) || t("error.tooManyRequests"), 429, parsed, silent);
   if (res.status >= 500) return fail(t("error.serverInternal"), res.status, parsed, silent);
   if (res.status === 405) return fail(t("error.demoSite"), 405, parsed, silent, "info");
   if (!res.ok) {
