@@ -139,6 +139,21 @@ test("root edits a user's quota, also by a negative addition, and the row update
   const stored = await root.call("GET", `/api/user/${id}`);
   assert.equal(stored.json.data.quota, before + perUnit * 3);
 
+  // /user/edit/{id} opens that user's drawer by its address; closing it returns to /user.
+  await page.goto(`/user/edit/${id}`);
+  const byAddress = page.locator('[data-testid="user-edit-drawer"]');
+  await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, username);
+  await byAddress.getByRole("button", { name: "取消" }).click();
+  await byAddress.waitFor({ state: "detached" });
+  await page.waitForURL((u) => u.pathname === "/user");
+  // /user/edit, an account's own edit page, is the personal settings tab.
+  await page.goto("/user/edit");
+  await page.waitForURL((u) => u.pathname === "/setting" && u.search.includes("tab=personal"));
+  await page.goto("/user");
+  await page.fill('[data-testid="user-search"]', username);
+  await page.click('[data-testid="user-search-submit"]');
+  await row.waitFor();
+
   // Row actions update the row from the server's answer.
   await row.locator('[data-testid="user-disable"]').click();
   await row.getByText("已封禁").waitFor();

@@ -101,6 +101,8 @@ export const routes: RouteDef[] = [
   { path: "/token", component: TokensPage, access: "user", nav: { key: "token", label: "nav.token", icon: "key" } },
   { path: "/log", component: LogsPage, access: "user", nav: { key: "log", label: "nav.log", icon: "list" } },
   { path: "/user", component: UsersPage, access: "admin", nav: { key: "user", label: "nav.user", icon: "users" } },
+  { path: "/user/edit/:id", component: UsersPage, access: "admin" },
+  { path: "/user/edit", component: UsersPage, access: "admin" },
   { path: "/redemption", component: RedemptionsPage, access: "admin", nav: { key: "redemption", label: "nav.redemption", icon: "ticket" } },
   { path: "/topup", component: TopUpPage, access: "user", nav: { key: "topup", label: "nav.topup", icon: "wallet" } },
   { path: "/pricing", component: PricingPage, access: "public", nav: { key: "pricing", label: "nav.pricing", icon: "tag" } },

@@ -3,19 +3,37 @@ import { Flex, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Pagination } from "../../components/pagination";
-import { loadGroups, loadUsers, usersList } from "../../stores/users";
+import { useLocation, useRoute } from "wouter";
+import { loadGroups, loadUsers, usersDialog, usersList } from "../../stores/users";
+import { USER_EDIT_PATH } from "./parts/users-dialogs";
 import { SearchBar } from "./parts/search-bar";
 import { UsersDialogs } from "./parts/users-dialogs";
 import { UsersTable } from "./parts/users-table";
 
-/** UsersPage assembles the search bar, the table, the pager and the drawers. */
+/**
+ * UsersPage assembles the search bar, the table, the pager and the drawers. At /user/edit/{id}
+ * it opens that user's edit drawer (closing it returns to /user); /user/edit, an account's own
+ * edit page, is the personal settings tab.
+ */
 export default function UsersPage() {
   useSignals();
   const { t } = useTranslation();
+  const [, navigate] = useLocation();
+  const [editing, params] = useRoute<{ id: string }>(USER_EDIT_PATH);
+  const [selfEdit] = useRoute("/user/edit");
   useEffect(() => {
     void loadGroups();
     void loadUsers();
   }, []);
+  const editId = editing ? Number(params.id) : null;
+  useEffect(() => {
+    if (selfEdit) {
+      navigate("/setting?tab=personal", { replace: true });
+    } else if (editId !== null) {
+      if (Number.isInteger(editId) && editId > 0) usersDialog.value = { kind: "edit", id: editId };
+      else navigate("/user", { replace: true });
+    }
+  }, [selfEdit, editId, navigate]);
   return (
     <Flex direction="column" gap="4" data-testid="users-page">
       <Heading size="6">{t("userAdmin.title")}</Heading>

@@ -1,13 +1,19 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
+import { navigate } from "wouter/use-browser-location";
 import { ConfirmDialog } from "../../../components/confirm-dialog";
 import { manageUser, usersDialog } from "../../../stores/users";
 import { AddUserDrawer } from "./add-user-drawer";
 import { EditUserDrawer } from "./edit-user-drawer";
 
+/** USER_EDIT_PATH is the user list with one user's edit drawer open. */
+export const USER_EDIT_PATH = "/user/edit/:id";
+
 function close(): void {
   usersDialog.value = null;
+  // A drawer opened by its address closes back to the list's.
+  if (window.location.pathname.startsWith("/user/edit/")) navigate("/user", { replace: true });
 }
 
 /** UsersDialogs mounts every drawer and dialog of the users page, keyed by the row they act on. */
