@@ -360,6 +360,33 @@ test("the dashboard shows a user's relayed calls in its totals and charts, and r
   await context.close();
 });
 
+test("the dashboard's default range follows the clock until the user sets one", async () => {
+  const user = await newUser("clock", "clock-key");
+  const { context, page } = await openAs(user);
+  await page.clock.install();
+  const endOf = async (action) => {
+    const res = page.waitForResponse((r) => r.url().includes("/api/data/self"));
+    await action();
+    return Number(new URL((await res).url()).searchParams.get("end_timestamp"));
+  };
+  const first = await endOf(() => page.goto("/detail"));
+  // Five hours later, back on the page: the range ends an hour from the new now.
+  await page.clock.fastForward("05:00:00");
+  await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+  await page.waitForURL("**/token");
+  const second = await endOf(() => page.locator('[data-testid="sidebar"] [data-nav="detail"]').click());
+  assert.ok(second - first >= 5 * 3600 - 60 && second - first <= 5 * 3600 + 600, `end moved by ${second - first} s`);
+  // A range the user chose stays.
+  await page.locator('[data-testid="detail-end"]').fill(new Date((second - 7200) * 1000).toLocaleString("sv-SE").slice(0, 19).replace(" ", "T"));
+  const chosen = await endOf(() => page.locator('[data-testid="detail-query"]').click());
+  await page.clock.fastForward("02:00:00");
+  await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+  await page.waitForURL("**/token");
+  const kept = await endOf(() => page.locator('[data-testid="sidebar"] [data-nav="detail"]').click());
+  assert.equal(kept, chosen);
+  await context.close();
+});
+
 test("an administrator sees every user's calls and can narrow the dashboard to one user", async () => {
   const first = await newUser("adm1", "k1");
   const second = await newUser("adm2", "k2");

@@ -120,14 +120,28 @@ export const totals = computed(() => {
   return { quota, count, tokens };
 });
 
+// rangeChosen is true once the user set the start or the end; until then the
+// range follows the clock, so a page opened hours after the first visit (or
+// refreshed live) still ends an hour from now.
+let rangeChosen = false;
+
+/** followClock moves a range the user did not choose to end an hour from now, keeping its span. */
+function followClock(f: DashboardFilter): DashboardFilter {
+  if (rangeChosen) return f;
+  const end = Math.floor(Date.now() / 1000 + 3600);
+  return { ...f, start: end - (f.end - f.start), end };
+}
+
 /** updateFilter changes the form. */
 export function updateFilter(patch: Partial<DashboardFilter>): void {
+  if (patch.start !== undefined || patch.end !== undefined) rangeChosen = true;
   filter.value = { ...filter.value, ...patch };
 }
 
 /** loadDashboard runs the form's query; quiet refreshes (live updates) show no toasts or spinner. */
 export async function loadDashboard(quiet = false): Promise<void> {
-  const f = quiet ? applied.value : filter.value;
+  if (!quiet) filter.value = followClock(filter.value);
+  const f = followClock(quiet ? applied.value : filter.value);
   if (f.end <= f.start) {
     if (!quiet) toast.error(t("dashboard.badRange"));
     return;
@@ -151,6 +165,7 @@ export async function loadDashboard(quiet = false): Promise<void> {
 
 /** resetFilter restores the default granularity and range. */
 export function resetFilter(): void {
+  rangeChosen = false;
   filter.value = initialFilter();
 }
 
