@@ -53,6 +53,7 @@ type Config struct {
 	RelayTimeout          time.Duration
 	SyncInterval          time.Duration
 	DefaultToken          bool
+	RootPassword          string
 	NoSync                bool
 	GitHubAuthorizeURL    string
 	GitHubTokenURL        string
@@ -127,6 +128,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
 	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
+	fs.StringVar(&c.RootPassword, "root-password", envOr("GATEWAY_ROOT_PASSWORD", ""),
+		"password of the root account created on first start (8-20 characters); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
 	fs.BoolVar(&c.DefaultToken, "default-token", envBool("GATEWAY_DEFAULT_TOKEN", envBool("GENERATE_DEFAULT_TOKEN", false)),
 		"give each account registered with a password an unlimited, never-expiring API token (GATEWAY_DEFAULT_TOKEN or GENERATE_DEFAULT_TOKEN)")
 	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")
@@ -188,10 +191,12 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.store = st
-	if created, err := st.EnsureRoot(); err != nil {
-		return err
-	} else if created {
+	if created, err := st.EnsureRootWith(c.RootPassword); err != nil {
+		return fmt.Errorf("create the first account: %w", err)
+	} else if created && c.RootPassword == "" {
 		slog.Warn("created the first account root / 123456: log in and change its password now")
+	} else if created {
+		slog.Info("created the first account root with the password from --root-password")
 	}
 	pol, err := policy.New()
 	if err != nil {

@@ -368,7 +368,17 @@ func wrapTx(err error) error { return Internal(err) }
 
 // EnsureRoot creates root / 123456 (role 100, quota 100 000 000) when the
 // store has no user at all. It reports whether it created the account.
-func (s *Store) EnsureRoot() (bool, error) {
+func (s *Store) EnsureRoot() (bool, error) { return s.EnsureRootWith("") }
+
+// EnsureRootWith is EnsureRoot with the first password chosen by the
+// operator (--root-password); "" keeps the well-known default, which every
+// login then warns about.
+func (s *Store) EnsureRootWith(password string) (bool, error) {
+	if password != "" {
+		if err := ValidatePassword(password); err != nil {
+			return false, err
+		}
+	}
 	empty := false
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		k, _ := tx.Bucket(bucketUsers).Cursor().First()
@@ -377,7 +387,11 @@ func (s *Store) EnsureRoot() (bool, error) {
 	}); err != nil || !empty {
 		return false, err
 	}
-	u, err := s.CreateUser(NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true})
+	in := NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true}
+	if password != "" {
+		in.Password, in.DefaultPassword = password, false
+	}
+	u, err := s.CreateUser(in)
 	if err != nil {
 		return false, err
 	}

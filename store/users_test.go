@@ -189,6 +189,24 @@ func TestEnsureRoot(t *testing.T) {
 			t.Fatalf("%d users after the second EnsureRoot, want 1", len(users))
 		}
 	})
+	t.Run("ChosenPassword", func(t *testing.T) {
+		t.Parallel()
+		s := MustOpenStore(t)
+		wantCode(t, func() error { _, err := s.EnsureRootWith("short"); return err }(), store.EINVALID, "")
+		if s.UsernameTaken("root") {
+			t.Fatal("root created with a refused password")
+		}
+		if created, err := s.EnsureRootWith("first-pass-99"); err != nil || !created {
+			t.Fatalf("EnsureRootWith = %v, %v", created, err)
+		}
+		root, err := s.UserByUsername("root")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if root.PasswordIsDefault || !store.CheckPassword(root, "first-pass-99") || store.CheckPassword(root, "123456") {
+			t.Fatalf("root with a chosen password: default=%v", root.PasswordIsDefault)
+		}
+	})
 	t.Run("StoreWithUsers", func(t *testing.T) {
 		t.Parallel()
 		s := MustOpenStore(t)
