@@ -45,13 +45,14 @@ func (l *limiter) allow(ip string) bool {
 	if l.cfg.N <= 0 {
 		return true
 	}
+	key := limitKey(ip)
 	now := time.Now().UnixNano()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w := l.ips[ip]
+	w := l.ips[key]
 	if w == nil {
 		w = &window{}
-		l.ips[ip] = w
+		l.ips[key] = w
 	}
 	w.last = now
 	if len(w.times) < l.cfg.N {
@@ -65,6 +66,21 @@ func (l *limiter) allow(ip string) bool {
 	w.times[w.next] = now
 	w.next = (w.next + 1) % len(w.times)
 	return true
+}
+
+// limitKey is the budget an address counts against: an IPv4 address by
+// itself, an IPv6 address by its /64, the block one subscriber is given, so
+// walking through it neither escapes the limit nor grows the table.
+func limitKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Is4() || a.Is4In6() {
+		return ip
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
 }
 
 // sweep forgets IPs idle for longer than the window.

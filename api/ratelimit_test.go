@@ -74,6 +74,29 @@ func TestAPIRateLimit(t *testing.T) {
 	}
 }
 
+// An IPv6 client counts by its /64: walking through the block does not
+// escape the limit; another /64 and IPv4 addresses have their own budgets.
+func TestRateLimitIPv6Block(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t, func(c *api.Config) {
+		c.APIRateLimit = api.RateLimit{N: 2, Window: time.Hour}
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	from := func(ip string, status int) ApiScenario {
+		return ApiScenario{URL: "/api/status", Headers: map[string]string{"X-Forwarded-For": ip}, WantStatus: status}
+	}
+	runScenarios(t, ts, []ApiScenario{
+		from("2001:db8:1:2::1", 200),
+		from("2001:db8:1:2:ffff::9", 200),
+		from("2001:db8:1:2::abcd", 429),
+		from("2001:db8:1:3::1", 200),
+		from("198.51.100.1", 200),
+		from("198.51.100.2", 200),
+		from("198.51.100.2", 200),
+		from("198.51.100.2", 429),
+	})
+}
+
 func TestClientIP(t *testing.T) {
 	t.Parallel()
 	prefixes := func(ss ...string) []netip.Prefix {
