@@ -252,6 +252,9 @@ type NewUser struct {
 	LinuxDOID   string
 	// DefaultPassword marks the first-start root account.
 	DefaultPassword bool
+	// Quota is credited on creation, in the same transaction, without a log
+	// (the first root's starting quota).
+	Quota int64
 	// DefaultToken also creates, in the same transaction, the account's
 	// first API token: unlimited, never expiring, remain 500 000 (S §3.2,
 	// GENERATE_DEFAULT_TOKEN).
@@ -311,6 +314,10 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 				inviter = inv
 				u.InviterID = inv.ID
 			}
+		}
+		if in.Quota > 0 {
+			u.Quota += in.Quota
+			credits = append(credits, balanceDelta{user: id, quota: in.Quota})
 		}
 		if q := set.Int("QuotaForNewUser"); q > 0 {
 			u.Quota += q
@@ -387,22 +394,13 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 	}); err != nil || !empty {
 		return false, err
 	}
-	in := NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true}
+	in := NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true,
+		Quota: 100000000}
 	if password != "" {
 		in.Password, in.DefaultPassword = password, false
 	}
-	u, err := s.CreateUser(in)
-	if err != nil {
-		return false, err
-	}
-	if err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
-		cur, err := getUser(tx, u.ID)
-		if err != nil {
-			return nil, err
-		}
-		cur.Quota += 100000000
-		return []balanceDelta{{user: u.ID, quota: 100000000}}, putUser(tx, cur, cur)
-	}); err != nil {
+	// One transaction: a crash cannot leave a root without its quota.
+	if _, err := s.CreateUser(in); err != nil {
 		return false, err
 	}
 	return true, nil
