@@ -118,6 +118,25 @@ test("the model table adds a fixed-price model and applying writes ModelPrice", 
   await context.close();
 });
 
+test("a ratio model needs its model ratio; an empty completion ratio is the built-in one", async () => {
+  const { context, page } = await rootPage("operation");
+  await page.click('[data-testid="pricing-add"]');
+  await page.fill("#model-row-name", "e2e-ratio-model");
+  await page.fill("#model-row-completion", "3");
+  await clickAndExpect(page, '[data-testid="model-row-save"]', "请填写模型倍率：只有补全倍率的模型无法计费");
+  await page.fill("#model-row-completion", "");
+  await page.fill("#model-row-ratio", "1.5");
+  await page.getByText("补全价格：按内置补全倍率").waitFor();
+  await page.click('[data-testid="model-row-save"]');
+  await page.fill('[data-testid="pricing-search"]', "e2e-ratio");
+  const row = page.locator('[data-testid="pricing-row"][data-model="e2e-ratio-model"]');
+  await row.getByText("内置").waitFor();
+  // Numbers are plain digits, as the server reads them.
+  await page.fill("#opt-QuotaForNewUser", "1e3");
+  await clickAndExpect(page, '[data-testid="save-quota"]', "新用户初始额度必须是数字");
+  await context.close();
+});
+
 test("clearing logs asks for a date, then for confirmation", async () => {
   const { context, page } = await rootPage("operation");
   await clickAndExpect(page, '[data-testid="clear-logs"]', "请选择日志记录时间");

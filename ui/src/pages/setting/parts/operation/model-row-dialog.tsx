@@ -64,6 +64,10 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
         toast.error(l("needValue"));
         return;
       }
+      if (ratio === null) {
+        toast.error(l("ratioRequired"));
+        return;
+      }
       row = { model, price: null, ratio, completion };
     }
     if (!upsertModelRow(row, original)) {
@@ -74,7 +78,9 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
   };
 
   const ratio = Number(form.ratio);
-  const completion = form.completion.trim() === "" ? 1 : Number(form.completion);
+  // An empty completion ratio means the model's built-in one, which the server knows.
+  const builtInCompletion = form.completion.trim() === "";
+  const completion = builtInCompletion ? 1 : Number(form.completion);
   const showPrices = form.mode === "ratio" && form.ratio.trim() !== "" && Number.isFinite(ratio) && Number.isFinite(completion);
   const fmt = (v: number) => String(Number(v.toFixed(6)));
   return (
@@ -123,7 +129,8 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
             </Field>
             {showPrices ? (
               <Text size="1" color="gray">
-                {l("promptPrice", { price: fmt(ratio * 2) })} · {l("completionPrice", { price: fmt(ratio * 2 * completion) })}
+                {l("promptPrice", { price: fmt(ratio * 2) })} ·{" "}
+                {builtInCompletion ? l("completionBuiltIn") : l("completionPrice", { price: fmt(ratio * 2 * completion) })}
               </Text>
             ) : null}
           </>

@@ -92,7 +92,7 @@ export function PricingTable() {
                 </Table.Cell>
                 <Table.Cell>{num(r.price)}</Table.Cell>
                 <Table.Cell>{num(r.ratio)}</Table.Cell>
-                <Table.Cell>{num(r.completion)}</Table.Cell>
+                <Table.Cell>{r.completion === null && r.price === null ? l("builtIn") : num(r.completion)}</Table.Cell>
                 <Table.Cell>
                   <Flex gap="2" className="nowrap">
                     <Button size="1" variant="soft" onClick={() => editModelRow(r.model)} data-testid="pricing-edit">

@@ -24,7 +24,7 @@ export function isValidJson(text: string, shape: JsonShape): boolean {
   }
   switch (shape) {
     case "ratioMap":
-      return isPlainObject(v) && Object.values(v).every((r) => typeof r === "number" && Number.isFinite(r));
+      return isPlainObject(v) && Object.values(v).every((r) => typeof r === "number" && Number.isFinite(r) && r >= 0);
     case "labelMap":
       return isPlainObject(v) && Object.values(v).every((r) => typeof r === "string");
     case "chats":
@@ -60,8 +60,10 @@ export function checkChanges(changes: OptionChange[], rules: Record<string, Rule
       }
       continue;
     }
-    const n = Number(value);
-    if (value.trim() === "" || !Number.isFinite(n) || (rule.integer && !Number.isInteger(n))) {
+    // Plain decimal digits only, as the server parses them ("1e3" or "0x10" are refused there).
+    const text = value.trim();
+    const n = Number(text);
+    if (!(rule.integer ? /^-?\d+$/ : /^-?(\d+\.?\d*|\.\d+)$/).test(text) || !Number.isFinite(n)) {
       toast.error(t("options.notNumber", { name: rule.label }));
       return false;
     }
