@@ -140,12 +140,18 @@ test("root edits a user's quota, also by a negative addition, and the row update
   assert.equal(stored.json.data.quota, before + perUnit * 3);
 
   // /user/edit/{id} opens that user's drawer by its address; closing it returns to /user.
+  assert.equal((await root.call("PUT", "/api/user/", { id, display_name: "Shown Name" })).json?.success, true);
   await page.goto(`/user/edit/${id}`);
+  await page.waitForFunction(() => document.querySelector("#edit-user-display")?.value === "Shown Name");
   const byAddress = page.locator('[data-testid="user-edit-drawer"]');
   await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, username);
-  await byAddress.getByRole("button", { name: "取消" }).click();
+  // An emptied display name falls back to the username instead of being ignored.
+  await page.fill("#edit-user-display", "");
+  await page.locator('[data-testid="user-edit-submit"]').click();
+  await expectToast(page, "用户信息更新成功！");
   await byAddress.waitFor({ state: "detached" });
   await page.waitForURL((u) => u.pathname === "/user");
+  assert.equal((await root.call("GET", `/api/user/${id}`)).json.data.display_name, username);
   // /user/edit, an account's own edit page, is the personal settings tab.
   await page.goto("/user/edit");
   await page.waitForURL((u) => u.pathname === "/setting" && u.search.includes("tab=personal"));

@@ -70,7 +70,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
     const update: UserUpdate = {
       id,
       username: form.username.trim(),
-      display_name: form.display_name.trim(),
+      // An emptied display name falls back to the username, as on registration.
+      display_name: form.display_name.trim() || form.username.trim(),
       group: form.group,
     };
     // The quota is an absolute value: sent only when the administrator changed it,
