@@ -183,8 +183,18 @@ func (s *Server) modelsByType(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
+// userModels answers the model names of the caller's group or, with
+// ?group=, of another group the caller may use (the playground's choice).
 func (s *Server) userModels(w http.ResponseWriter, r *http.Request) {
-	models := s.store.GroupModels(currentUser(r).Group)
+	group := currentUser(r).Group
+	if g := r.URL.Query().Get("group"); g != "" && g != group {
+		if _, ok := s.store.Settings().UsableGroups(group)[g]; !ok {
+			writeError(w, r, store.Errorf(store.EFORBIDDEN, "无权使用分组 %s", g))
+			return
+		}
+		group = g
+	}
+	models := s.store.GroupModels(group)
 	if models == nil {
 		models = []string{}
 	}

@@ -196,3 +196,28 @@ func TestGetSelf(t *testing.T) {
 		t.Errorf("self = %s", r.Body)
 	}
 }
+
+// GET /api/user/models lists the caller's group's models, or with ?group=
+// those of another group the caller may use (the playground's choice).
+func TestUserModels(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t,
+		"GroupRatio", `{"default":1,"vip":2,"secret":1}`,
+		"UserUsableGroups", `{"default":"默认分组","vip":"vip"}`)
+	if err := ts.Store.CreateChannels([]*store.Channel{
+		{Name: "d", Type: 1, Key: "k1", Group: "default", Models: "m-default"},
+		{Name: "v", Type: 1, Key: "k2", Group: "vip", Models: "m-vip"},
+		{Name: "s", Type: 1, Key: "k3", Group: "secret", Models: "m-secret"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "OwnGroup", URL: "/api/user/models", As: "user", WantStatus: 200,
+			WantContains: []string{`"data":["m-default"]`}},
+		{Name: "UsableGroup", URL: "/api/user/models?group=vip", As: "user", WantStatus: 200,
+			WantContains: []string{`"data":["m-vip"]`}},
+		{Name: "ForeignGroup", URL: "/api/user/models?group=secret", As: "user", WantStatus: 403,
+			WantContains: []string{"无权使用分组 secret"}, WantNotContains: []string{"m-secret"}},
+	})
+}

@@ -86,6 +86,27 @@ test("a user chats in the playground and sees the streamed, sanitised answer", a
   await context.close();
 });
 
+test("choosing another group lists that group's models", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const r = await root.call("POST", "/api/channel/", {
+    type: 1, name: "vip-only", key: "sk-fake-upstream-key", base_url: upstream.url, models: "vip-only-model", group: "vip", status: 1, priority: 0, weight: 0,
+  });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  await page.locator('[data-testid="pg-group"]').click();
+  await page.getByRole("option", { name: /^vip/ }).click();
+  // The only model of vip becomes the choice, and the list is vip's.
+  await page.locator('[data-testid="pg-model"]', { hasText: "vip-only-model" }).waitFor();
+  await page.locator('[data-testid="pg-model"]').click();
+  const offered = await page.getByRole("option").allTextContents();
+  assert.deepEqual(offered, ["vip-only-model"]);
+  await page.keyboard.press("Escape");
+  await context.close();
+});
+
 test("an upstream failure marks the reply as an error", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");

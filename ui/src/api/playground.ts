@@ -35,9 +35,9 @@ export class StreamError extends Error {
   }
 }
 
-/** userModels lists the model names the caller's group may use. */
-export async function userModels(): Promise<string[]> {
-  const data = (await api.get<string[]>("/api/user/models", { silent: true })).data;
+/** userModels lists the model names the caller's group, or another group the caller may use, offers. */
+export async function userModels(group = ""): Promise<string[]> {
+  const data = (await api.get<string[]>("/api/user/models", { silent: true, query: group ? { group } : undefined })).data;
   return Array.isArray(data) ? data.filter((m) => typeof m === "string") : [];
 }
 

@@ -60,9 +60,9 @@ export function updateSettings(patch: Partial<PlaygroundSettings>): void {
   settings.value = { ...settings.value, ...patch };
 }
 
-/** loadOptions reads the models and groups the user may pick, keeping choices that are still offered. */
+/** loadOptions reads the groups the user may pick and the models of the chosen one, keeping choices that are still offered. */
 export async function loadOptions(): Promise<void> {
-  const [ms, gs] = await Promise.all([userModels().catch(() => [] as string[]), selfGroups().catch(() => [] as GroupOption[])]);
+  const [ms, gs] = await Promise.all([userModels(settings.value.group).catch(() => [] as string[]), selfGroups().catch(() => [] as GroupOption[])]);
   models.value = ms;
   // The user's own group comes first, as the default choice.
   const own = user.value?.group;
@@ -73,6 +73,15 @@ export async function loadOptions(): Promise<void> {
   if (ms.length > 0 && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0];
   if (sorted.length > 0 && !sorted.some((g) => g.value === s.group)) patch.group = sorted[0].value;
   if (Object.keys(patch).length > 0) updateSettings(patch);
+}
+
+/** chooseGroup switches the group the playground bills and lists that group's models. */
+export async function chooseGroup(group: string): Promise<void> {
+  updateSettings({ group });
+  const ms = await userModels(group).catch(() => [] as string[]);
+  if (settings.value.group !== group) return; // a newer choice overtook this one
+  models.value = ms;
+  if (ms.length > 0 && !ms.includes(settings.value.model)) updateSettings({ model: ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0] });
 }
 
 function patchLast(fn: (m: PlaygroundMessage) => PlaygroundMessage): void {

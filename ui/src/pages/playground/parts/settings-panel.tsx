@@ -4,7 +4,7 @@ import { useTranslation } from "react-i18next";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { Slider } from "../../../components/ui/slider";
-import { groupOptions, models, settings, TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP, updateSettings } from "../../../stores/playground";
+import { chooseGroup, groupOptions, models, settings, TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP, updateSettings } from "../../../stores/playground";
 
 /**
  * SettingsPanel holds group, model, temperature, max tokens and the system
@@ -23,7 +23,7 @@ export function SettingsPanel() {
       <Flex direction="column" gap="3">
         <Heading size="3">{t("playground.settings")}</Heading>
         <Field id="pg-group" label={t("playground.group")}>
-          <Select.Root value={s.group || "\u0000own"} onValueChange={(v) => updateSettings({ group: v === "\u0000own" ? "" : v })}>
+          <Select.Root value={s.group || "\u0000own"} onValueChange={(v) => void chooseGroup(v === "\u0000own" ? "" : v)}>
             <Select.Trigger id="pg-group" data-testid="pg-group" />
             <Select.Content>
               {groups.map((g) => (
