@@ -110,7 +110,7 @@ func TestTurnstile_Unreachable(t *testing.T) {
 	double := startTurnstileDouble(t, "s")
 	double.Close() // refuse connections
 	ts := MustStartServer(t, func(c *api.Config) { c.TurnstileVerifyURL = double.URL })
-	ts.MustSetOptions(t, "TurnstileSiteKey", "k", "TurnstileCheckEnabled", "true")
+	ts.MustSetOptions(t, "TurnstileSiteKey", "k", "TurnstileSecretKey", "s", "TurnstileCheckEnabled", "true")
 	ApiScenario{Method: "POST", URL: "/api/user/login?turnstile=good-1", Body: `{}`,
 		WantStatus: 502, WantContains: []string{"Turnstile 校验服务不可用"}}.Test(t, ts)
 }

@@ -39,6 +39,10 @@ type OptionDef struct {
 	TrimSlash bool     // trailing slashes are stripped
 	Enum      []string // for KindEnum
 	Requires  string   // enabling (value "true") needs this option non-empty
+	// AlsoRequires is a second such option: TurnstileCheckEnabled without
+	// the secret key would fail every check, login included, and lock
+	// everyone out (S §4.2 asks for the site key only).
+	AlsoRequires string
 }
 
 // OptionDefs lists every option with its default. The order is the order
@@ -53,7 +57,7 @@ var OptionDefs = []OptionDef{
 	{Key: "LinuxDOOAuthEnabled", Default: "false", Kind: KindBool, Requires: "LinuxDOClientId"},
 	{Key: "WeChatAuthEnabled", Default: "false", Kind: KindBool, Requires: "WeChatServerAddress"},
 	{Key: "TelegramOAuthEnabled", Default: "false", Kind: KindBool, Requires: "TelegramBotToken"},
-	{Key: "TurnstileCheckEnabled", Default: "false", Kind: KindBool, Requires: "TurnstileSiteKey"},
+	{Key: "TurnstileCheckEnabled", Default: "false", Kind: KindBool, Requires: "TurnstileSiteKey", AlsoRequires: "TurnstileSecretKey"},
 	{Key: "EmailDomainRestrictionEnabled", Default: "false", Kind: KindBool, Requires: "EmailDomainWhitelist"},
 	{Key: "EmailAliasRestrictionEnabled", Default: "false", Kind: KindBool},
 	{Key: "EmailDomainWhitelist", Default: "gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com", Kind: KindList},
@@ -502,12 +506,14 @@ func (s *Store) UpdateOptions(opts []Option) error {
 	// everyone out of login or registration.
 	for _, o := range opts {
 		d := optionIndex[o.Key]
-		if d.Requires != "" && values[o.Key] == "true" && strings.TrimSpace(values[d.Requires]) == "" {
-			return Errorf(EINVALID, "无法启用 %s，请先填入 %s", o.Key, d.Requires)
+		for _, req := range []string{d.Requires, d.AlsoRequires} {
+			if req != "" && values[o.Key] == "true" && strings.TrimSpace(values[req]) == "" {
+				return Errorf(EINVALID, "无法启用 %s，请先填入 %s", o.Key, req)
+			}
 		}
 		for i := range OptionDefs {
 			dep := &OptionDefs[i]
-			if dep.Requires == o.Key && values[dep.Key] == "true" && strings.TrimSpace(values[o.Key]) == "" {
+			if (dep.Requires == o.Key || dep.AlsoRequires == o.Key) && values[dep.Key] == "true" && strings.TrimSpace(values[o.Key]) == "" {
 				return Errorf(EINVALID, "无法清空 %s，请先关闭 %s", o.Key, dep.Key)
 			}
 		}

@@ -236,16 +236,24 @@ func TestUpdateOption_Saved(t *testing.T) {
 
 func TestUpdateOption_EnablePrechecks(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ enable, requires, value string }{
-		{"GitHubOAuthEnabled", "GitHubClientId", "client-id"},
-		{"LinuxDOOAuthEnabled", "LinuxDOClientId", "client-id"},
-		{"WeChatAuthEnabled", "WeChatServerAddress", "https://wx.example.com"},
-		{"TurnstileCheckEnabled", "TurnstileSiteKey", "site-key"},
-		{"EmailDomainRestrictionEnabled", "EmailDomainWhitelist", "example.com"},
+	for _, tt := range []struct{ enable, requires, value, other string }{
+		{"GitHubOAuthEnabled", "GitHubClientId", "client-id", ""},
+		{"LinuxDOOAuthEnabled", "LinuxDOClientId", "client-id", ""},
+		{"WeChatAuthEnabled", "WeChatServerAddress", "https://wx.example.com", ""},
+		// Turnstile needs both keys: without the secret every check fails,
+		// login included.
+		{"TurnstileCheckEnabled", "TurnstileSiteKey", "site-key", "TurnstileSecretKey"},
+		{"TurnstileCheckEnabled", "TurnstileSecretKey", "secret-key", "TurnstileSiteKey"},
+		{"EmailDomainRestrictionEnabled", "EmailDomainWhitelist", "example.com", ""},
 	} {
-		t.Run(tt.enable, func(t *testing.T) {
+		t.Run(tt.requires, func(t *testing.T) {
 			t.Parallel()
 			s := MustOpenStore(t)
+			if tt.other != "" {
+				if err := s.UpdateOption(tt.other, "set"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := s.UpdateOption(tt.requires, " "); err != nil {
 				t.Fatal(err)
 			}
