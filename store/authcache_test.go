@@ -214,3 +214,40 @@ func TestTokenBelowZeroStaysEditable(t *testing.T) {
 		t.Fatalf("enable after a top-up: %+v %v", got, err)
 	}
 }
+
+// A limited token created or edited without quota cannot serve a call: it is
+// stored as exhausted, not shown as enabled, until quota is given and it is
+// enabled again. An unlimited one stays enabled.
+func TestTokenWithoutQuotaIsExhausted(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "empty"})
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "zero", RemainQuota: 0, ExpiredTime: -1})
+	if err != nil || tok.Status != store.TokenStatusExhausted {
+		t.Fatalf("a limited token created without quota: %+v %v", tok, err)
+	}
+	open, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "open", UnlimitedQuota: true, ExpiredTime: -1})
+	if err != nil || open.Status != store.TokenStatusEnabled {
+		t.Fatalf("an unlimited token created without quota: %+v %v", open, err)
+	}
+	limited, zero, some, enabled := false, int64(0), int64(50), store.TokenStatusEnabled
+	got, err := s.UpdateToken(u.ID, open.ID, store.TokenUpdate{UnlimitedQuota: &limited})
+	if err != nil || got.Status != store.TokenStatusExhausted {
+		t.Fatalf("an unlimited token made limited without quota: %+v %v", got, err)
+	}
+	funded, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "funded", RemainQuota: 10, ExpiredTime: -1})
+	if err != nil || funded.Status != store.TokenStatusEnabled {
+		t.Fatalf("a funded token: %+v %v", funded, err)
+	}
+	if got, err = s.UpdateToken(u.ID, funded.ID, store.TokenUpdate{RemainQuota: &zero}); err != nil || got.Status != store.TokenStatusExhausted {
+		t.Fatalf("a token whose quota was set to 0: %+v %v", got, err)
+	}
+	if got, err = s.UpdateToken(u.ID, funded.ID, store.TokenUpdate{RemainQuota: &some}); err != nil || got.Status != store.TokenStatusExhausted {
+		t.Fatalf("giving quota enables by itself: %+v %v", got, err)
+	}
+	if got, err = s.UpdateToken(u.ID, funded.ID, store.TokenUpdate{Status: &enabled}); err != nil || got.Status != enabled {
+		t.Fatalf("enable after giving quota: %+v %v", got, err)
+	}
+	if got, err := s.Token(u.ID, tok.ID); err != nil || got.Status != store.TokenStatusExhausted {
+		t.Fatalf("stored status: %+v %v", got, err)
+	}
+}

@@ -141,6 +141,7 @@ func (s *Store) CreateToken(t *Token) (*Token, error) {
 	if t.Status == 0 {
 		t.Status = TokenStatusEnabled
 	}
+	markExhausted(t)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if _, err := getUser(tx, t.UserID); err != nil {
 			return err
@@ -352,6 +353,7 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		if err := t.validateOthers(); err != nil {
 			return nil, err
 		}
+		markExhausted(t)
 		out = t
 		if lt := s.ledger.tokens[id]; lt != nil {
 			lt.unlimited = t.UnlimitedQuota
@@ -386,6 +388,16 @@ func (s *Store) DeleteToken(userID, id uint64) error {
 		return putTokenRecord(tx, t)
 	})
 	return wrapTx(err)
+}
+
+// markExhausted shows an enabled, limited token without stored remaining
+// quota as exhausted, which it is for good: no call can use it, and no call
+// in flight can give it quota back (a hold is taken from the live value
+// only). A token shown as enabled that refuses every call would mislead.
+func markExhausted(t *Token) {
+	if t.Status == TokenStatusEnabled && !t.UnlimitedQuota && t.RemainQuota <= 0 {
+		t.Status = TokenStatusExhausted
+	}
 }
 
 // SetTokenStatus records an expiry or exhaustion found at use time.

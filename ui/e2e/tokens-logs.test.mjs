@@ -130,8 +130,16 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await page.click('[data-testid="add-token"]');
   const drawer = page.locator('[data-testid="token-drawer"]');
   await drawer.waitFor();
-  await page.fill('[data-testid="token-name-input"]', "bat");
+  // Names are limited in bytes, as the server counts them; a batch leaves room for the suffix.
+  await page.fill('[data-testid="token-name-input"]', "一二三四五六七八九十一");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "令牌名称过长");
+  await page.fill('[data-testid="token-name-input"]', "一二三四五六七八");
   await page.fill('[data-testid="token-count"]', "3");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "批量创建时令牌名称不能超过 23 字节");
+  assert.equal((await api.call("GET", "/api/token/?p=0&size=10")).json.data.length, 0, "nothing was created");
+  await page.fill('[data-testid="token-name-input"]', "bat");
   await page.click('[data-testid="token-unlimited"]');
   assert.equal(await page.locator('[data-testid="token-quota"]').isDisabled(), true);
   assert.equal(await page.locator('[data-testid="quota-preset"]').first().isDisabled(), true);
@@ -156,8 +164,12 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await row.locator('[data-testid="edit-token"]').click();
   await drawer.waitFor();
   await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "bat");
+  await page.fill('[data-testid="token-name-input"]', "");
+  await page.click('[data-testid="token-submit"]');
+  await expectToast(page, "请输入令牌名称！");
   await page.fill('[data-testid="token-name-input"]', "bat-renamed");
   await page.click('[data-testid="token-limits-enabled"]');
+  await drawer.getByText("未选择任何模型：启用模型限制后，该令牌无法调用任何模型").waitFor();
   await page.click('[data-testid="token-submit"]');
   await expectToast(page, "令牌更新成功！");
   await row.locator('[data-testid="token-name"]', { hasText: "bat-renamed" }).waitFor();

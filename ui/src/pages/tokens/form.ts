@@ -69,12 +69,25 @@ export const EXPIRY_CHOICES: { label: string; seconds: number }[] = [
   { label: "tokens.form.month", seconds: 30 * 86400 },
 ];
 
+/** TOKEN_NAME_MAX_BYTES is the server's limit on a token name, in UTF-8 bytes. */
+export const TOKEN_NAME_MAX_BYTES = 30;
+/** BATCH_SUFFIX_BYTES is what batch creation adds to the extra tokens' names: a dash and 6 characters. */
+export const BATCH_SUFFIX_BYTES = 7;
+
+/** nameBytes is the length of a name as the server counts it. */
+export function nameBytes(name: string): number {
+  return new TextEncoder().encode(name.trim()).length;
+}
+
 /** validateTokenForm returns the i18n key of the first problem, or null. */
 export function validateTokenForm(f: TokenForm, isEdit: boolean): string | null {
-  if (!isEdit && f.name.trim() === "") return "tokens.msg.nameRequired";
+  if (f.name.trim() === "") return "tokens.msg.nameRequired";
+  if (nameBytes(f.name) > TOKEN_NAME_MAX_BYTES) return "tokens.msg.nameTooLong";
   if (f.expiry.trim() !== "" && parseDateTime(f.expiry) === null) return "tokens.msg.expiryInvalid";
   if (!f.unlimited_quota && !quotaUnchanged(f) && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
   if (!isEdit && !/^[1-9]\d*$/.test(f.count.trim())) return "tokens.msg.countInvalid";
+  // The extra tokens of a batch carry a suffix; refuse before the first one is created.
+  if (!isEdit && f.count.trim() !== "1" && nameBytes(f.name) > TOKEN_NAME_MAX_BYTES - BATCH_SUFFIX_BYTES) return "tokens.msg.batchNameTooLong";
   return null;
 }
 

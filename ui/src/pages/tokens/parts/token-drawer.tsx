@@ -195,7 +195,11 @@ export function TokenDrawer() {
           {t("tokens.form.modelLimitsEnable")}
         </Flex>
       </Text>
-      <Field id="tk-models" label={t("tokens.form.modelLimits")}>
+      <Field
+        id="tk-models"
+        label={t("tokens.form.modelLimits")}
+        hint={form.model_limits_enabled && form.model_limits.length === 0 ? t("tokens.form.modelLimitsEmpty") : undefined}
+      >
         <MultiSelect
           id="tk-models"
           value={form.model_limits}
