@@ -219,16 +219,27 @@ type fetchModelsRequest struct {
 	Type    int    `json:"type"`
 	BaseURL string `json:"base_url"`
 	Key     string `json:"key"`
+	// ID names a saved channel whose stored key is used when Key is empty,
+	// so an edit form asks with its current type and base URL.
+	ID uint64 `json:"id"`
 }
 
-// fetchModelsForForm lists a provider's models for a channel form that is
-// not saved yet: the server asks, through the guarded client, so the key
-// never goes from the browser to a third party.
+// fetchModelsForForm lists a provider's models for a channel form, saved or
+// not: the server asks, through the guarded client, so the key never goes
+// from the browser to a third party.
 func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 	var req fetchModelsRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if strings.TrimSpace(req.Key) == "" && req.ID != 0 {
+		ch, err := s.store.Channel(req.ID)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		req.Key = ch.Key
 	}
 	if strings.TrimSpace(req.Key) == "" {
 		writeError(w, r, store.Errorf(store.EINVALID, "请填写密钥"))
@@ -243,6 +254,10 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) writeFetchedModels(w http.ResponseWriter, r *http.Request, ch *store.Channel) {
 	models, err := s.cfg.Relay.FetchModels(r.Context(), ch)
+	if errors.Is(err, relay.ErrFetchUnsupported) {
+		writeError(w, r, store.Errorf(store.EINVALID, "%s", err.Error()))
+		return
+	}
 	if err != nil {
 		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "获取模型列表失败：" + err.Error(), Err: err})
 		return

@@ -125,6 +125,14 @@ func TestChannelCreate(t *testing.T) {
 			body: map[string]any{"name": "x", "type": 41, "key": "{}", "models": "m"}, wantStatus: 400},
 		{name: "one bad line fails all", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 0, "key": "k1\nk2", "models": "m"}, wantStatus: 400},
+		{name: "vertex region without a default", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 41, "key": "{}", "models": "m", "other": `{"default":" "}`}, wantStatus: 400, wantContains: []string{"部署地区必须是地区名称，或包含 default 的合法 JSON！"}},
+		{name: "vertex key not JSON", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 41, "key": "not-json", "models": "m", "other": "us-central1"}, wantStatus: 400, wantContains: []string{"鉴权 JSON 必须是合法的 JSON 格式！"}},
+		{name: "weight above the limit", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "weight": 9000000000000000000}, wantStatus: 400, wantContains: []string{"权重不能大于 1000000"}},
+		{name: "unknown status", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status": 7}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
 	})
 	after, _ := f.store.Channels()
 	if len(after) != len(before) {
@@ -250,9 +258,24 @@ func TestChannelUpdate(t *testing.T) {
 			body: map[string]any{"id": 999, "name": "x"}, wantStatus: 404, wantContains: []string{"渠道未找到，请刷新页面后重试。"}},
 		{name: "no id", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x"}, wantStatus: 404},
+		{name: "weight above the limit", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "weight": 1000001}, wantStatus: 400, wantContains: []string{"权重不能大于 1000000"}},
+		{name: "status 0", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "status": 0}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
+		{name: "status 7", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "status": 7}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
 	})
-	if s := f.stored(c.ID); s.Priority != 0 || s.Models != "claude-3" {
+	if s := f.stored(c.ID); s.Priority != 0 || s.Models != "claude-3" || s.Status != store.ChannelStatusEnabled || s.Weight != 0 {
 		t.Fatalf("refused edits were written: %+v", s)
+	}
+
+	// The largest weight routes; an emptied group joins default again.
+	f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": c.ID, "weight": store.MaxChannelWeight, "group": ""})
+	if s := f.stored(c.ID); s.Weight != store.MaxChannelWeight || s.Group != "default" {
+		t.Fatalf("after max weight and empty group: %+v", s)
+	}
+	if ch := f.store.SelectChannel("default", "claude-3", 0, nil); ch == nil || ch.ID != c.ID {
+		t.Fatalf("select with the largest weight: %+v", ch)
 	}
 }
 

@@ -319,11 +319,15 @@ func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error)
 	return out, nil
 }
 
+// ErrFetchUnsupported is FetchModels' answer for a type whose provider does
+// not list models at /v1/models; no request is made.
+var ErrFetchUnsupported = errors.New("仅支持 OpenAI 接口格式")
+
 // FetchModels lists the model ids the channel's provider offers.
 func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, error) {
 	if ch.Type != TypeOpenAI && ch.Type != TypeCustom && ch.Type != TypeOllama && ch.Type != TypeSiliconFlow &&
 		ch.Type != TypeMistral && ch.Type != TypeMoonshot && ch.Type != TypeLingYi && ch.Type != TypeAI360 {
-		return nil, errors.New("仅支持 OpenAI 接口格式")
+		return nil, ErrFetchUnsupported
 	}
 	ad := adapterFor(ch.Type)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -70,7 +70,12 @@ func csvList(v string) []string {
 	return out
 }
 
-// Validate checks a channel before it is written.
+// MaxChannelWeight bounds a channel's weight, so the weights of a tier
+// always add up without overflow.
+const MaxChannelWeight = 1_000_000
+
+// Validate checks a channel before it is written; a channel without status
+// becomes enabled and one without group joins default.
 func (c *Channel) Validate() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return Errorf(EINVALID, "请填写渠道名称和渠道密钥！")
@@ -87,6 +92,15 @@ func (c *Channel) Validate() error {
 	if c.Weight < 0 {
 		c.Weight = 0
 	}
+	if c.Weight > MaxChannelWeight {
+		return Errorf(EINVALID, "权重不能大于 %d", MaxChannelWeight)
+	}
+	if c.Status < ChannelStatusEnabled || c.Status > ChannelStatusAutoDisabled {
+		return Errorf(EINVALID, "无效的渠道状态")
+	}
+	if len(csvList(c.Group)) == 0 {
+		c.Group = "default"
+	}
 	for _, m := range []struct{ name, v string }{{"模型映射", c.ModelMapping}, {"状态码复写", c.StatusCodeMapping}} {
 		if strings.TrimSpace(m.v) == "" {
 			continue
@@ -100,13 +114,23 @@ func (c *Channel) Validate() error {
 		}
 	}
 	if c.Type == 41 {
-		if strings.TrimSpace(c.Other) == "" {
-			return Errorf(EINVALID, "部署地区不能为空")
+		// A region name, or a JSON object of region names with a default.
+		other := strings.TrimSpace(c.Other)
+		if other == "" {
+			return Errorf(EINVALID, "部署地区必须是地区名称，或包含 default 的合法 JSON！")
 		}
-		if strings.HasPrefix(strings.TrimSpace(c.Other), "{") {
+		if strings.HasPrefix(other, "{") {
 			var regions map[string]string
-			if err := json.Unmarshal([]byte(c.Other), &regions); err != nil || regions["default"] == "" {
-				return Errorf(EINVALID, "部署地区必须是合法的 JSON 且包含 default")
+			if err := json.Unmarshal([]byte(other), &regions); err != nil || strings.TrimSpace(regions["default"]) == "" {
+				return Errorf(EINVALID, "部署地区必须是地区名称，或包含 default 的合法 JSON！")
+			}
+		}
+		// The key is one service-account JSON document (empty on an edit
+		// that keeps the stored one).
+		if key := strings.TrimSpace(c.Key); key != "" {
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(key), &doc); err != nil {
+				return Errorf(EINVALID, "鉴权 JSON 必须是合法的 JSON 格式！")
 			}
 		}
 	}
@@ -182,6 +206,9 @@ func deleteAbilities(tx *bolt.Tx, c *Channel) error {
 // Errors: EINVALID.
 func (s *Store) CreateChannels(chs []*Channel) error {
 	for _, c := range chs {
+		if c.Status == ChannelStatusUnknown {
+			c.Status = ChannelStatusEnabled
+		}
 		if err := c.Validate(); err != nil {
 			return err
 		}

@@ -231,6 +231,16 @@ test("/channel/add opens the add drawer directly; a channel is created and closi
   await drawer.getByText("创建新的渠道").waitFor();
   assert.deepEqual(await navEntries(page).then((e) => e.filter((k) => k === "channel")), ["channel"], "one channel entry, none for the new routes");
 
+  // A new type brings its own suggestions while the list is still the previous type's.
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.click('[data-testid="channel-type-select"]');
+  await page.getByRole("option", { name: "Midjourney Proxy", exact: true }).click();
+  await drawer.locator('[data-testid="channel-models"] [data-value="mj_imagine"]').waitFor();
+  assert.equal(await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').count(), 0, "the OpenAI suggestion is replaced");
+  await page.click('[data-testid="channel-type-select"]');
+  await page.getByRole("option", { name: "OpenAI", exact: true }).click();
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+
   const name = uniqueName("ad");
   await page.fill('[data-testid="channel-name-input"]', name);
   await page.fill('[data-testid="channel-key"]', "sk-e2e-direct-add");
@@ -292,6 +302,18 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   await drawer.locator('[data-testid="channel-models"] [data-value="gpt-3.5-turbo"]').waitFor();
   assert.equal(await page.inputValue('[data-testid="channel-key"]'), "", "the key is never shown");
 
+  // Fetching models on edit asks the form's base URL with the stored key.
+  await page.fill('[data-testid="channel-base-url"]', `${upstream.url}/broken`);
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "获取模型列表失败：");
+  await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  const callsBefore = upstream.requests.length;
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "获取模型列表成功");
+  await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();
+  const listing = upstream.requests.slice(callsBefore).find((c) => c.path === "/v1/models");
+  assert.equal(listing?.headers.authorization, "Bearer sk-fake-upstream-key", "the stored key was sent");
+
   await page.fill('[data-testid="channel-name-input"]', `${name}x`);
   await page.click('[data-testid="channel-submit"]');
   await expectToast(page, "渠道更新成功！");
@@ -299,7 +321,7 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   await page.waitForURL((u) => u.pathname === "/channel");
   const saved = await (await api.call("GET", `/api/channel/${ch.id}`)).json.data;
   assert.equal(saved.name, `${name}x`);
-  assert.equal(saved.models, "gpt-4o-mini,gpt-3.5-turbo");
+  assert.match(saved.models, /^gpt-4o-mini,gpt-3\.5-turbo,.*fake-upstream-only/, "fetched models are added to the chosen ones");
 
   // From a row, edit moves to /channel/edit/{id}; the browser's Back closes
   // the drawer, and the page keeps its search meanwhile.

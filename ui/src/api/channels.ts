@@ -219,14 +219,12 @@ export async function allModelIds(): Promise<string[]> {
   return data.map((m) => m.id);
 }
 
-/** fetchSavedChannelModels asks a saved channel's provider for its models (the server asks). */
-export async function fetchSavedChannelModels(id: number): Promise<string[]> {
-  return (await quiet(api.get<string[]>(`/api/channel/fetch_models/${id}`, { silent: true }))).data ?? [];
-}
-
-/** fetchFormModels asks a provider for its models for an unsaved form; the server makes the request, never the browser. */
-export async function fetchFormModels(type: number, baseURL: string, key: string): Promise<string[]> {
-  return (await quiet(api.post<string[]>("/api/channel/fetch_models", { type, base_url: baseURL, key }, { silent: true }))).data ?? [];
+/**
+ * fetchFormModels asks a provider for its models for a channel form; the server makes the request, never the browser.
+ * With id and an empty key, the saved channel's key is used.
+ */
+export async function fetchFormModels(type: number, baseURL: string, key: string, id?: number): Promise<string[]> {
+  return (await quiet(api.post<string[]>("/api/channel/fetch_models", { type, base_url: baseURL, key, id }, { silent: true }))).data ?? [];
 }
 
 /** listGroupNames returns the group names the server knows: GET /api/group/ when it exists, else the caller's usable groups. */

@@ -128,6 +128,7 @@ const pagesEn: PagesDictionary = {
       modelRequired: "Select at least one model!",
       mappingInvalid: "The model mapping must be valid JSON!",
       statusMappingInvalid: "The status code mapping must be valid JSON!",
+      weightTooLarge: "The weight cannot exceed 1000000",
       regionInvalid: "The region must be a region name or valid JSON with a default entry!",
       vertexKeyInvalid: "The credential must be valid JSON!",
       modelsExist: "Some models already exist!",

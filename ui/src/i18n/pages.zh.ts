@@ -126,6 +126,7 @@ const pagesZh = {
       modelRequired: "请至少选择一个模型！",
       mappingInvalid: "模型映射必须是合法的 JSON 格式！",
       statusMappingInvalid: "状态码复写必须是合法的 JSON 格式！",
+      weightTooLarge: "权重不能大于 1000000",
       regionInvalid: "部署地区必须是地区名称，或包含 default 的合法 JSON！",
       vertexKeyInvalid: "鉴权 JSON 必须是合法的 JSON 格式！",
       modelsExist: "某些模型已存在！",

@@ -82,18 +82,25 @@ export function isJSONObject(text: string): boolean {
   }
 }
 
+/** WEIGHT_MAX is the largest weight the server takes. */
+export const WEIGHT_MAX = 1_000_000;
+
 /** validateForm returns the i18n key of the first problem, or null when the form can be sent. */
 export function validateForm(f: ChannelForm, isEdit: boolean): string | null {
   if (!isEdit && (f.name.trim() === "" || f.key.trim() === "")) return "channels.msg.nameKeyRequired";
   if (f.models.length === 0) return "channels.msg.modelRequired";
   if (f.model_mapping.trim() !== "" && !isJSONObject(f.model_mapping)) return "channels.msg.mappingInvalid";
   if (f.status_code_mapping.trim() !== "" && !isJSONObject(f.status_code_mapping)) return "channels.msg.statusMappingInvalid";
+  if (/^\d+$/.test(f.weight.trim()) && Number(f.weight.trim()) > WEIGHT_MAX) return "channels.msg.weightTooLarge";
   if (f.type === TYPE_VERTEX) {
     const other = f.other.trim();
     if (other === "") return "channels.msg.regionInvalid";
     if (other.startsWith("{")) {
+      // As the server reads it: region names by model, with a non-empty default.
       if (!isJSONObject(other)) return "channels.msg.regionInvalid";
-      if (!("default" in (JSON.parse(other) as Record<string, unknown>))) return "channels.msg.regionInvalid";
+      const regions = JSON.parse(other) as Record<string, unknown>;
+      if (Object.values(regions).some((r) => typeof r !== "string")) return "channels.msg.regionInvalid";
+      if (typeof regions.default !== "string" || regions.default.trim() === "") return "channels.msg.regionInvalid";
     }
     if (f.key.trim() !== "" && !isJSONObject(f.key)) return "channels.msg.vertexKeyInvalid";
   }

@@ -75,8 +75,14 @@ export function ChannelDrawer() {
     };
   }, [open, isEdit, editId, preloaded]);
 
+  // A new type brings its suggested models when none are chosen, or, on create, while the list
+  // is still the previous type's suggestion (nobody picked those models).
   const changeType = (type: number) => {
-    setForm((f) => ({ ...f, type, models: f.models.length === 0 ? suggestedModels(type, byType) : f.models }));
+    setForm((f) => {
+      const previous = suggestedModels(f.type, byType);
+      const untouched = f.models.length === 0 || (!isEdit && f.models.length === previous.length && previous.every((m) => f.models.includes(m)));
+      return { ...f, type, models: untouched ? suggestedModels(type, byType) : f.models };
+    });
   };
 
   const fetchModels = async () => {
@@ -87,8 +93,8 @@ export function ChannelDrawer() {
     setFetching(true);
     try {
       const base = form.base_url.trim().replace(/\/+$/, "");
-      const fetched =
-        isEdit && form.key.trim() === "" ? await channelApi.fetchSavedChannelModels(editId) : await channelApi.fetchFormModels(form.type, base, form.key);
+      // On edit without a new key the server uses the stored one, with the form's type and base URL.
+      const fetched = await channelApi.fetchFormModels(form.type, base, form.key, isEdit && form.key.trim() === "" ? editId : undefined);
       setForm((f) => ({ ...f, models: Array.from(new Set([...f.models, ...fetched])) }));
       toast.success(t("channels.msg.fetchModelsOk"));
     } catch {

@@ -1,0 +1,75 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
+
+// modelsUpstream answers GET /v1/models in OpenAI's list format for the
+// given key only, and 401 with OpenAI's error object otherwise.
+func modelsUpstream(t *testing.T, key string, ids ...string) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/models" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":{"message":"Unknown request URL","type":"invalid_request_error"}}`)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			return
+		}
+		fmt.Fprint(w, `{"object":"list","data":[`)
+		for i, id := range ids {
+			if i > 0 {
+				fmt.Fprint(w, ",")
+			}
+			fmt.Fprintf(w, `{"id":%q,"object":"model","created":1686935002,"owned_by":"organization-owner"}`, id)
+		}
+		fmt.Fprint(w, `]}`)
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+func TestChannelFetchModels(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	saved := modelsUpstream(t, "secret-models", "gpt-4o", "gpt-4o-mini")
+	moved := modelsUpstream(t, "secret-models", "o3-mini")
+	c := f.create(map[string]any{"name": "lister", "type": 1, "key": "secret-models", "models": "gpt-4o", "base_url": saved.URL})[0]
+
+	ids := func(method, url string, body any) []string {
+		t.Helper()
+		return decodeData[[]string](t, f.mustOK(method, url, f.adminTok, body))
+	}
+	if got := ids("GET", fmt.Sprintf("/api/channel/fetch_models/%d", c.ID), nil); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
+		t.Fatalf("saved channel: %v", got)
+	}
+	// An edit form asks with its own base URL and the stored key.
+	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL + "/"}); !slices.Equal(got, []string{"o3-mini"}) {
+		t.Fatalf("edit form with the stored key: %v", got)
+	}
+	// An unsaved form brings its key.
+	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"type": 8, "base_url": saved.URL, "key": "secret-models\nsecond-line"}); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
+		t.Fatalf("unsaved form: %v", got)
+	}
+
+	f.run(t, []consoleScenario{
+		{name: "type without a model list", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"type": 14, "base_url": saved.URL, "key": "k"}, wantStatus: 400, wantContains: []string{`"message":"仅支持 OpenAI 接口格式"`}},
+		{name: "no key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"type": 1, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"请填写密钥"}},
+		{name: "unknown channel", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"id": 999, "type": 1}, wantStatus: 404},
+		{name: "upstream refuses the key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"type": 1, "base_url": saved.URL, "key": "wrong"}, wantStatus: 502, wantContains: []string{"获取模型列表失败：", "Incorrect API key provided"}},
+		{name: "users may not", method: "POST", url: "/api/channel/fetch_models", token: f.userTok,
+			body: map[string]any{"id": c.ID, "type": 1}, wantStatus: 403, wantNotContains: []string{"gpt-4o"}},
+	})
+}
