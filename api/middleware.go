@@ -107,9 +107,11 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				slog.Error("panic", append(logAttrs(r), "panic", v, "stack", string(debug.Stack()))...)
+				// The request id is set inside this handler: read it from the answer's header.
+				id := w.Header().Get(RequestIDHeader)
+				slog.Error("panic", "method", r.Method, "path", r.URL.Path, "request_id", id, "panic", v, "stack", string(debug.Stack()))
 				var e openAIError
-				e.Error.Message = "服务器内部错误 (request id: " + requestID(r) + ")"
+				e.Error.Message = "服务器内部错误 (request id: " + id + ")"
 				e.Error.Type = "new_api_panic"
 				writeRaw(w, http.StatusInternalServerError, e)
 			}

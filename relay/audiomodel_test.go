@@ -242,3 +242,39 @@ func TestRerank_ReservesPromptOnly(t *testing.T) {
 	}
 	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, logs[0].Quota, 1)
 }
+
+// Every choice may produce max_tokens: a call asking for n choices (or
+// best_of candidates) reserves n × max_tokens, so with max_tokens set its
+// completion stays within what it reserved. fifty's 25 000 covers 400
+// tokens at ratio 10 but not 8 × 400.
+func TestChat_ReservesEveryChoice(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio":      `{"n-model":10}`,
+		"CompletionRatio": `{"n-model":1}`,
+	}})
+	up := relaytest.NewChat(t, "sk-n", okChat(t, "n-model", "ok", relaytest.NewUsage(5, 5)))
+	g.MustCreateChannel(t, up, "n-model", nil)
+	_, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+
+	for _, field := range []string{"n", "best_of"} {
+		body := chat("n-model", "Say hello")
+		body["max_tokens"] = 400
+		body[field] = 8
+		res := g.post(t, key, "/v1/chat/completions", body)
+		res.wantError(t, http.StatusBadRequest, "insufficient_user_quota")
+	}
+	if up.Hits() != 0 {
+		t.Errorf("upstream hits = %d, want 0", up.Hits())
+	}
+	body := chat("n-model", "Say hello")
+	body["max_tokens"] = 400
+	body["n"] = 1
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("one choice: status %d: %s", res.Status, res.Body)
+	}
+	body["n"] = 129
+	if e := g.post(t, key, "/v1/chat/completions", body).wantError(t, http.StatusBadRequest, "invalid_request"); !strings.Contains(e.Error.Message, "n 和 best_of 不能大于 128") {
+		t.Fatalf("n above 128: %s", e.Error.Message)
+	}
+}

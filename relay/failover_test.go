@@ -298,3 +298,31 @@ func TestMapping_Model(t *testing.T) {
 	}
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
 }
+
+// panicTransport fails every upstream call with a panic, standing in for a
+// bug anywhere between the reservation and the settlement.
+type panicTransport struct{}
+
+func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) { panic("upstream transport bug") }
+
+// A panic after the reservation gives the held quota back: the call fails
+// with a 500, and the user's and the token's balances are as before.
+func TestPanicReturnsReservation(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{UpstreamClient: &http.Client{Transport: panicTransport{}}})
+	up := relaytest.NewChat(t, "sk-panic", okChat(t, "gpt-4o-mini", "never", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, "gpt-4o-mini", nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100000})
+	before := g.balances(t, "alice", tok.ID)
+	body := chat("gpt-4o-mini", "hello")
+	body["max_tokens"] = 1000
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusInternalServerError {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if after := g.balances(t, "alice", tok.ID); after.UserQuota != before.UserQuota || after.TokenRemain != before.TokenRemain || after.UserUsed != before.UserUsed {
+		t.Fatalf("balances moved by a call that panicked: %+v -> %+v", before, after)
+	}
+	if logs := g.consumeLogs(t, "alice"); len(logs) != 0 {
+		t.Fatalf("%d consume logs for a call that panicked", len(logs))
+	}
+}

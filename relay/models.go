@@ -133,16 +133,14 @@ func (rl *Relay) getModel(w http.ResponseWriter, r *http.Request) {
 }
 
 // billingAmount is the token's (or, with token stats off, the user's) total
-// and used quota, in dollars when currency display is on.
+// and used quota, in dollars when currency display is on (S §5.12).
 func (rl *Relay) billingAmount(c *Caller) (total, used float64, expires int64) {
 	set := rl.store.Settings()
+	unlimited := false
 	if set.Bool("DisplayTokenStatEnabled") {
 		t := c.Token
-		if t.UnlimitedQuota {
-			total = 100000000
-		} else {
-			total = float64(t.RemainQuota + t.UsedQuota)
-		}
+		unlimited = t.UnlimitedQuota
+		total = float64(t.RemainQuota + t.UsedQuota)
 		used = float64(t.UsedQuota)
 		if t.ExpiredTime > 0 {
 			expires = t.ExpiredTime
@@ -154,6 +152,11 @@ func (rl *Relay) billingAmount(c *Caller) (total, used float64, expires int64) {
 	if set.Bool("DisplayInCurrencyEnabled") {
 		total /= set.QuotaPerUnit()
 		used /= set.QuotaPerUnit()
+	}
+	// An unlimited token shows 100 000 000 whatever the unit, not that
+	// figure divided into dollars (200 at the default rate).
+	if unlimited {
+		total = 100000000
 	}
 	return
 }

@@ -119,7 +119,8 @@ const (
 )
 
 // reserve is the quota held before the upstream call: the fixed price, or
-// the prompt plus max_tokens (PreConsumedQuota tokens when unset) at the
+// the prompt plus max_tokens (times the choices asked for; PreConsumedQuota
+// tokens when unset) at the
 // model's ratios. A rerank reserves its prompt only (S §5.8 step 4). An
 // audio model's max_tokens are reserved at the dearer of the text and the
 // audio output rate, so the completion of a call with max_tokens stays
@@ -140,7 +141,9 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 	default:
 		t += float64(preConsumed)
 	}
-	return int64(t * p.ModelRatio * p.GroupRatio)
+	// Rounded up: the final charge rounds and is at least 1, so a
+	// truncated reservation could be exceeded by one.
+	return int64(math.Ceil(t * p.ModelRatio * p.GroupRatio))
 }
 
 // audioSplit is a usage cut into its text and audio parts. The text parts

@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -238,6 +239,7 @@ type chatRequest struct {
 	Query               string              `json:"query"`
 	Documents           any                 `json:"documents"`
 	N                   int                 `json:"n"`
+	BestOf              int                 `json:"best_of"`
 	Size                string              `json:"size"`
 	Quality             string              `json:"quality"`
 	Group               string              `json:"group"`
@@ -250,6 +252,13 @@ type chatRequest struct {
 // calls (the token is read from the request) and set for the playground.
 func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *Caller) {
 	c := &call{w: w, r: r, k: k, id: requestID(w), start: time.Now(), caller: caller}
+	// A panic past the reservation (a bug) must not keep the held quota:
+	// Refund does nothing once the call was settled or refunded.
+	defer func() {
+		if c.res != nil {
+			rl.store.Refund(c.res)
+		}
+	}()
 	if err := rl.run(c); err != nil {
 		if c.res != nil {
 			rl.store.Refund(c.res)
@@ -357,6 +366,14 @@ func (rl *Relay) readBody(c *call) *Error {
 	}
 	if c.maxTokens < 0 || c.maxTokens > 1<<30 {
 		return badRequest("max_tokens 无效")
+	}
+	if c.k == kindChat || c.k == kindCompletion {
+		// Every choice (and every best_of candidate) may produce max_tokens:
+		// the reservation covers them all.
+		if p.N > 128 || p.BestOf > 128 {
+			return badRequest("n 和 best_of 不能大于 128")
+		}
+		c.maxTokens *= max(1, p.N, p.BestOf)
 	}
 	switch c.k {
 	case kindChat:
@@ -660,6 +677,17 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	if c.r.URL.RawQuery != "" {
 		reqCtx = withClientQuery(ctx, c.r.URL.Query())
 	}
+	// Whether the whole request reached the upstream: a non-stream client
+	// that leaves after that is billed its prompt, which the provider
+	// processes (and charges) anyway.
+	var wrote atomic.Bool
+	if !c.stream {
+		reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		}})
+	}
 	req, err := ad.Request(reqCtx, ch, c.k, upstreamModel, bytes.NewReader(body), ctype)
 	if err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
@@ -677,6 +705,9 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 			return &Error{Status: http.StatusGatewayTimeout, Type: "upstream_error", Code: "first_byte_timeout", Message: "上游首字超时", Retry: true, Cause: err}
 		}
 		if c.r.Context().Err() != nil {
+			if wrote.Load() {
+				return rl.clientGone(c, ch, set)
+			}
 			return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "do_request_failed", Message: "failed to request upstream", Retry: true, Cause: err}
@@ -699,9 +730,87 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		return e
 	}
 	if c.stream {
+		if e := rl.notAStream(c, ch, resp, set); e != nil {
+			if fbTimer != nil {
+				fbTimer.Stop()
+			}
+			return e
+		}
 		return rl.relayStream(c, ch, resp, ctx, cancel, fbTimer, set)
 	}
 	return rl.relayBody(c, ch, resp, set)
+}
+
+// answersJSON reports whether a successful answer of kind k is a JSON
+// document the relay can check (audio answers are sound or plain text).
+func answersJSON(k kind) bool {
+	switch k {
+	case kindChat, kindCompletion, kindEmbedding, kindModeration, kindRerank, kindImage:
+		return true
+	}
+	return false
+}
+
+// errorIn reports whether a 200 answer is in fact an error: a JSON object
+// with an "error" member and none of the members a result has. Some
+// providers and proxies answer errors with 200.
+func errorIn(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"error"`)) {
+		return false
+	}
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Choices json.RawMessage `json:"choices"`
+		Data    json.RawMessage `json:"data"`
+		Results json.RawMessage `json:"results"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	e := bytes.TrimSpace(v.Error)
+	return len(e) > 0 && !bytes.Equal(e, []byte("null")) && !bytes.Equal(e, []byte(`""`)) && !bytes.Equal(e, []byte("false")) &&
+		v.Choices == nil && v.Data == nil && v.Results == nil
+}
+
+// okButFailed is the error for a 200 answer that carries an error (or is
+// no answer at all): nothing is charged, the next channel is tried, and the
+// channel's disable rules apply to the upstream's message.
+func (rl *Relay) okButFailed(ch *store.Channel, data []byte, set *store.Settings) *Error {
+	if errorIn(data) {
+		msg := upstreamMessage(data)
+		if msg == "" {
+			msg = "上游返回了错误"
+		}
+		typ, code := upstreamErrorFields(data)
+		rl.maybeDisableFor(ch, http.StatusInternalServerError, typ, code, msg, set)
+		return &Error{Status: http.StatusInternalServerError, Type: "upstream_error", Code: "bad_response", Message: msg, Retry: true}
+	}
+	return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "bad_response_body", Message: "上游返回了无法解析的响应", Retry: true}
+}
+
+// notAStream checks the answer to a stream request before anything is sent:
+// a JSON or HTML document instead of an event stream is the upstream's
+// failure (an error answered with 200, a wrong base URL), not a stream.
+func (rl *Relay) notAStream(c *call, ch *store.Channel, resp *http.Response, set *store.Settings) *Error {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	if !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/html") {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil && c.r.Context().Err() != nil {
+		return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
+	}
+	return rl.okButFailed(ch, data, set)
+}
+
+// clientGone bills a non-stream call whose client left after the request
+// reached the upstream: its prompt, counted locally, as a stream that ends
+// before its first event is billed.
+func (rl *Relay) clientGone(c *call, ch *store.Channel, set *store.Settings) *Error {
+	if e := rl.settle(c, ch, usage{PromptTokens: c.prompt}, -1, set); e != nil {
+		return e
+	}
+	return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
 }
 
 // usage is the token usage a provider reports. The details say how many of
@@ -726,9 +835,12 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
 		if c.r.Context().Err() != nil {
-			return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
+			return rl.clientGone(c, ch, set)
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
+	}
+	if answersJSON(c.k) && (!json.Valid(data) || errorIn(data)) {
+		return rl.okButFailed(ch, data, set)
 	}
 	u := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
 	if err := rl.settle(c, ch, u, -1, set); err != nil {

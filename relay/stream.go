@@ -166,6 +166,11 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			if got == nil {
 				kept = append(append(kept, payload...), '\n')
 			}
+			if !started && errorIn(payload) {
+				// An error as the first event: nothing was sent, so it is
+				// the upstream's failure and another channel may answer.
+				return rl.okButFailed(ch, payload, set)
+			}
 			if forward && !clientGone {
 				if !started {
 					rl.startStream(c)
@@ -198,6 +203,10 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		flusher.Flush()
 	}
 	cause := context.Cause(ctx)
+	if !started && !sawDone && readErr == io.EOF && got == nil && len(kept) == 0 {
+		// The upstream closed without a single event.
+		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "empty_stream", Message: "上游返回了空的流式响应", Retry: true}
+	}
 	if !started && !sawDone && readErr != nil && readErr != io.EOF {
 		// Nothing reached the client: another channel may still answer.
 		if errors.Is(cause, errFirstByte) {
