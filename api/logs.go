@@ -37,7 +37,7 @@ const (
 
 // logFilter reads the filters both roles share; admin adds username and
 // channel.
-func logFilter(r *http.Request, admin bool) store.LogFilter {
+func logFilter(r *http.Request, admin bool) (store.LogFilter, error) {
 	q := r.URL.Query()
 	f := store.LogFilter{
 		Type:      queryNum(r, "type", 0),
@@ -48,9 +48,16 @@ func logFilter(r *http.Request, admin bool) store.LogFilter {
 	}
 	if admin {
 		f.Username = strings.TrimSpace(q.Get("username"))
-		f.ChannelID = uint64(max(queryNum64(r, "channel"), 0))
+		// A channel that is not an id must not quietly mean "every channel".
+		if v := strings.TrimSpace(q.Get("channel")); v != "" && v != "0" {
+			id, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return f, store.Errorf(store.EINVALID, "渠道 ID 必须是正整数")
+			}
+			f.ChannelID = id
+		}
 	}
-	return f
+	return f, nil
 }
 
 // logPage reads p (1-based) and page_size (≤0 → 10, capped).
@@ -65,7 +72,12 @@ func logPage(r *http.Request, maxSize int) (page, size int) {
 
 func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
 	page, size := logPage(r, maxAdminLogPageSize)
-	out, err := s.store.Logs(logFilter(r, true), page, size)
+	f, err := logFilter(r, true)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := s.store.Logs(f, page, size)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -75,7 +87,11 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
 	page, size := logPage(r, maxSelfLogPageSize)
-	f := logFilter(r, false)
+	f, err := logFilter(r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	f.UserID = currentUser(r).ID
 	out, err := s.store.Logs(f, page, size)
 	if err != nil {
@@ -121,7 +137,11 @@ type logStatView struct {
 // type parameter is ignored); rpm and tpm always cover the last 60 seconds,
 // with the same filters but not the range.
 func (s *Server) logStat(w http.ResponseWriter, r *http.Request) {
-	f := logFilter(r, true)
+	f, err := logFilter(r, true)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	quota, err := s.store.LogQuotaSum(f)
 	if err != nil {
 		writeError(w, r, err)
@@ -143,7 +163,11 @@ func (s *Server) logStat(w http.ResponseWriter, r *http.Request) {
 // selfLogStat is logStat over the caller's own entries, by user id (the
 // reference filtered by username, which a rename breaks).
 func (s *Server) selfLogStat(w http.ResponseWriter, r *http.Request) {
-	f := logFilter(r, false)
+	f, err := logFilter(r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	f.UserID = currentUser(r).ID
 	quota, err := s.store.LogQuotaSum(f)
 	if err != nil {

@@ -26,7 +26,14 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   await drawer.waitFor();
   assert.equal(await drawer.locator("#redemption-quota").inputValue(), "100000");
   assert.equal(await drawer.locator("#redemption-count").inputValue(), "1");
+  // The console checks what the server checks: a name of at most 20 bytes, a quota above 0.
+  await drawer.locator("#redemption-name").fill("七个汉字的名称");
+  await admin.page.locator('[data-testid="redemption-submit"]').click();
+  await expectToast(admin.page, "兑换码名称长度必须在 1-20 之间");
   await drawer.locator("#redemption-name").fill(name);
+  await drawer.locator("#redemption-quota").fill("0");
+  await admin.page.locator('[data-testid="redemption-submit"]').click();
+  await expectToast(admin.page, "兑换码额度必须大于 0");
   await drawer.locator("#redemption-quota").fill(String(quota));
   await drawer.locator("#redemption-count").fill("3");
   await admin.page.locator('[data-testid="redemption-submit"]').click();

@@ -118,7 +118,8 @@ export function matchesQuery(l: LogEntry, q: LogQuery, admin: boolean): boolean 
   if (!likeMatch(q.model_name, l.model_name)) return false;
   if (q.start_timestamp && l.created_at < q.start_timestamp) return false;
   if (q.end_timestamp && l.created_at > q.end_timestamp) return false;
-  if (admin && q.username && l.username !== q.username) return false;
+  // Usernames are matched without regard to case, as the server finds them.
+  if (admin && q.username.trim() && l.username.toLowerCase() !== q.username.trim().toLowerCase()) return false;
   if (admin && q.channel && String(l.channel ?? "") !== q.channel.trim()) return false;
   return true;
 }

@@ -46,13 +46,18 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
     };
   }, [mode, id, onClose]);
 
-  const quotaValid = form !== null && /^-?\d+$/.test(form.quota.trim());
+  // As the server checks: a positive whole quota, a name of at most 20 bytes.
+  const quotaValid = form !== null && /^\d+$/.test(form.quota.trim()) && Number(form.quota.trim()) > 0;
 
   const submit = async () => {
     if (!form) return;
     const name = form.name.trim();
     // An empty name on create does nothing, as the field is marked required.
     if (mode === "add" && !name) return;
+    if (new TextEncoder().encode(name).length > 20) {
+      toast.error(t("redemption.nameLength"));
+      return;
+    }
     if (!quotaValid) {
       toast.error(t("redemption.quotaInvalid"));
       return;
