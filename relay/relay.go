@@ -194,6 +194,7 @@ type call struct {
 	body      []byte
 	ctype     string
 	model     string
+	bodyModel string // the model as the body names it ("" when it names none)
 	stream    bool
 	wantUsage bool
 	maxTokens int
@@ -358,6 +359,7 @@ func (rl *Relay) readBody(c *call) *Error {
 	}
 	p := &c.parsed
 	c.model = p.Model
+	c.bodyModel = p.Model
 	c.stream = p.Stream && (c.k == kindChat || c.k == kindCompletion)
 	c.wantUsage = p.StreamOptions != nil && p.StreamOptions.IncludeUsage
 	c.maxTokens = p.MaxTokens
@@ -429,6 +431,7 @@ func (rl *Relay) readMultipart(c *call) *Error {
 	defer form.RemoveAll()
 	if v := form.Value["model"]; len(v) > 0 {
 		c.model = v[0]
+		c.bodyModel = v[0]
 	}
 	if c.model == "" {
 		c.model = "whisper-1"
@@ -620,7 +623,9 @@ func (rl *Relay) attempts(c *call, set *store.Settings) *Error {
 // another model name, stream usage to ask for, or stream options the
 // provider refuses.
 func needsRewrite(c *call, ad Adapter, upstreamModel string) bool {
-	if upstreamModel != c.model {
+	// A model chosen by default (none in the body, or the engines path)
+	// must be written into the body too.
+	if upstreamModel != c.bodyModel {
 		return true
 	}
 	if !ad.StreamUsage() {
@@ -658,7 +663,12 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		body = b
 	}
 	ctype := c.ctype
-	if !c.isJSON && upstreamModel != c.model {
+	if c.isJSON {
+		// The body was read as JSON whatever the client called it (curl
+		// -d says form-urlencoded); providers refuse other types.
+		ctype = "application/json"
+	}
+	if !c.isJSON && upstreamModel != c.bodyModel {
 		// A multipart (audio) body carries the model as a form field.
 		b, ct, err := rewriteMultipartModel(c.body, c.ctype, upstreamModel)
 		if err != nil {

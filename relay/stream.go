@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,11 @@ var (
 	dataPrefix = []byte("data:")
 	doneMarker = []byte("[DONE]")
 	errIdle    = errors.New("stream idle timeout")
+	errDrain   = errors.New("stream drain timeout")
 )
+
+// drainWait bounds the read of what follows [DONE].
+const drainWait = 100 * time.Millisecond
 
 // streamChunk is what the relay reads from an SSE event: the usage, and
 // the text to count when the upstream reports no usage.
@@ -28,11 +33,77 @@ type streamChunk struct {
 	Choices []struct {
 		Text  string `json:"text"`
 		Delta struct {
-			Content   string               `json:"content"`
-			ToolCalls []tokenizer.ToolCall `json:"tool_calls"`
+			Content          partsText            `json:"content"`
+			ReasoningContent string               `json:"reasoning_content"`
+			Reasoning        string               `json:"reasoning"`
+			ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
 		} `json:"delta"`
+		// Moonshot reports a stream's usage in the finishing choice.
+		Usage *usage `json:"usage"`
 	} `json:"choices"`
 	Usage *usage `json:"usage"`
+}
+
+// chunkUsage is the usage an event reports: the top-level one, else the
+// last one inside a choice. top tells which.
+func (ch *streamChunk) chunkUsage() (u *usage, top bool) {
+	if ch.Usage != nil {
+		return ch.Usage, true
+	}
+	for i := len(ch.Choices) - 1; i >= 0; i-- {
+		if ch.Choices[i].Usage != nil {
+			return ch.Choices[i].Usage, false
+		}
+	}
+	return nil, false
+}
+
+// counted adds the event's completion text to counter: content (a string,
+// or an array of text and thinking parts), reasoning and tool calls.
+func (ch *streamChunk) counted(counter *tokenizer.StreamCounter) {
+	for _, choice := range ch.Choices {
+		counter.Add(choice.Text)
+		counter.Add(string(choice.Delta.Content))
+		counter.Add(choice.Delta.ReasoningContent)
+		counter.Add(choice.Delta.Reasoning)
+		counter.AddToolCalls(choice.Delta.ToolCalls)
+	}
+}
+
+// partsText is message content as text: a string, or the text of an array
+// of parts (Mistral streams {type:"text", text} and {type:"thinking",
+// thinking:[...]} parts). Anything else reads as no text, never as an error
+// that would lose the rest of the event.
+type partsText string
+
+func (t *partsText) UnmarshalJSON(data []byte) error {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	var b strings.Builder
+	collectText(&b, v)
+	*t = partsText(b.String())
+	return nil
+}
+
+// collectText appends every string of v that is text: v itself, or the
+// "text" and "thinking" members of parts, at any depth.
+func collectText(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case string:
+		b.WriteString(x)
+	case []any:
+		for _, e := range x {
+			collectText(b, e)
+		}
+	case map[string]any:
+		for _, k := range []string{"text", "thinking", "content"} {
+			if e, ok := x[k]; ok {
+				collectText(b, e)
+			}
+		}
+	}
 }
 
 // streamReaders holds the 64 KiB read buffers of streams, so a stream does
@@ -79,13 +150,33 @@ func countKept(counter *tokenizer.StreamCounter, kept []byte) int {
 		if json.Unmarshal(line, &chunk) != nil {
 			continue
 		}
-		for _, choice := range chunk.Choices {
-			counter.Add(choice.Text)
-			counter.Add(choice.Delta.Content)
-			counter.AddToolCalls(choice.Delta.ToolCalls)
-		}
+		chunk.counted(counter)
 	}
 	return counter.Tokens()
+}
+
+// maxEventBytes bounds one SSE line: an upstream that sends more without a
+// newline ends its stream as a read error.
+const maxEventBytes = 16 << 20
+
+var errEventTooLong = errors.New("stream event longer than 16 MiB")
+
+// readLine reads one line of the stream. A line longer than r's buffer is
+// gathered into a copy (the buffer is reused by the next read).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for err == bufio.ErrBufferFull {
+		if len(long) > maxEventBytes {
+			return nil, errEventTooLong
+		}
+		line, err = r.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return long, err
 }
 
 // relayStream passes SSE events to the client as they come, holding back
@@ -112,6 +203,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	idle := time.AfterFunc(rl.cfg.StreamIdleTimeout, func() { cancel(errIdle) })
 	defer idle.Stop()
 	clientGone := false
+	usageSent := false // a usage chunk of the upstream reached the client
 	var readErr error
 	pending := false // written to the client but not flushed
 	flushed := false
@@ -126,50 +218,61 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			}
 			pending = false
 		}
-		line, err := reader.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// An event longer than the buffer: gather it whole.
-			rest, rerr := reader.ReadBytes('\n')
-			line = append(append([]byte(nil), line...), rest...)
-			err = rerr
-		}
-		if len(line) > 0 {
-			idle.Reset(rl.cfg.StreamIdleTimeout)
-			if !started {
-				if fbTimer != nil {
-					fbTimer.Stop()
-				}
-			}
-		}
+		line, err := readLine(reader)
 		trimmed := bytes.TrimSpace(line)
 		if bytes.HasPrefix(trimmed, dataPrefix) {
+			// Only data counts as the upstream answering: comments and
+			// keep-alives neither restart the idle timer nor count as the
+			// first byte (S §5.8: 30 s without data ends a stream).
+			idle.Reset(rl.cfg.StreamIdleTimeout)
+			if !started && fbTimer != nil {
+				fbTimer.Stop()
+			}
 			payload := bytes.TrimSpace(trimmed[len(dataPrefix):])
 			if bytes.Equal(payload, doneMarker) {
 				sawDone = true
-				// Read the rest (normally nothing) so the connection goes back
-				// to the pool instead of being closed.
+				// Read the rest (normally nothing, the end of the body is
+				// already here) so the connection goes back to the pool, but
+				// never wait for an upstream that keeps it open.
+				drain := time.AfterFunc(drainWait, func() { cancel(errDrain) })
 				io.Copy(io.Discard, io.LimitReader(reader, 64<<10))
+				drain.Stop()
 				break
-			}
-			forward := true
-			if usageObject(payload) {
-				var chunk streamChunk
-				if json.Unmarshal(payload, &chunk) == nil && chunk.Usage != nil && chunk.Usage.PromptTokens+chunk.Usage.CompletionTokens > 0 {
-					u := *chunk.Usage
-					got = &u
-					kept = nil
-					if len(chunk.Choices) == 0 && !c.wantUsage {
-						forward = false
-					}
-				}
-			}
-			if got == nil {
-				kept = append(append(kept, payload...), '\n')
 			}
 			if !started && errorIn(payload) {
 				// An error as the first event: nothing was sent, so it is
 				// the upstream's failure and another channel may answer.
 				return rl.okButFailed(ch, payload, set)
+			}
+			forward := true
+			if usageObject(payload) {
+				var chunk streamChunk
+				if json.Unmarshal(payload, &chunk) != nil {
+					// Keep the usage of an event whose other members do
+					// not decode.
+					chunk = streamChunk{}
+					_ = json.Unmarshal(payload, &struct {
+						Usage **usage `json:"usage"`
+					}{&chunk.Usage})
+				}
+				u, top := chunk.chunkUsage()
+				if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+					v := *u
+					got = &v
+					kept = nil
+				}
+				if top && len(chunk.Choices) == 0 {
+					// A usage-only event reaches only a client that asked
+					// for usage, and only when it reports some: the client
+					// gets exactly one usage chunk, the one billed.
+					forward = c.wantUsage && u != nil && u.PromptTokens+u.CompletionTokens > 0
+				}
+				if forward && top {
+					usageSent = true
+				}
+			}
+			if got == nil {
+				kept = append(append(kept, payload...), '\n')
 			}
 			if forward && !clientGone {
 				if !started {
@@ -237,7 +340,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	if !started {
 		rl.startStream(c)
 	}
-	if c.wantUsage && got == nil {
+	if c.wantUsage && !usageSent {
 		synthetic := map[string]any{"id": "chatcmpl-" + c.id, "object": "chat.completion.chunk", "created": time.Now().Unix(),
 			"model": c.model, "choices": []any{}, "usage": usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
 		data, _ := json.Marshal(synthetic)

@@ -1,0 +1,264 @@
+package relay_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// rawSSE answers a stream with the given lines as they are, each followed
+// by a blank line, flushing each.
+func rawSSE(lines ...string) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s\n\n", l)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// logOf returns the single consume log of alice.
+func (g *gateway) oneLog(t *testing.T) *store.Log {
+	t.Helper()
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d, want 1", len(logs))
+	}
+	return logs[0]
+}
+
+// An event longer than the read buffer (a whole tool call, an image in one
+// chunk) reaches the client intact and is billed once.
+func TestStream_LongEvent(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	long := strings.Repeat("a ", 100_000)
+	up := relaytest.NewChat(t, "sk-long", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(miniModel, "start "))
+		sse.Send(relaytest.Chunk(miniModel, long))
+		sse.Send(relaytest.Chunk(miniModel, " end"))
+		sse.Send(relaytest.UsageChunk(miniModel, 5, 100_002))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "long", false))
+	events := relaytest.Events(res.Body)
+	wantDoneLast(t, events)
+	if got := contentOf(t, events); got != "start "+long+" end" {
+		t.Fatalf("content of %d bytes, want %d", len(got), len("start "+long+" end"))
+	}
+	if l := g.oneLog(t); l.PromptTokens != 5 || l.CompletionTokens != 100_002 {
+		t.Fatalf("billed %d/%d", l.PromptTokens, l.CompletionTokens)
+	}
+}
+
+// Usage is read wherever the provider puts it: in a chunk whose content is
+// an array of parts (Mistral's thinking models), and in the finishing choice
+// (Moonshot). A client that asked for usage gets one usage chunk, with the
+// figures billed.
+func TestStream_UsageWhereProvidersPutIt(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"content parts": {
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"hi"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":500,"completion_tokens":300,"total_tokens":800}}`,
+			`data: [DONE]`,
+		},
+		"usage in the finishing choice": {
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":500,"completion_tokens":300,"total_tokens":800}}]}`,
+			`data: [DONE]`,
+		},
+	}
+	for name, lines := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-usage", rawSSE(lines...))
+			g.MustCreateChannel(t, up, miniModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hello", true))
+			events := relaytest.Events(res.Body)
+			wantDoneLast(t, events)
+			if l := g.oneLog(t); l.PromptTokens != 500 || l.CompletionTokens != 300 {
+				t.Fatalf("billed %d/%d, want the provider's 500/300", l.PromptTokens, l.CompletionTokens)
+			}
+			var top []string
+			for _, e := range events {
+				if strings.HasPrefix(e, `{`) && strings.Contains(e, `"choices":[]`) && strings.Contains(e, `"usage"`) {
+					top = append(top, e)
+				}
+			}
+			if name == "usage in the finishing choice" && (len(top) != 1 || !strings.Contains(top[0], `"prompt_tokens":500`)) {
+				t.Fatalf("usage chunks for a client that asked: %q", top)
+			}
+			n := 0
+			for _, e := range events {
+				if strings.Contains(e, `"usage":{`) && !strings.Contains(e, `"finish_reason":"stop","usage"`) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%d usage chunks for a client that asked, want 1: %q", n, events)
+			}
+		})
+	}
+}
+
+// Without usage, reasoning is counted with the content: it is billed as
+// completion by every provider that streams it.
+func TestStream_ReasoningCounted(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	reasoning := strings.Repeat("Let me think about this step by step. ", 40)
+	up := relaytest.NewChat(t, "sk-think", rawSSE(
+		fmt.Sprintf(`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":%q}}]}`, reasoning),
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "6 x 7?", false))
+	if l := g.oneLog(t); l.CompletionTokens < 200 {
+		t.Fatalf("completion counted as %d tokens: the reasoning was not billed", l.CompletionTokens)
+	}
+}
+
+// A usage chunk that reports nothing is not passed to a client that did not
+// ask for usage.
+func TestStream_EmptyUsageChunkHidden(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-zero", rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	events := relaytest.Events(g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hello", false)).Body)
+	if n := len(usageEvents(t, events)); n != 0 {
+		t.Fatalf("%d usage chunks reached a client that did not ask: %q", n, events)
+	}
+	wantDoneLast(t, events)
+}
+
+// [DONE] and the charge do not wait for an upstream that keeps its answer
+// open after [DONE]: the client has its whole answer while the upstream
+// still holds the connection.
+func TestStream_DoneDoesNotWaitForUpstreamClose(t *testing.T) {
+	t.Parallel()
+	// A long idle timeout: only the bounded wait after [DONE] explains a quick answer.
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 30 * time.Second}})
+	release := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-linger", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(miniModel, "hi"))
+		sse.Send(relaytest.UsageChunk(miniModel, 3, 1))
+		sse.Done()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	})
+	defer close(release)
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	done := make(chan result, 1)
+	go func() { done <- g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hello", false)) }()
+	select {
+	case res := <-done:
+		wantDoneLast(t, relaytest.Events(res.Body))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer waited for the upstream to close its connection")
+	}
+	if l := g.oneLog(t); l.PromptTokens != 3 {
+		t.Fatalf("billed %d prompt tokens", l.PromptTokens)
+	}
+}
+
+// Keep-alive comments are not data: they neither count as the first byte
+// nor keep a stream alive, so a channel that only pings is left for the
+// next one.
+func TestStream_CommentsAreNotAFirstByte(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{
+		Options: map[string]string{"RetryTimes": "1"},
+		Relay:   relay.Config{FirstByteTimeout: 200 * time.Millisecond, StreamIdleTimeout: 30 * time.Second},
+	})
+	cancelled := make(chan struct{})
+	pinger := relaytest.NewChat(t, "sk-ping", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			fmt.Fprint(w, ": ping\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				close(cancelled)
+				return
+			case <-tick.C:
+			case <-time.After(20 * time.Second):
+				return
+			}
+		}
+	})
+	good := relaytest.NewChat(t, "sk-good", chatEither(ratioModel))
+	g.tier(t, pinger, ratioModel, 10, nil)
+	c2 := g.tier(t, good, ratioModel, 0, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
+	if got := contentOf(t, relaytest.Events(res.Body)); got != "fine" {
+		t.Fatalf("content %q: %s", got, res.Body)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pinging upstream was not cancelled")
+	}
+	if l := g.oneLog(t); l.ChannelID != c2.ID {
+		t.Fatalf("billed on channel %d, want %d", l.ChannelID, c2.ID)
+	}
+}
+
+// A JSON body goes upstream as application/json whatever the client called
+// it, and a model the relay chose (the engines path) is written into it.
+func TestRequestBodyAsUpstreamsNeedIt(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.New(t, "sk-body", relaytest.Routes{
+		relaytest.ChatPath: okChat(t, miniModel, "ok", relaytest.NewUsage(3, 1)),
+		"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteJSON(w, http.StatusOK, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(2, 0)))
+		},
+	})
+	g.MustCreateChannel(t, up, miniModel+","+embedModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+
+	if res := g.post(t, key, "/v1/chat/completions", chat(miniModel, "hi"), "Content-Type", "application/x-www-form-urlencoded"); res.Status != http.StatusOK {
+		t.Fatalf("form-typed JSON: %d %s", res.Status, res.Body)
+	}
+	if res := g.post(t, key, "/v1/engines/"+embedModel+"/embeddings", map[string]any{"input": "embed me"}); res.Status != http.StatusOK {
+		t.Fatalf("engines path: %d %s", res.Status, res.Body)
+	}
+	reqs := up.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	if reqs[1].Model() != embedModel {
+		t.Fatalf("the engines path sent model %q upstream: %s", reqs[1].Model(), reqs[1].Body)
+	}
+}
