@@ -884,8 +884,10 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 		Choices []struct {
 			Text    string `json:"text"`
 			Message struct {
-				Content   any                  `json:"content"`
-				ToolCalls []tokenizer.ToolCall `json:"tool_calls"`
+				Content          partsText            `json:"content"`
+				ReasoningContent string               `json:"reasoning_content"`
+				Reasoning        string               `json:"reasoning"`
+				ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
 			} `json:"message"`
 		} `json:"choices"`
 		Meta struct {
@@ -910,9 +912,9 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 	sc := tokenizer.NewStreamCounter(c.model)
 	for _, ch := range v.Choices {
 		sc.Add(ch.Text)
-		if s, ok := ch.Message.Content.(string); ok {
-			sc.Add(s)
-		}
+		sc.Add(string(ch.Message.Content))
+		sc.Add(ch.Message.ReasoningContent)
+		sc.Add(ch.Message.Reasoning)
 		sc.AddToolCalls(ch.Message.ToolCalls)
 	}
 	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}

@@ -262,3 +262,23 @@ func TestRequestBodyAsUpstreamsNeedIt(t *testing.T) {
 		t.Fatalf("the engines path sent model %q upstream: %s", reqs[1].Model(), reqs[1].Body)
 	}
 }
+
+// A non-stream answer without usage is counted locally with its reasoning.
+func TestBody_ReasoningCounted(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	reasoning := strings.Repeat("Let me think about this step by step. ", 40)
+	up := relaytest.NewChat(t, "sk-think", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, map[string]any{"id": "x", "object": "chat.completion", "model": miniModel,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": "42", "reasoning_content": reasoning}}}})
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/chat/completions", chat(miniModel, "6 x 7?")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if l := g.oneLog(t); l.CompletionTokens < 200 {
+		t.Fatalf("completion counted as %d tokens: the reasoning was not billed", l.CompletionTokens)
+	}
+}
