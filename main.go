@@ -213,9 +213,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.SyncInterval > 0 {
 		st.SetSyncInterval(c.SyncInterval)
 	}
+	allowList := &watchedOption{value: st.Settings().Get("EgressAllowedHosts"), onChange: out.CloseIdleConnections}
 	st.SetHooks(store.Hooks{
 		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
-		SettingsChanged: func(s *store.Settings) { api.PublishNotice(hub, s.Get("Notice")) },
+		SettingsChanged: func(s *store.Settings) {
+			api.PublishNotice(hub, s.Get("Notice"))
+			allowList.changed(s.Get("EgressAllowedHosts"))
+		},
 		Charged: func(b store.ChargeBatch) {
 			api.PublishCharges(hub, b)
 			if m.server != nil {
@@ -362,5 +366,24 @@ func main() {
 	if err := m.Close(); err != nil {
 		slog.Error("shutdown", "err", err)
 		os.Exit(1)
+	}
+}
+
+// watchedOption calls onChange when an option's value changes, e.g. to drop
+// pooled connections to hosts an administrator took off EgressAllowedHosts
+// (a pooled connection is not dialled, so not checked, again).
+type watchedOption struct {
+	mu       sync.Mutex
+	value    string
+	onChange func()
+}
+
+func (w *watchedOption) changed(v string) {
+	w.mu.Lock()
+	differs := v != w.value
+	w.value = v
+	w.mu.Unlock()
+	if differs {
+		w.onChange()
 	}
 }

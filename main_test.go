@@ -163,3 +163,20 @@ func TestParsePrefixes(t *testing.T) {
 		t.Fatal("a bad entry was accepted")
 	}
 }
+
+// Pooled upstream connections are dropped when EgressAllowedHosts changes,
+// and only then: every option save calls the hook.
+func TestWatchedOption(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	w := &watchedOption{value: "ollama.lan", onChange: func() { calls++ }}
+	w.changed("ollama.lan")
+	if calls != 0 {
+		t.Fatalf("called %d times for an unchanged value", calls)
+	}
+	w.changed("")
+	w.changed("")
+	if calls != 1 {
+		t.Fatalf("called %d times for one change", calls)
+	}
+}

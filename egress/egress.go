@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -165,14 +166,25 @@ func newTransport(g *guard) *http.Transport {
 	}
 }
 
+// credentialHeaders carry provider keys. Go drops Authorization (and
+// cookies) on a redirect to another host, but not headers it does not know.
+var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "Proxy-Authorization"}
+
 // checkRedirect stops after MaxRedirects and refuses redirects to a scheme
-// other than http(s). The destination address is checked when it is dialled.
+// other than http(s); a redirect to another host loses every credential
+// header, so a key never follows a provider's redirect elsewhere. The
+// destination address is checked when it is dialled.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return fmt.Errorf("egress: stopped after %d redirects", MaxRedirects)
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("%w: redirect to %q", ErrScheme, req.URL.Scheme)
+	}
+	if len(via) > 0 && !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+		for _, h := range credentialHeaders {
+			req.Header.Del(h)
+		}
 	}
 	return nil
 }

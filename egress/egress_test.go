@@ -552,3 +552,46 @@ func TestClient_PublicOnly(t *testing.T) {
 		})
 	}
 }
+
+// A provider's redirect to another host never carries the channel key:
+// every credential header is dropped (Go itself drops only Authorization);
+// a redirect on the same host keeps them.
+func TestClient_RedirectDropsCredentials(t *testing.T) {
+	t.Parallel()
+	seen := make(chan http.Header, 4)
+	other, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+		io.WriteString(w, "elsewhere")
+	})
+	origin, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		case "/stay":
+			http.Redirect(w, r, "/final", http.StatusTemporaryRedirect)
+		default:
+			seen <- r.Header.Clone()
+			io.WriteString(w, "here")
+		}
+	})
+	c := New(Config{AllowedHosts: func() []string { return []string{"127.0.0.1"} }})
+	send := func(path string) http.Header {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, origin.URL+path, nil)
+		req.Header.Set("api-key", "AZURE-SECRET")
+		req.Header.Set("x-api-key", "ANTHROPIC-SECRET")
+		req.Header.Set("Authorization", "Bearer sk-secret")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return <-seen
+	}
+	if h := send("/away"); h.Get("api-key") != "" || h.Get("x-api-key") != "" || h.Get("Authorization") != "" {
+		t.Fatalf("credentials followed a redirect to another host: %v", h)
+	}
+	if h := send("/stay"); h.Get("api-key") != "AZURE-SECRET" || h.Get("Authorization") != "Bearer sk-secret" {
+		t.Fatalf("credentials lost on a redirect within the host: %v", h)
+	}
+}
