@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"net/http/pprof"
 	"net/netip"
 	"os"
@@ -203,6 +204,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	hub := ws.NewHub()
+	// Behind a proxy that rewrites Host, the console's origin is the public
+	// address root configured (ServerAddress), not the Host the gateway sees.
+	hub.Origins = func() []string { return publicOrigin(st.Settings().Get("ServerAddress")) }
 	out := egress.New(egress.Config{
 		AllowPrivate: c.AllowPrivateUpstreams,
 		AllowedHosts: func() []string { return st.Settings().List("EgressAllowedHosts") },
@@ -386,4 +390,14 @@ func (w *watchedOption) changed(v string) {
 	if differs {
 		w.onChange()
 	}
+}
+
+// publicOrigin is the host[:port] of the configured public address, as the
+// WebSocket origin check compares it; none when it is unset or not a URL.
+func publicOrigin(address string) []string {
+	u, err := url.Parse(strings.TrimSpace(address))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil
+	}
+	return []string{u.Host}
 }

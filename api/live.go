@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 
@@ -18,10 +19,36 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	id := identity(r)
 	u := id.User
 	wid := ws.Identity{UserID: u.ID, Role: u.Role, Session: sessionTag(id.SessionID)}
+	if id.ViaToken {
+		wid.Session = accessTokenTag(u.AccessTokenHash)
+	}
+	// The socket lives only while what opened it would still be let in:
+	// the session (or the access token) and the account as they were.
+	sessionID, tokenHash := id.SessionID, string(u.AccessTokenHash)
+	wid.Valid = func() bool {
+		cur, err := s.store.User(u.ID)
+		if err != nil || checkUsable(cur) != nil || cur.Role != u.Role {
+			return false
+		}
+		if id.ViaToken {
+			return len(tokenHash) > 0 && string(cur.AccessTokenHash) == tokenHash
+		}
+		sess, err := s.store.Session(sessionID)
+		return err == nil && sess.UserID == u.ID
+	}
 	hello := ws.Message{Topic: TopicUserSelf, Data: LiveUser(u)}
 	if err := s.hub.Serve(w, r, wid, hello); err != nil {
 		slog.Debug("websocket closed", "user", u.ID, "err", err)
 	}
+}
+
+// accessTokenTag is the hub's session tag of sockets opened with a system
+// access token, so that rotating the token closes them.
+func accessTokenTag(hash []byte) string {
+	if len(hash) == 0 {
+		return ""
+	}
+	return "token:" + hex.EncodeToString(hash[:min(8, len(hash))])
 }
 
 // PublishUser pushes a user's live balance and status to their consoles,

@@ -150,3 +150,33 @@ func TestLive_Refused(t *testing.T) {
 		t.Fatalf("dial after delete = %v, %v", resp, err)
 	}
 }
+
+// A socket opened with a system access token closes when the token is
+// rotated; a socket of the console's session stays.
+func TestLive_AccessTokenRotationClosesItsSockets(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "inviter")
+	tok, err := ts.Store.ResetAccessToken(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaToken, _, err := dialLive(t, ts, "", http.Header{"Authorization": {tok}})
+	if err != nil {
+		t.Fatalf("dial with the access token: %v", err)
+	}
+	readTopic(t, viaToken, "user.self")
+	viaSession, _, err := dialLive(t, ts, cookie, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, viaSession, "user.self")
+
+	ApiScenario{URL: "/api/user/token", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+	if got := readCloseStatus(t, viaToken); got != ws.CloseUnauthorized {
+		t.Fatalf("the old token's socket ended with %d, want %d", got, ws.CloseUnauthorized)
+	}
+	// The session's socket still gets its balance.
+	ApiScenario{Method: "POST", URL: "/api/user/aff_transfer", Cookie: cookie, UserID: id, Body: `{"quota":500000}`, WantStatus: 200}.Test(t, ts)
+	readTopic(t, viaSession, "user.self")
+}

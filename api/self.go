@@ -47,8 +47,14 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 	// A password change ends every session of the account; the one that made
 	// the change continues under a new session id.
 	if upd.Password != nil {
+		// The access token ended with the old password: only the session
+		// that made the change keeps its sockets.
 		id := identity(r)
-		s.hub.DisconnectOthers(u.ID, sessionTag(id.SessionID))
+		keep := ""
+		if id.SessionID != "" {
+			keep = sessionTag(id.SessionID)
+		}
+		s.hub.DisconnectOthers(u.ID, keep)
 		if id.SessionID != "" {
 			if err := s.startSession(w, r, updated); err != nil {
 				writeError(w, r, err)
@@ -79,11 +85,14 @@ func (s *Server) deleteSelf(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) resetAccessToken(w http.ResponseWriter, r *http.Request) {
-	token, err := s.store.ResetAccessToken(currentUser(r).ID)
+	u := currentUser(r)
+	token, err := s.store.ResetAccessToken(u.ID)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	// Sockets opened with the old token close with it.
+	s.hub.DisconnectSession(accessTokenTag(u.AccessTokenHash))
 	writeJSON(w, token)
 }
 

@@ -32,6 +32,11 @@ type Identity struct {
 	UserID  uint64
 	Role    int
 	Session string // an opaque id of the login session, for DisconnectSession
+	// Valid, when set, tells whether the credential and the account still
+	// allow this connection as it was opened (same role, session or token
+	// alive). It is asked once the connection is registered, which closes
+	// the gap between authentication and registration, and at every ping.
+	Valid func() bool
 }
 
 // CloseUnauthorized is the close code sent when the owner's session ends.
@@ -39,6 +44,7 @@ const CloseUnauthorized websocket.StatusCode = 4401
 
 type subscriber struct {
 	id   Identity
+	seq  uint64 // registration order, to close a user's oldest first
 	msgs chan []byte
 	kick func(code websocket.StatusCode, reason string)
 }
@@ -49,16 +55,64 @@ type Hub struct {
 	SendBuffer int
 	// WriteTimeout bounds every write to a client.
 	WriteTimeout time.Duration
-	// OriginPatterns are extra allowed origins (same-origin is always allowed).
+	// OriginPatterns are extra allowed origins (same-origin is always
+	// allowed); Origins, when set, is asked for more at each upgrade (e.g.
+	// the configured public address).
 	OriginPatterns []string
+	Origins        func() []string
+	// MaxPerUser bounds one user's connections: a new one closes the
+	// user's oldest. MaxTotal bounds all of them: beyond it new
+	// connections are refused.
+	MaxPerUser int
+	MaxTotal   int
+	// PingInterval is how often a connection is pinged (and its Valid asked).
+	PingInterval time.Duration
 
 	mu   sync.Mutex
+	seq  uint64
 	subs map[*subscriber]struct{}
 }
 
 // NewHub returns a hub with default limits.
 func NewHub() *Hub {
-	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, subs: make(map[*subscriber]struct{})}
+	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, MaxPerUser: 16, MaxTotal: 10000, PingInterval: 30 * time.Second, subs: make(map[*subscriber]struct{})}
+}
+
+// ErrFull is Serve's answer when MaxTotal connections are open.
+var ErrFull = errors.New("ws: too many connections")
+
+// register adds s, closing its user's oldest connection beyond MaxPerUser.
+func (h *Hub) register(s *subscriber) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.MaxTotal > 0 && len(h.subs) >= h.MaxTotal {
+		return false
+	}
+	h.seq++
+	s.seq = h.seq
+	h.subs[s] = struct{}{}
+	if h.MaxPerUser <= 0 {
+		return true
+	}
+	var mine []*subscriber
+	for o := range h.subs {
+		if o.id.UserID == s.id.UserID {
+			mine = append(mine, o)
+		}
+	}
+	for len(mine) > h.MaxPerUser {
+		oldest := 0
+		for i := range mine {
+			if mine[i].seq < mine[oldest].seq {
+				oldest = i
+			}
+		}
+		o := mine[oldest]
+		delete(h.subs, o)
+		go o.kick(websocket.StatusPolicyViolation, "too many connections for this account")
+		mine = append(mine[:oldest], mine[oldest+1:]...)
+	}
+	return true
 }
 
 func (a Audience) matches(id Identity) bool {
@@ -192,7 +246,15 @@ func (h *Hub) Count() int {
 // Serve upgrades the request and streams messages to it until the client
 // goes away. The caller has authenticated the request as id.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello ...Message) error {
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.OriginPatterns})
+	if h.MaxTotal > 0 && h.Count() >= h.MaxTotal {
+		http.Error(w, "too many live connections", http.StatusServiceUnavailable)
+		return ErrFull
+	}
+	origins := h.OriginPatterns
+	if h.Origins != nil {
+		origins = append(append([]string(nil), origins...), h.Origins()...)
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: origins})
 	if err != nil {
 		return err
 	}
@@ -202,15 +264,22 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 	s.kick = func(code websocket.StatusCode, reason string) {
 		once.Do(func() { c.Close(code, reason) })
 	}
-	h.mu.Lock()
-	h.subs[s] = struct{}{}
-	h.mu.Unlock()
+	if !h.register(s) {
+		c.Close(websocket.StatusTryAgainLater, "too many connections")
+		return ErrFull
+	}
 	defer func() {
 		h.mu.Lock()
 		delete(h.subs, s)
 		h.mu.Unlock()
 		s.kick(websocket.StatusNormalClosure, "")
 	}()
+	if id.Valid != nil && !id.Valid() {
+		// The session ended, or the account changed, while this one was
+		// being opened.
+		s.kick(CloseUnauthorized, "session ended")
+		return nil
+	}
 	for _, m := range hello {
 		payload, err := json.Marshal(m)
 		if err != nil {
@@ -220,7 +289,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 			return err
 		}
 	}
-	ping := time.NewTicker(30 * time.Second)
+	ping := time.NewTicker(h.PingInterval)
 	defer ping.Stop()
 	for {
 		select {
@@ -229,6 +298,10 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 				return err
 			}
 		case <-ping.C:
+			if id.Valid != nil && !id.Valid() {
+				s.kick(CloseUnauthorized, "session ended")
+				return nil
+			}
 			pctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
 			err := c.Ping(pctx)
 			cancel()
