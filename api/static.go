@@ -14,24 +14,16 @@ import (
 // hashedAsset matches Parcel's content-hashed file names (name.1a2b3c4d.js).
 var hashedAsset = regexp.MustCompile(`\.[0-9a-f]{8,}\.[a-z0-9]+$`)
 
-// contentSecurityPolicy is sent with every console page.
+// contentSecurityPolicy is sent with every console page. Cloudflare's
+// Turnstile script and Telegram's login widget are always allowed: the
+// console is one page that loads them when root switches either login on,
+// and a policy fixed at the switch's old value would block them in every tab
+// already open until a reload. The Telegram widget is used with
+// data-auth-url, never data-onauth, which would need 'unsafe-eval'.
 func (s *Server) contentSecurityPolicy() string {
-	set := s.store.Settings()
-	script := "'self'"
-	frame := "https: http:"
-	if set.Bool("TurnstileCheckEnabled") {
-		script += " https://challenges.cloudflare.com"
-	}
-	// The Telegram Login Widget is a script from telegram.org that frames
-	// oauth.telegram.org; it is used with data-auth-url, never data-onauth,
-	// which would need 'unsafe-eval'.
-	if set.Bool("TelegramOAuthEnabled") {
-		script += " https://telegram.org"
-		frame += " https://oauth.telegram.org"
-	}
-	return "default-src 'self'; script-src " + script + "; style-src 'self' 'unsafe-inline'; " +
-		"img-src 'self' data: https: http:; font-src 'self' data:; connect-src 'self'; " +
-		"frame-src " + frame + "; object-src 'none'; base-uri 'self'; form-action 'self' https: http:"
+	return "default-src 'self'; script-src 'self' https://challenges.cloudflare.com https://telegram.org; " +
+		"style-src 'self' 'unsafe-inline'; img-src 'self' data: https: http:; font-src 'self' data:; connect-src 'self'; " +
+		"frame-src https: http:; object-src 'none'; base-uri 'self'; form-action 'self' https: http:"
 }
 
 // uiHandler serves the embedded console: files as they are, with long

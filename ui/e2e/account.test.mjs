@@ -17,6 +17,12 @@ test("register, log in, edit the display name, change the password, log out, log
   await page.click('[data-testid="register-submit"]');
   await expectToast(page, "密码长度不得小于 8 位！");
 
+  // A longer password than the server takes is refused, not silently cut to 20 characters.
+  await page.fill("#reg-password", "a-password-of-24-chars!!");
+  await page.fill("#reg-password2", "a-password-of-24-chars!!");
+  await page.click('[data-testid="register-submit"]');
+  await expectToast(page, "密码长度不得超过 20 位！");
+
   await page.fill("#reg-password", password);
   await page.fill("#reg-password2", password + "x");
   await page.click('[data-testid="register-submit"]');

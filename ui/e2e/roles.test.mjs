@@ -19,14 +19,21 @@ test("a normal user sees no admin entries and the server refuses admin APIs with
   assert.deepEqual(tabs, ["tab-personal"]);
 
   assert.equal(await statusAsStoredUser(page, "/api/option/"), 403);
+
+  // /user/edit is everyone's own account: the personal settings, not a refusal.
+  await page.goto("/user/edit");
+  await page.waitForURL((u) => u.pathname === "/setting" && u.search === "?tab=personal");
+  await page.locator('[data-testid="profile-username"]').waitFor();
   await context.close();
 });
 
 test("an anonymous visitor sees only public sidebar entries and is sent from a protected page to /login", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/setting?tab=personal");
-  await page.waitForURL("**/login?expired=true");
-  await page.locator('[data-testid="expired-notice"]').waitFor();
+  // A visitor who never logged in is not told that a session expired (A §2, §8).
+  await page.waitForURL((u) => u.pathname === "/login" && u.search === "");
+  await page.locator('[data-testid="login-submit"]').waitFor();
+  assert.equal(await page.locator('[data-testid="expired-notice"]').count(), 0);
   const entries = await navEntries(page);
   for (const e of entries) assert.ok(["pricing", "chat"].includes(e), `entry ${e} shown to an anonymous visitor`);
   await context.close();

@@ -92,5 +92,17 @@ test("a rate-limited call shows the catalogue's message; a mail code's cooldown 
   await page.fill("#reset-email", "someone@example.com");
   await page.getByRole("button", { name: "提交" }).click();
   await expectToast(page, "请 25 秒后再试");
+
+  // A 502 (a mail server or a provider failed) says why; a 500 keeps the catalogue's text.
+  const failing = (status, message) => (route) =>
+    route.fulfill({ status, contentType: "application/json", body: JSON.stringify({ success: false, message, data: null }) });
+  await page.unroute("**/api/reset_password?**");
+  await page.route("**/api/reset_password?**", failing(502, "邮件发送失败，请检查邮箱地址或联系管理员"));
+  await page.getByRole("button", { name: "提交" }).click();
+  await expectToast(page, "错误：邮件发送失败，请检查邮箱地址或联系管理员");
+  await page.unroute("**/api/reset_password?**");
+  await page.route("**/api/reset_password?**", failing(500, "panic detail"));
+  await page.getByRole("button", { name: "提交" }).click();
+  await expectToast(page, "错误：服务器内部错误，请联系管理员！");
   await context.close();
 });

@@ -1,4 +1,5 @@
 import type { ComponentType } from "react";
+import { Redirect } from "wouter";
 import type { IconName } from "./components/icons";
 import { setRouteLookup } from "./lib/after-login";
 import AboutPage from "./pages/about";
@@ -20,6 +21,11 @@ import PlaygroundPage from "./pages/playground";
 import ChatPage from "./pages/chat";
 import Chat2LinkPage from "./pages/chat/link";
 import DetailPage from "./pages/detail";
+
+/** SelfEditRedirect serves /user/edit: everyone's own account is edited in the personal settings. */
+function SelfEditRedirect() {
+  return <Redirect to="/setting?tab=personal" replace />;
+}
 
 /** Access says who may open a route: anyone, a logged-in user, an admin (role ≥ 10) or root (role ≥ 100). */
 export type Access = "public" | "user" | "admin" | "root";
@@ -102,7 +108,7 @@ export const routes: RouteDef[] = [
   { path: "/log", component: LogsPage, access: "user", nav: { key: "log", label: "nav.log", icon: "list" } },
   { path: "/user", component: UsersPage, access: "admin", nav: { key: "user", label: "nav.user", icon: "users" } },
   { path: "/user/edit/:id", component: UsersPage, access: "admin" },
-  { path: "/user/edit", component: UsersPage, access: "admin" },
+  { path: "/user/edit", component: SelfEditRedirect, access: "user" },
   { path: "/redemption", component: RedemptionsPage, access: "admin", nav: { key: "redemption", label: "nav.redemption", icon: "ticket" } },
   { path: "/topup", component: TopUpPage, access: "user", nav: { key: "topup", label: "nav.topup", icon: "wallet" } },
   { path: "/pricing", component: PricingPage, access: "public", nav: { key: "pricing", label: "nav.pricing", icon: "tag" } },

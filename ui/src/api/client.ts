@@ -128,7 +128,10 @@ export async function request<T = unknown>(method: string, path: string, opts: R
   }
   if (res.status === 401) return fail(serverMessage || t("error.expired"), 401, parsed, silent);
   if (res.status === 429) return fail((opts.cooldownMessage && serverMessage) || t("error.tooManyRequests"), 429, parsed, silent);
-  if (res.status >= 500) return fail(t("error.serverInternal"), res.status, parsed, silent);
+  // A 500 is the server's own failure (A §8); other 5xx answers (a mail server or a provider that
+  // failed, a feature that is not available) carry a reason the user needs.
+  if (res.status === 500 || (res.status > 500 && !serverMessage)) return fail(t("error.serverInternal"), res.status, parsed, silent);
+  if (res.status > 500) return fail(t("error.withMessage", { message: serverMessage }), res.status, parsed, silent);
   if (res.status === 405) return fail(t("error.demoSite"), 405, parsed, silent, "info");
   if (!res.ok) {
     return fail(serverMessage || t("error.withMessage", { message: res.statusText || String(res.status) }), res.status, parsed, silent);

@@ -74,6 +74,7 @@ const en: Dictionary = {
     expired: "Not logged in or the session has expired, please log in again!",
     needUsernamePassword: "Please enter the username and password!",
     passwordTooShort: "The password must be at least 8 characters!",
+    passwordTooLong: "The password must be at most 20 characters!",
     passwordMismatch: "The two passwords do not match",
     turnstileWait: "Please retry in a few seconds, Turnstile is checking your browser!",
     loginSuccess: "Logged in!",

@@ -69,6 +69,7 @@ const moneyEn: MoneyDictionary = {
     updateSuccess: "User information updated!",
     needUsernamePassword: "Please enter a username and password!",
     passwordTooShort: "The password must be at least 8 characters!",
+    passwordTooLong: "The password must be at most 20 characters!",
     quotaInvalid: "The quota must be an integer",
     loading: "Loading...",
   },

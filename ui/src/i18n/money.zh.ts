@@ -71,6 +71,7 @@ const moneyZh = {
     updateSuccess: "用户信息更新成功！",
     needUsernamePassword: "请输入用户名和密码！",
     passwordTooShort: "密码长度不得小于 8 位！",
+    passwordTooLong: "密码长度不得超过 20 位！",
     quotaInvalid: "额度必须是整数",
     loading: "加载中...",
   },

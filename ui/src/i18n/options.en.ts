@@ -6,6 +6,7 @@ const optionsEn: typeof optionsZh = {
     loading: "Loading settings…",
     noChange: "You don't seem to have changed anything",
     saved: "Saved",
+    saveFailed: "Saving failed, please try again",
     partialFailed: "Some settings could not be saved, please try again",
     invalidJson: "{{name}} is not a valid JSON string",
     belowMin: "{{name}} must not be less than {{min}}",

@@ -4,6 +4,7 @@ const optionsZh = {
     loading: "正在加载设置…",
     noChange: "你似乎并没有修改什么",
     saved: "保存成功",
+    saveFailed: "保存失败，请重试",
     partialFailed: "部分保存失败，请重试",
     invalidJson: "{{name}}不是合法的 JSON 字符串",
     belowMin: "{{name}}不能小于 {{min}}",

@@ -72,6 +72,7 @@ const zh = {
     expired: "未登录或登录已过期，请重新登录！",
     needUsernamePassword: "请输入用户名和密码！",
     passwordTooShort: "密码长度不得小于 8 位！",
+    passwordTooLong: "密码长度不得超过 20 位！",
     passwordMismatch: "两次输入的密码不一致",
     turnstileWait: "请稍后几秒重试，Turnstile 正在检查用户环境！",
     loginSuccess: "登录成功！",

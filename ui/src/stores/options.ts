@@ -53,7 +53,8 @@ export async function saveOptions(changes: OptionChange[]): Promise<string[]> {
   // Reload first, so the forms already show the stored values when the outcome is announced.
   await afterSave(saved);
   if (saved.length === changes.length) toast.success(t("options.saved"));
-  else if (changes.length > 1) toast.error(t("options.partialFailed"));
+  else if (saved.length === 0) toast.error(t("options.saveFailed"));
+  else toast.error(t("options.partialFailed"));
   return saved.map(([key]) => key);
 }
 

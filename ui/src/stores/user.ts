@@ -23,6 +23,7 @@ export const isRoot = computed(() => role.value >= ROLE_ROOT);
 
 /** setUser stores a full user record. */
 export function setUser(u: User): void {
+  sessionExpired = false;
   user.value = u;
   writeJSON("user", u);
 }
@@ -41,8 +42,17 @@ export function clearUser(): void {
   removeKey("user");
 }
 
+/** sessionExpired tells that the held session ended under the visitor (not that they never logged in). */
+let sessionExpired = false;
+
+/** loginPath is where a protected page sends a visitor without a session: with the expired notice when one just ended. */
+export function loginPath(): string {
+  return sessionExpired ? "/login?expired=true" : "/login";
+}
+
 /** expireSession forgets the session and, unless quiet, sends the visitor to the login page with the expired notice. */
 export function expireSession(quiet = false): void {
+  sessionExpired = true;
   if (!quiet) navigate("/login?expired=true");
   clearUser();
 }

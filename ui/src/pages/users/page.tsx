@@ -20,20 +20,17 @@ export default function UsersPage() {
   const { t } = useTranslation();
   const [, navigate] = useLocation();
   const [editing, params] = useRoute<{ id: string }>(USER_EDIT_PATH);
-  const [selfEdit] = useRoute("/user/edit");
   useEffect(() => {
     void loadGroups();
     void loadUsers();
   }, []);
   const editId = editing ? Number(params.id) : null;
   useEffect(() => {
-    if (selfEdit) {
-      navigate("/setting?tab=personal", { replace: true });
-    } else if (editId !== null) {
+    if (editId !== null) {
       if (Number.isInteger(editId) && editId > 0) usersDialog.value = { kind: "edit", id: editId };
       else navigate("/user", { replace: true });
     }
-  }, [selfEdit, editId, navigate]);
+  }, [editId, navigate]);
   return (
     <Flex direction="column" gap="4" data-testid="users-page">
       <Heading size="6">{t("userAdmin.title")}</Heading>

@@ -57,6 +57,10 @@ export function RegisterForm() {
       toast.error(t("auth.passwordTooShort"));
       return;
     }
+    if (form.password.length > PASSWORD_MAX) {
+      toast.error(t("auth.passwordTooLong"));
+      return;
+    }
     if (form.password !== form.password2) {
       toast.error(t("auth.passwordMismatch"));
       return;
@@ -112,7 +116,6 @@ export function RegisterForm() {
             name="password"
             type="password"
             autoComplete="new-password"
-            maxLength={PASSWORD_MAX}
             placeholder={t("auth.passwordPlaceholder", { min: PASSWORD_MIN, max: PASSWORD_MAX })}
             value={form.password}
             onChange={set("password")}
@@ -124,7 +127,6 @@ export function RegisterForm() {
             name="password2"
             type="password"
             autoComplete="new-password"
-            maxLength={PASSWORD_MAX}
             placeholder={t("auth.confirmPassword")}
             value={form.password2}
             onChange={set("password2")}

@@ -29,6 +29,10 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
+    if (form.password.length > 20) {
+      toast.error(t("userAdmin.passwordTooLong"));
+      return;
+    }
     setBusy(true);
     try {
       await createUser({ username, display_name: form.display_name.trim(), password: form.password });
@@ -67,7 +71,7 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
             <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="add-user-password" label={t("userAdmin.password")}>
-            <TextField.Root id="add-user-password" type="password" maxLength={20} placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+            <TextField.Root id="add-user-password" type="password" placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
           </Field>
           <button type="submit" hidden />
         </Flex>

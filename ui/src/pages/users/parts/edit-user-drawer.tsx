@@ -67,6 +67,10 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
+    if (form.password.length > 20) {
+      toast.error(t("userAdmin.passwordTooLong"));
+      return;
+    }
     const update: UserUpdate = {
       id,
       username: form.username.trim(),
@@ -122,7 +126,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
               <TextField.Root id="edit-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
             </Field>
             <Field id="edit-user-password" label={t("userAdmin.password")}>
-              <TextField.Root id="edit-user-password" type="password" maxLength={20} placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+              <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
             </Field>
             <Field id="edit-user-display" label={t("userAdmin.displayName")}>
               <TextField.Root id="edit-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />

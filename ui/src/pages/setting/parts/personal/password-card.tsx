@@ -28,6 +28,10 @@ export function PasswordCard() {
       toast.error(t("auth.passwordTooShort"));
       return;
     }
+    if (form.password.length > PASSWORD_MAX) {
+      toast.error(t("auth.passwordTooLong"));
+      return;
+    }
     if (form.password !== form.password2) {
       toast.error(t("password.mismatch"));
       return;
@@ -59,14 +63,13 @@ export function PasswordCard() {
               id="pw-new"
               type="password"
               autoComplete="new-password"
-              maxLength={PASSWORD_MAX}
               placeholder={t("auth.passwordPlaceholder", { min: PASSWORD_MIN, max: PASSWORD_MAX })}
               value={form.password}
               onChange={set("password")}
             />
           </Field>
           <Field id="pw-new2" label={t("auth.confirmPassword")}>
-            <TextField.Root id="pw-new2" type="password" autoComplete="new-password" maxLength={PASSWORD_MAX} value={form.password2} onChange={set("password2")} />
+            <TextField.Root id="pw-new2" type="password" autoComplete="new-password" value={form.password2} onChange={set("password2")} />
           </Field>
           <Flex>
             <Button type="submit" loading={busy} data-testid="change-password">
