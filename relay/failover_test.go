@@ -303,7 +303,9 @@ func TestMapping_Model(t *testing.T) {
 // bug anywhere between the reservation and the settlement.
 type panicTransport struct{}
 
-func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) { panic("upstream transport bug") }
+func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	panic("upstream transport bug")
+}
 
 // A panic after the reservation gives the held quota back: the call fails
 // with a 500, and the user's and the token's balances are as before.
