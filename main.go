@@ -11,9 +11,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"net/http/pprof"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -219,7 +219,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	allowList := &watchedOption{value: st.Settings().Get("EgressAllowedHosts"), onChange: out.CloseIdleConnections}
 	st.SetHooks(store.Hooks{
-		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
+		UserChanged: func(u *store.User) { api.PublishUser(hub, u) },
 		SettingsChanged: func(s *store.Settings) {
 			api.PublishNotice(hub, s.Get("Notice"))
 			allowList.changed(s.Get("EgressAllowedHosts"))
