@@ -233,7 +233,7 @@ func (m *Main) Run(ctx context.Context) error {
 	})
 	// One mailer for the relay's disable mails and the console's test-all
 	// summary: the relay is built before the server.
-	chMail := api.NewChannelMailer(st, api.NewMailFunc(st, nil))
+	chMail := api.NewChannelMailer(st, api.NewMailFunc(st, nil, out.DialContext))
 	rl := relay.New(relay.Config{
 		Store: st, Client: out.HTTP(),
 		ClientIP:          func(r *http.Request) string { return api.ClientIP(trusted, r) },
@@ -277,7 +277,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.server = api.New(api.Config{
-		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), UI: ui.FS(), Relay: rl, ChannelMail: chMail,
+		Store: st, Policy: pol, Hub: hub, HTTPClient: out.HTTP(), MailDial: out.DialContext, UI: ui.FS(), Relay: rl, ChannelMail: chMail,
 		TrustedProxies:     trusted,
 		DefaultToken:       c.DefaultToken,
 		APIRateLimit:       api.RateLimit{N: c.APIRateLimit, Window: c.APIRateWindow},

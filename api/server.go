@@ -3,9 +3,11 @@
 package api
 
 import (
+	"context"
 	"crypto/x509"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -39,6 +41,10 @@ type Config struct {
 	TurnstileVerifyURL string
 	// MailRootCAs, when set, replaces the system roots for SMTP (tests).
 	MailRootCAs *x509.CertPool
+	// MailDial, when set, opens SMTP connections (main passes the guarded
+	// egress dialer, so the SMTP server obeys the same address rules as
+	// every other outbound request).
+	MailDial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// ChannelMail mails root about channel health; give the relay's
 	// RelayEvents the same one. Nil builds one that sends with the SMTP
 	// settings in force (the relay New builds when Relay is nil uses it).

@@ -5,9 +5,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"gateway/api"
+	"gateway/egress"
 	"gateway/mail/smtptest"
 )
 
@@ -194,5 +196,26 @@ func TestBindEmail(t *testing.T) {
 	}
 	if ts.Store.EmailTaken(aliceEmail) {
 		t.Fatal("the old address is still taken")
+	}
+}
+
+// The SMTP server is reached through the guarded dialer: a loopback server
+// is refused unless EgressAllowedHosts names it.
+func TestMail_GuardedDial(t *testing.T) {
+	t.Parallel()
+	var allowed atomic.Value
+	allowed.Store([]string{})
+	guard := egress.New(egress.Config{AllowedHosts: func() []string { return allowed.Load().([]string) }})
+	ts, smtp := MustStartMailServer(t, func(c *api.Config) { c.MailDial = guard.DialContext })
+	ApiScenario{Name: "Refused", URL: "/api/verification?email=" + url.QueryEscape("one@example.com"),
+		WantStatus: 502, WantContains: []string{"邮件发送失败，请检查邮箱地址或联系管理员"}}.Test(t, ts)
+	if n := len(smtp.Messages()); n != 0 {
+		t.Fatalf("%d mails reached a loopback server the guard refuses", n)
+	}
+	allowed.Store([]string{smtp.Host})
+	ApiScenario{Name: "Allowed", URL: "/api/verification?email=" + url.QueryEscape("two@example.com"),
+		WantStatus: 200}.Test(t, ts)
+	if m := smtp.Wait(t); len(m.To) != 1 || m.To[0] != "two@example.com" {
+		t.Fatalf("mail to %v", m.To)
 	}
 }

@@ -114,6 +114,13 @@ func (c *Client) CloseIdleConnections() {
 	c.transport.CloseIdleConnections()
 }
 
+// DialContext opens a TCP connection under the same rules as the HTTP
+// client, for protocols other than HTTP that reach addresses an
+// administrator configured (SMTP).
+func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return c.transport.guard.dialContext(ctx, network, addr)
+}
+
 // Check validates rawURL without sending a request: the scheme must be
 // http or https and the host must pass the rules after resolution. Use it
 // to reject a bad URL when an administrator saves it; requests are checked

@@ -43,6 +43,10 @@ type Config struct {
 	RootCAs *x509.CertPool
 	// Timeout bounds the whole exchange; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Dial opens the connection to the server; nil means a plain dialer.
+	// The gateway passes its guarded dialer, which refuses private and
+	// loopback addresses unless they are allowed.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ErrNotConfigured is returned by Send when no SMTP server is configured.
@@ -213,8 +217,12 @@ func deliver(ctx context.Context, cfg Config, from string, rcpts []string, msg [
 		err = fmt.Errorf("mail: %s: %w", step, err)
 	}()
 
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", net.JoinHostPort(cfg.Server, strconv.Itoa(port)))
+	dial := cfg.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	raw, err := dial(ctx, "tcp", net.JoinHostPort(cfg.Server, strconv.Itoa(port)))
 	if err != nil {
 		return err
 	}
