@@ -217,6 +217,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.SyncInterval > 0 {
 		st.SetSyncInterval(c.SyncInterval)
 	}
+	charged := make(chan store.ChargeBatch, 1024)
 	allowList := &watchedOption{value: st.Settings().Get("EgressAllowedHosts"), onChange: out.CloseIdleConnections}
 	st.SetHooks(store.Hooks{
 		UserChanged: func(u *store.User) { api.PublishUser(hub, u) },
@@ -224,13 +225,27 @@ func (m *Main) Run(ctx context.Context) error {
 			api.PublishNotice(hub, s.Get("Notice"))
 			allowList.changed(s.Get("EgressAllowedHosts"))
 		},
+		// The ledger's writer hands each committed batch over and goes on
+		// to the next commit; the consoles and the quota reminder are
+		// served from here, in order. Should they fall 1 024 batches
+		// behind, a batch is not pushed live (the pages still show it on
+		// their next read) rather than holding up charges.
 		Charged: func(b store.ChargeBatch) {
-			api.PublishCharges(hub, b)
-			if m.server != nil {
-				m.server.QuotaReminder().Observe(b)
+			select {
+			case charged <- b:
+			default:
+				slog.Warn("live updates fell behind: a batch of charges was not pushed", "logs", len(b.Logs))
 			}
 		},
 	})
+	go func() {
+		for b := range charged {
+			api.PublishCharges(hub, b)
+			if srv := m.server; srv != nil {
+				srv.QuotaReminder().Observe(b)
+			}
+		}
+	}()
 	// One mailer for the relay's disable mails and the console's test-all
 	// summary: the relay is built before the server.
 	chMail := api.NewChannelMailer(st, api.NewMailFunc(st, nil, out.DialContext))
