@@ -209,7 +209,8 @@ func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.Use
 	set := rl.store.Settings()
 	if group == "" {
 		group = u.Group
-	} else if _, ok := set.UserUsable[group]; !ok && group != u.Group {
+	} else if _, ok := set.UsableGroups(u.Group)[group]; !ok && group != u.Group {
+		// Offered groups only, as for tokens: listed as usable and priced.
 		writeError(w, id, localError(http.StatusForbidden, "group_not_allowed", "无权使用分组 "+group))
 		return
 	}

@@ -17,7 +17,7 @@ import (
 func TestPlayground(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
-		"GroupRatio": `{"default":1,"vip":2}`, "UserUsableGroups": `{"default":"默认分组","vip":"vip"}`,
+		"GroupRatio": `{"default":1,"vip":2}`, "UserUsableGroups": `{"default":"默认分组","vip":"vip","unpriced":"unpriced"}`,
 	}})
 	answer := relaytest.Completion(ratioModel, "Hi!", relaytest.NewUsage(12, 3))
 	up := relaytest.NewChat(t, "sk-pg", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
@@ -68,5 +68,9 @@ func TestPlayground(t *testing.T) {
 	hits := up.Hits()
 	if status, body := call(`{"model":"` + ratioModel + `","group":"secret","messages":[{"role":"user","content":"Hi"}]}`); status != http.StatusForbidden || up.Hits() != hits {
 		t.Fatalf("foreign group: %d %s", status, body)
+	}
+	// A usable group without a ratio is not offered, as for tokens: never billed at a made-up 1.
+	if status, body := call(`{"model":"` + ratioModel + `","group":"unpriced","messages":[{"role":"user","content":"Hi"}]}`); status != http.StatusForbidden || up.Hits() != hits {
+		t.Fatalf("group without a ratio: %d %s", status, body)
 	}
 }

@@ -526,16 +526,16 @@ test("/chat frames the chosen chat target with the user's first enabled token an
   await page.locator(`[data-testid="chat-frame"][src="${linkB}"]`).waitFor();
   assert.equal(await tabs.locator('[data-chat="1"]').getAttribute("aria-current"), "page");
 
-  // A target that is not a web address cannot be framed: the configuration error shows instead.
+  // A desktop app cannot be framed: the page offers to open it, with the key filled in.
   await tabs.locator('[data-chat="2"]').click();
   await page.waitForURL("**/chat/2");
-  const problem = page.locator('[data-testid="chat-problem"]');
-  await problem.waitFor();
-  assert.equal((await problem.textContent()).trim(), "聊天链接配置错误，请联系管理员");
+  await page.locator('[data-testid="chat-app"]').waitFor();
+  assert.equal(await page.locator('[data-testid="chat-app-open"]').getAttribute("href"), chatLinkFor(CHATS[2]["Desktop app"], user.key));
   assert.equal(await page.locator('[data-testid="chat-frame"]').count(), 0);
-  await waitShown(page, "toast: 聊天链接配置错误，请联系管理员");
+  const problem = page.locator('[data-testid="chat-problem"]');
+  assert.equal(await problem.count(), 0);
 
-  // So does a target index that does not exist.
+  // A target index that does not exist is a configuration error.
   await page.goto("/chat/7");
   await problem.waitFor();
   assert.equal((await problem.textContent()).trim(), "聊天链接配置错误，请联系管理员");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, rootApi } from "./harness.mjs";
+import { gatewaySuite, login, newPage, registerUser, rootApi } from "./harness.mjs";
 
 let upstream;
 
@@ -120,5 +120,36 @@ test("an upstream failure marks the reply as an error", async () => {
   const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
   await reply.waitFor({ timeout: 15000 });
   assert.match(await reply.textContent(), /出错了/);
+  await context.close();
+});
+
+test("a reply cut off before [DONE] is marked as an error, keeping what came; another account in the tab starts afresh", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  // The gateway ends a stream without [DONE] when its upstream stops mid-way.
+  const chunk = (content) => `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content } }] })}\n\n`;
+  await page.route("**/pg/chat/completions", (route) =>
+    route.fulfill({ status: 200, contentType: "text/event-stream", body: chunk("The answer is") + chunk(" forty") }),
+  );
+  await page.fill('[data-testid="pg-input"]', "What is 6 x 7?");
+  await page.click('[data-testid="pg-send"]');
+  const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+  await reply.waitFor({ timeout: 15000 });
+  const text = await reply.textContent();
+  assert.match(text, /The answer is forty/);
+  assert.match(text, /回复在完成前中断了/);
+
+  // Logging out and in as another account in the same tab shows none of root's conversation.
+  const { username, password } = await registerUser(suite.gw.baseURL, "pgn", "playground-pass-1");
+  await page.unroute("**/pg/chat/completions");
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  await login(page, username, password);
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-input"]').waitFor();
+  assert.equal(await page.locator('[data-testid^="message-"]').count(), 0, "the previous account's conversation is gone");
   await context.close();
 });

@@ -1,3 +1,4 @@
+import { t } from "../i18n";
 import { api } from "./client";
 
 /** ChatRole is who wrote a chat message. */
@@ -139,7 +140,9 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
         }
       }
     }
-    if (buffer) handleLine(buffer.trim());
+    if (buffer && handleLine(buffer.trim())) return;
+    // The body ended without [DONE]: the reply was cut off (an upstream that stopped, a charge that failed).
+    throw new StreamError(t("playground.cutOff"), 0);
   } catch (err) {
     if ((err as Error)?.name === "AbortError") return;
     throw err instanceof StreamError ? err : new StreamError((err as Error)?.message || String(err), 0);

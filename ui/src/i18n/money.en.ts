@@ -189,6 +189,7 @@ const moneyEn: MoneyDictionary = {
     empty: "No models",
   },
   playground: {
+    cutOff: "The reply was cut off before it finished",
     title: "Playground",
     settings: "Settings",
     group: "Group",
@@ -220,6 +221,8 @@ const moneyEn: MoneyDictionary = {
     login: "Log in",
     targets: "Chat",
     openNew: "Open in a new window",
+    appHint: "{{name}} is a chat app installed on your device; it cannot open inside this page.",
+    openApp: "Open the app",
   },
   dashboard: {
     title: "Data dashboard",

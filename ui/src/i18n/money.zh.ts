@@ -191,6 +191,7 @@ const moneyZh = {
     empty: "没有模型",
   },
   playground: {
+    cutOff: "回复在完成前中断了",
     title: "操练场",
     settings: "设置",
     group: "分组",
@@ -222,6 +223,8 @@ const moneyZh = {
     login: "登录",
     targets: "聊天",
     openNew: "在新窗口打开",
+    appHint: "{{name}} 是本机安装的聊天应用，无法在页面中打开。",
+    openApp: "打开应用",
   },
   dashboard: {
     title: "数据看板",

@@ -54,3 +54,10 @@ export function isWebUrl(link: string): boolean {
     return false;
   }
 }
+
+/** isAppLink tells whether a link opens a chat application installed on the user's machine (ama://, opencat://…): a scheme other than the web's and the ones that run code or read local data. */
+export function isAppLink(link: string): boolean {
+  const m = /^([a-z][a-z0-9+.-]*):/i.exec(link.trim());
+  if (!m) return false;
+  return !["http", "https", "javascript", "data", "vbscript", "file", "blob", "about"].includes(m[1].toLowerCase());
+}

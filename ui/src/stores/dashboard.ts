@@ -4,7 +4,7 @@ import { fetchQuotaData, type QuotaRow } from "../api/dashboard";
 import { t } from "../i18n";
 import { status } from "./status";
 import { toast } from "./toast";
-import { isAdmin } from "./user";
+import { isAdmin, onUserChange } from "./user";
 
 /** Granularity is the width of one chart bucket. */
 export type Granularity = "hour" | "day" | "week";
@@ -174,3 +174,11 @@ export function setGranularity(g: Granularity): void {
   filter.value = { ...filter.value, granularity: g };
   applied.value = { ...applied.value, granularity: g };
 }
+
+// Another account in this tab never sees the previous one's figures.
+onUserChange(() => {
+  rangeChosen = false;
+  rows.value = [];
+  filter.value = initialFilter();
+  applied.value = filter.value;
+});

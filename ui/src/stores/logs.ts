@@ -5,7 +5,7 @@ import type { LogEntry, LogOther, LogQuery, LogStat } from "../api/logs";
 import { nowSeconds, startOfToday } from "../components/format";
 import { readPageSize, writePageSize } from "../components/pagination";
 import { onTopic } from "../ws/socket";
-import { isAdmin } from "./user";
+import { isAdmin, onUserChange } from "./user";
 
 /** Row is a log entry with a key that stays stable across live prepends. */
 export type Row = LogEntry & { key: string };
@@ -155,3 +155,14 @@ export function subscribeLogTail(): () => void {
     statTimer = null;
   };
 }
+
+// Another account in this tab never sees the previous one's entries.
+onUserChange(() => {
+  batch(() => {
+    logs.value = [];
+    logTotal.value = 0;
+    logPage.value = 1;
+    logQuery.value = defaultQuery();
+    logStat.value = { quota: 0, rpm: 0, tpm: 0 };
+  });
+});

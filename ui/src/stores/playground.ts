@@ -2,7 +2,7 @@ import { signal } from "@preact/signals-react";
 import { selfGroups, StreamError, streamChat, userModels, type ChatTurn, type GroupOption } from "../api/playground";
 import { t } from "../i18n";
 import { toast } from "./toast";
-import { expireSession, user } from "./user";
+import { expireSession, onUserChange, user } from "./user";
 
 /** DEFAULT_MODEL is chosen when the model list offers it. */
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -33,14 +33,12 @@ export interface PlaygroundSettings {
   systemPrompt: string;
 }
 
-/** settings holds the side panel; kept for the page visit and across visits in this tab. */
-export const settings = signal<PlaygroundSettings>({
-  group: "",
-  model: DEFAULT_MODEL,
-  temperature: 0,
-  maxTokens: 0,
-  systemPrompt: DEFAULT_SYSTEM_PROMPT,
-});
+function defaultSettings(): PlaygroundSettings {
+  return { group: "", model: DEFAULT_MODEL, temperature: 0, maxTokens: 0, systemPrompt: DEFAULT_SYSTEM_PROMPT };
+}
+
+/** settings holds the side panel; kept for the page visit and across visits in this tab, for one account. */
+export const settings = signal<PlaygroundSettings>(defaultSettings());
 
 /** models and groupOptions fill the side-panel selects. */
 export const models = signal<string[]>([]);
@@ -70,8 +68,12 @@ export async function loadOptions(): Promise<void> {
   groupOptions.value = sorted;
   const s = settings.value;
   const patch: Partial<PlaygroundSettings> = {};
+  if (sorted.length > 0 && !sorted.some((g) => g.value === s.group)) {
+    // The group the models were listed for is not offered: list the chosen group's instead.
+    await chooseGroup(sorted[0].value);
+    return;
+  }
   if (ms.length > 0 && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0];
-  if (sorted.length > 0 && !sorted.some((g) => g.value === s.group)) patch.group = sorted[0].value;
   if (Object.keys(patch).length > 0) updateSettings(patch);
 }
 
@@ -159,3 +161,12 @@ export function clearContext(): void {
   stop();
   messages.value = [];
 }
+
+// Another account in this tab starts afresh: the conversation is not theirs to see or to send.
+onUserChange(() => {
+  stop();
+  messages.value = [];
+  models.value = [];
+  groupOptions.value = [];
+  settings.value = defaultSettings();
+});

@@ -6,6 +6,7 @@ import type { RowKey } from "../components/data-table";
 import { readPageSize, writePageSize } from "../components/pagination";
 import { t } from "../i18n";
 import { toast } from "./toast";
+import { onUserChange } from "./user";
 
 /** Token statuses. */
 export const TOKEN_ENABLED = 1;
@@ -189,3 +190,14 @@ export async function saveToken(input: TokenInput & { id: number }): Promise<boo
     return false;
   }
 }
+
+// Another account in this tab never sees the previous one's tokens or keys.
+onUserChange(() => {
+  batch(() => {
+    tokens.value = [];
+    tokenPage.value = 0;
+    tokenSearch.value = null;
+    selectedTokens.value = new Set();
+    shownKeys.value = new Set();
+  });
+});

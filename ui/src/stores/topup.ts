@@ -4,7 +4,7 @@ import { PayError, RequestFailed, payableMoney, redeemCode, startPayment, type P
 import { t } from "../i18n";
 import { displayInCurrency, quotaPerUnit, status } from "./status";
 import { toast } from "./toast";
-import { refreshSelf } from "./user";
+import { onUserChange, refreshSelf } from "./user";
 
 /** redeemedQuota is the quota the last redemption added; a dialog shows it while set. */
 export const redeemedQuota = signal<number | null>(null);
@@ -129,3 +129,8 @@ export async function confirmPayment(): Promise<void> {
     payFailed(err);
   }
 }
+
+onUserChange(() => {
+  redeemedQuota.value = null;
+  pendingPayment.value = null;
+});

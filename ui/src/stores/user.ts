@@ -21,9 +21,25 @@ export const isAdmin = computed(() => role.value >= ROLE_ADMIN);
 /** isRoot holds for role 100 and above. */
 export const isRoot = computed(() => role.value >= ROLE_ROOT);
 
+/** resetters clear the state pages keep for the logged-in account (lists, conversations, keys). */
+const resetters: (() => void)[] = [];
+let holder: number | null = user.value?.id ?? null;
+
+/** onUserChange registers fn to run whenever the account held changes: a logout, an expired session, another login. */
+export function onUserChange(fn: () => void): void {
+  resetters.push(fn);
+}
+
+function noteHolder(id: number | null): void {
+  if (id === holder) return;
+  holder = id;
+  for (const fn of resetters) fn();
+}
+
 /** setUser stores a full user record. */
 export function setUser(u: User): void {
   sessionExpired = false;
+  noteHolder(u.id);
   user.value = u;
   writeJSON("user", u);
 }
@@ -38,6 +54,7 @@ export function mergeUser(fields: Partial<User>): void {
 
 /** clearUser forgets the session locally. */
 export function clearUser(): void {
+  noteHolder(null);
   user.value = null;
   removeKey("user");
 }

@@ -5,7 +5,7 @@ import { useTranslation } from "react-i18next";
 import { Link, useParams } from "wouter";
 import { ChatSubmenu } from "../../components/chat-submenu";
 import { Icon } from "../../components/icons";
-import { chatTargets, fillChatLink, isWebUrl } from "../../lib/chat-links";
+import { chatTargets, fillChatLink, isAppLink, isWebUrl } from "../../lib/chat-links";
 import { status } from "../../stores/status";
 import { toast } from "../../stores/toast";
 import { isLoggedIn } from "../../stores/user";
@@ -36,13 +36,15 @@ export default function ChatPage() {
   const address = status.value.server_address || window.location.origin;
   const link = target && key ? fillChatLink(target.template, key, address) : "";
   const linkOk = link !== "" && isWebUrl(link);
+  // A desktop or mobile chat app cannot be framed: it is opened from a link.
+  const appLink = link !== "" && !linkOk && isAppLink(link);
 
   // Configuration errors are also toasted once per target, as the sidebar entries are.
   const told = useRef<string | null>(null);
   let problem: string | null = null;
   if (targets === null) problem = t("chatPage.parseFailed");
   else if (targets.length === 0) problem = t("chatPage.noChats");
-  else if (!target || !target.template || (key && !linkOk)) problem = t("chatPage.badLink");
+  else if (!target || !target.template || (key && !linkOk && !appLink)) problem = t("chatPage.badLink");
   useEffect(() => {
     if (problem && told.current !== `${index}:${problem}`) {
       told.current = `${index}:${problem}`;
@@ -74,6 +76,17 @@ export default function ChatPage() {
         </Flex>
       ) : key === null ? (
         <Notice text={t("chatPage.noToken")} testId="chat-no-token" />
+      ) : appLink ? (
+        <Callout.Root color="blue" data-testid="chat-app">
+          <Callout.Text>
+            {t("chatPage.appHint", { name: target?.name ?? "" })}{" "}
+            <Button asChild size="1" variant="soft">
+              <a href={link} data-testid="chat-app-open">
+                {t("chatPage.openApp")}
+              </a>
+            </Button>
+          </Callout.Text>
+        </Callout.Root>
       ) : (
         <>
           <Flex justify="end">
