@@ -74,6 +74,10 @@ type Main struct {
 	bgWG     sync.WaitGroup
 	http     *http.Server
 	listener net.Listener
+	// endRequests cancels every request's context when the shutdown
+	// timeout ran out; handlers counts the requests still being handled.
+	endRequests context.CancelFunc
+	handlers    sync.WaitGroup
 }
 
 // envOr returns the environment value of name, or def.
@@ -307,8 +311,15 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.listener = ln
+	reqCtx, endRequests := context.WithCancel(context.Background())
+	m.endRequests = endRequests
 	m.http = &http.Server{
-		Handler:           m.server,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m.handlers.Add(1)
+			defer m.handlers.Done()
+			m.server.ServeHTTP(w, r)
+		}),
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
@@ -349,9 +360,24 @@ func (m *Main) Close() error {
 	if m.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		if err := m.http.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
+			// Requests still running (long streams) are ended as if their
+			// clients had left: each bills what it produced, and the store
+			// closes only after they have (a charge needs the ledger).
+			slog.Warn("shutdown timeout: ending the requests still running", "err", err)
+			m.endRequests()
+			done := make(chan struct{})
+			go func() {
+				m.handlers.Wait()
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				errs = append(errs, errors.New("requests still running 10 s after they were ended"))
+			}
 		}
 		cancel()
+		m.endRequests()
 	}
 	if m.server != nil {
 		m.server.Close()

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,5 +181,80 @@ func TestWatchedOption(t *testing.T) {
 	w.changed("")
 	if calls != 1 {
 		t.Fatalf("called %d times for one change", calls)
+	}
+}
+
+// A stream still running when the shutdown timeout runs out is ended as if
+// its client had left: it is charged and logged for what it produced, before
+// the store closes, so a restart finds the charge.
+func TestShutdownChargesRunningStreams(t *testing.T) {
+	t.Parallel()
+	upstreamDone := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hello there"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select { // a long answer: longer than the shutdown timeout
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+		close(upstreamDone)
+	}))
+	defer up.Close()
+	m := &Main{Config: Config{
+		Addr: "127.0.0.1:0", Data: filepath.Join(t.TempDir(), "data", "gateway.db"), LogLevel: "error",
+		ShutdownTimeout: 300 * time.Millisecond, AllowPrivateUpstreams: true,
+		StreamIdleTimeout: 30 * time.Second, FirstByteTimeout: 10 * time.Second,
+	}}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	root, err := m.store.UserByUsername("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := m.store.CreateToken(&store.Token{UserID: root.ID, Name: "t", UnlimitedQuota: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.store.CreateChannels([]*store.Channel{{Type: 1, Key: "sk-up", Name: "up", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-"+tok.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, "hello there") {
+		t.Fatalf("first event %q, %v", line, err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	select {
+	case <-upstreamDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request was not ended")
+	}
+	st, err := store.Open(m.Config.Data, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	after, err := st.UserByUsername("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.RequestCount != root.RequestCount+1 || after.UsedQuota <= root.UsedQuota {
+		t.Fatalf("root after restart: %d requests, used %d (before %d, %d): the stream was not charged",
+			after.RequestCount, after.UsedQuota, root.RequestCount, root.UsedQuota)
+	}
+	logs, err := st.Logs(store.LogFilter{UserID: root.ID, Type: store.LogTypeConsume}, 1, 10)
+	if err != nil || len(logs.Items) != 1 {
+		t.Fatalf("consume logs %+v, %v", logs, err)
 	}
 }

@@ -322,13 +322,19 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	set := s.Settings()
 	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, fromRemain: fromRemain, log: log,
 		writeLog: log != nil && set.Bool("LogConsumeEnabled"), dashboard: log != nil && set.Bool("DataExportEnabled")}
-	if l.interval > 0 {
-		c.done = nil
-		return l.enqueue(c)
+	if l.interval == 0 {
+		c.done = make(chan error, 1)
 	}
-	c.done = make(chan error, 1)
 	if err := l.enqueue(c); err != nil {
+		// The ledger is closed: the charge will not be written, so it
+		// leaves memory too.
+		l.mu.Lock()
+		l.revertLocked(c)
+		l.mu.Unlock()
 		return err
+	}
+	if c.done == nil {
+		return nil
 	}
 	return <-c.done
 }
@@ -431,8 +437,22 @@ func (l *ledger) writer() {
 func (l *ledger) commit(batch []*charge) {
 	s := l.s
 	now := s.nowUnix()
+	err := l.write(batch, now)
+	if err != nil && len(batch) > 1 {
+		// One record that cannot be written (or a passing failure) must
+		// not take the other calls' charges with it: each is tried alone.
+		for _, c := range batch {
+			l.commit([]*charge{c})
+		}
+		return
+	}
+	l.commitDone(batch, now, err)
+}
 
-	err := s.db.Update(func(tx *bolt.Tx) error {
+// write commits batch in one transaction: its logs, dashboard rows and
+// balance deltas.
+func (l *ledger) write(batch []*charge, now int64) error {
+	return l.s.db.Update(func(tx *bolt.Tx) error {
 		users := map[uint64]*userDelta{}
 		tokens := map[uint64]*tokenDelta{}
 		channels := map[uint64]int64{}
@@ -497,25 +517,17 @@ func (l *ledger) commit(batch []*charge) {
 		}
 		return nil
 	})
+}
+
+// commitDone finishes a commit of batch whose transaction ended with err.
+func (l *ledger) commitDone(batch []*charge, now int64, err error) {
+	s := l.s
 	if err != nil {
 		// Nothing was written: take the charges back out of memory so live
 		// balances keep matching the file.
 		l.mu.Lock()
 		for _, c := range batch {
-			if u := l.users[c.userID]; u != nil {
-				u.quota += c.quota
-				u.used -= c.quota
-				u.count--
-			}
-			if t := l.tokens[c.tokenID]; t != nil {
-				if c.fromRemain {
-					t.remain += c.quota
-				}
-				t.used -= c.quota
-			}
-			if c.channelID != 0 {
-				l.channels[c.channelID] -= c.quota
-			}
+			l.revertLocked(c)
 		}
 		l.mu.Unlock()
 		err = Internal(err)
@@ -538,6 +550,26 @@ func (l *ledger) commit(batch []*charge) {
 	}
 	if err == nil && l.s.hooks.Charged != nil {
 		l.s.hooks.Charged(l.snapshot(batch))
+	}
+}
+
+// revertLocked takes a settled charge that will not be written back out
+// of the live balances: what is left is as if the call had been refunded
+// (its reservation was already given back by Settle). l.mu is held.
+func (l *ledger) revertLocked(c *charge) {
+	if u := l.users[c.userID]; u != nil {
+		u.quota += c.quota
+		u.used -= c.quota
+		u.count--
+	}
+	if t := l.tokens[c.tokenID]; t != nil {
+		if c.fromRemain {
+			t.remain += c.quota
+		}
+		t.used -= c.quota
+	}
+	if c.channelID != 0 {
+		l.channels[c.channelID] -= c.quota
 	}
 }
 
