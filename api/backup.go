@@ -14,7 +14,15 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
-	err := s.store.Backup(r.Context(), w, func(size int64) {
+	// The snapshot's read transaction lasts as long as the download: a
+	// client that stops reading for 30 s ends it, so it cannot hold the
+	// file's old pages (and a later close) for ever.
+	rc := http.NewResponseController(w)
+	out := writerFunc(func(p []byte) (int, error) {
+		_ = rc.SetWriteDeadline(time.Now().Add(backupStall))
+		return w.Write(p)
+	})
+	err := s.store.Backup(r.Context(), out, func(size int64) {
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 		w.WriteHeader(http.StatusOK)
 	})
@@ -23,3 +31,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		slog.Error("backup", append(logAttrs(r), "err", err)...)
 	}
 }
+
+// backupStall is how long a backup download may make no progress.
+const backupStall = 30 * time.Second
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

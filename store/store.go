@@ -112,14 +112,29 @@ func (s *Store) Path() string { return s.path }
 
 // Backup writes a consistent snapshot of the whole file to w from one read
 // transaction; size is reported first so callers can set Content-Length.
+// The copy stops when ctx ends (the transaction must not outlive its
+// reader).
 func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if size != nil {
 			size(tx.Size())
 		}
-		_, err := tx.WriteTo(w)
+		_, err := tx.WriteTo(ctxWriter{ctx, w})
 		return err
 	})
+}
+
+// ctxWriter fails its writes once ctx has ended.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // Ping checks that the file answers a read transaction.

@@ -207,3 +207,51 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("restored Notice = %q", got)
 	}
 }
+
+// A backup whose reader went away ends its read transaction: the store can
+// still be closed (bbolt's close waits for open transactions).
+func TestBackupEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	s, err := store.Open(filepath.Join(t.TempDir(), "gateway.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wrote := make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		first := true
+		result <- s.Backup(ctx, writerFunc(func(p []byte) (int, error) {
+			if first {
+				first = false
+				close(wrote)
+				<-ctx.Done() // a reader that stalls until it is gone
+			}
+			return len(p), nil
+		}), nil)
+	}()
+	<-wrote
+	cancel()
+	select {
+	case err := <-result:
+		if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
+			t.Fatalf("backup ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backup went on after its context ended")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("close waited for a finished backup's transaction")
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
