@@ -29,6 +29,8 @@ type balanceDelta struct {
 	token   uint64
 	remain  int64
 	tokUsed int64
+	// unlimited, when set, is the token's unlimited flag as committed.
+	unlimited *bool
 }
 
 // liveBalance is one user's live balance.
@@ -139,6 +141,9 @@ func (l *ledger) applyLocked(ds []balanceDelta) {
 			if t := l.tokens[d.token]; t != nil {
 				t.remain += d.remain
 				t.used += d.tokUsed
+				if d.unlimited != nil {
+					t.unlimited = *d.unlimited
+				}
 			}
 		}
 	}

@@ -355,10 +355,9 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		}
 		markExhausted(t)
 		out = t
-		if lt := s.ledger.tokens[id]; lt != nil {
-			lt.unlimited = t.UnlimitedQuota
-		}
-		return []balanceDelta{{token: id, remain: remainDelta}}, putTokenRecord(tx, t)
+		// The live flag changes with the commit, not before it.
+		unlimited := t.UnlimitedQuota
+		return []balanceDelta{{token: id, remain: remainDelta, unlimited: &unlimited}}, putTokenRecord(tx, t)
 	})
 	if err != nil {
 		return nil, err
