@@ -127,7 +127,7 @@ const (
 // within its reservation whatever its modality.
 func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) int64 {
 	if p.fixed() {
-		return int64(p.ModelPrice * p.qpu * p.GroupRatio)
+		return toQuota(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
 	t := float64(promptTokens)
 	switch {
@@ -143,7 +143,7 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 	}
 	// Rounded up: the final charge rounds and is at least 1, so a
 	// truncated reservation could be exceeded by one.
-	return int64(math.Ceil(t * p.ModelRatio * p.GroupRatio))
+	return toQuota(math.Ceil(t * p.ModelRatio * p.GroupRatio))
 }
 
 // audioSplit is a usage cut into its text and audio parts. The text parts
@@ -184,14 +184,14 @@ func (p price) quota(u usage) int64 {
 	if q < 1 && p.ModelRatio != 0 && p.GroupRatio != 0 {
 		q = 1
 	}
-	return int64(q)
+	return toQuota(q)
 }
 
 // charge is the final quota of a call with the given usage. A call that
 // used nothing costs nothing; any usage at a non-zero ratio costs at least 1.
 func (p price) charge(prompt, completion int) int64 {
 	if p.fixed() {
-		return int64(p.ModelPrice * p.qpu * p.GroupRatio)
+		return toQuota(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
 	if prompt+completion == 0 {
 		return 0
@@ -200,5 +200,22 @@ func (p price) charge(prompt, completion int) int64 {
 	if q < 1 && p.ModelRatio != 0 && p.GroupRatio != 0 {
 		q = 1
 	}
-	return int64(q)
+	return toQuota(q)
+}
+
+// maxQuota bounds any one price: far beyond any balance, so such a call is
+// refused for want of quota, and far from int64's end, so sums of prices do
+// not wrap around.
+const maxQuota = int64(1) << 53
+
+// toQuota converts a computed price to quota units, saturating instead of
+// wrapping (a wrapped price would be negative, and so free).
+func toQuota(f float64) int64 {
+	switch {
+	case f != f || f <= 0: // NaN or nothing
+		return 0
+	case f >= float64(maxQuota):
+		return maxQuota
+	}
+	return int64(f)
 }
