@@ -154,26 +154,15 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if upd != (store.UserUpdate{}) {
-		if _, err := s.store.UpdateUser(target.ID, upd); err != nil {
-			writeError(w, r, err)
-			return
-		}
+	// The fields and the quota are saved in one transaction: whole or not at all.
+	updated, err := s.store.UpdateUserAsAdmin(me.Username, target.ID, upd, req.Quota)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	if upd.Password != nil {
 		// The store ended their sessions; their open consoles go too.
 		s.hub.Disconnect(target.ID)
-	}
-	if req.Quota != nil {
-		if err := s.store.AdjustUserQuota(me.Username, target.ID, *req.Quota); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	updated, err := s.store.User(target.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
 	}
 	writeMessage(w, "用户信息更新成功！", viewUser(updated))
 }

@@ -249,21 +249,8 @@ func (s *Store) AdjustUserQuota(adminName string, userID uint64, quota int64) er
 		if err != nil {
 			return nil, err
 		}
-		live := u.Quota
-		if b := s.ledger.users[userID]; b != nil {
-			live = b.quota
-		}
-		delta := quota - live
-		if delta == 0 {
-			return nil, nil
-		}
-		u.Quota += delta
-		if err := putUserRecord(tx, u); err != nil {
-			return nil, err
-		}
-		set := s.Settings()
-		if err := appendLog(tx, &Log{UserID: userID, Username: u.Username, Type: LogTypeManage, CreatedAt: s.nowUnix(),
-			Content: "管理员 " + adminName + " 将用户额度从 " + formatQuota(set, live) + " 修改为 " + formatQuota(set, quota)}); err != nil {
+		delta, err := s.setQuotaTx(tx, adminName, u, quota)
+		if err != nil || delta == 0 {
 			return nil, err
 		}
 		return []balanceDelta{{user: userID, quota: delta}}, nil
@@ -273,4 +260,28 @@ func (s *Store) AdjustUserQuota(adminName string, userID uint64, quota int64) er
 	}
 	s.userChanged(userID)
 	return nil
+}
+
+
+// setQuotaTx sets user u's live quota to quota in tx, with its manage log,
+// and returns the change (0: nothing written). The ledger lock is held.
+func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) (int64, error) {
+	live := u.Quota
+	if b := s.ledger.users[u.ID]; b != nil {
+		live = b.quota
+	}
+	delta := quota - live
+	if delta == 0 {
+		return 0, nil
+	}
+	u.Quota += delta
+	if err := putUserRecord(tx, u); err != nil {
+		return 0, err
+	}
+	set := s.Settings()
+	if err := appendLog(tx, &Log{UserID: u.ID, Username: u.Username, Type: LogTypeManage, CreatedAt: s.nowUnix(),
+		Content: "管理员 " + adminName + " 将用户额度从 " + formatQuota(set, live) + " 修改为 " + formatQuota(set, quota)}); err != nil {
+		return 0, err
+	}
+	return delta, nil
 }

@@ -528,81 +528,14 @@ type UserUpdate struct {
 // status change, or a deletion, ends the user's sessions in the same
 // transaction. Errors: ENOTFOUND, EINVALID, ECONFLICT.
 func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
-	if upd.Username != nil {
-		v := strings.TrimSpace(*upd.Username)
-		upd.Username = &v
-		if err := ValidateUsername(v); err != nil {
-			return nil, err
-		}
-	}
-	if upd.DisplayName != nil {
-		if err := ValidateDisplayName(*upd.DisplayName); err != nil {
-			return nil, err
-		}
-	}
-	if upd.Email != nil && *upd.Email != "" {
-		if err := ValidateEmail(*upd.Email); err != nil {
-			return nil, err
-		}
-	}
-	var hash string
-	if upd.Password != nil {
-		if err := ValidatePassword(*upd.Password); err != nil {
-			return nil, err
-		}
-		h, err := HashPassword(*upd.Password)
-		if err != nil {
-			return nil, Internal(err)
-		}
-		hash = h
+	hash, err := prepareUserUpdate(&upd)
+	if err != nil {
+		return nil, err
 	}
 	var out *User
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		u, err := getUser(tx, id)
-		if err != nil {
-			return err
-		}
-		old := *u
-		endSessions := false
-		set := func(dst *string, v *string) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		set(&u.Username, upd.Username)
-		set(&u.DisplayName, upd.DisplayName)
-		set(&u.Email, upd.Email)
-		set(&u.Group, upd.Group)
-		set(&u.GitHubID, upd.GitHubID)
-		set(&u.WeChatID, upd.WeChatID)
-		set(&u.TelegramID, upd.TelegramID)
-		set(&u.LinuxDOID, upd.LinuxDOID)
-		if hash != "" {
-			// A new password ends every way in that the old one gave:
-			// sessions and the system access token (S §15.7).
-			u.PasswordHash = hash
-			u.PasswordIsDefault = false
-			u.AccessTokenHash = nil
-			endSessions = true
-		}
-		if upd.Role != nil && *upd.Role != u.Role {
-			u.Role = *upd.Role
-			endSessions = true
-		}
-		if upd.Status != nil && *upd.Status != u.Status {
-			u.Status = *upd.Status
-			endSessions = endSessions || u.Status != UserStatusEnabled
-		}
-		if err := putUser(tx, &old, u); err != nil {
-			return err
-		}
-		if endSessions {
-			if err := deleteUserSessions(tx, id); err != nil {
-				return err
-			}
-		}
-		out = u
-		return nil
+	err = s.db.Update(func(tx *bolt.Tx) (err error) {
+		out, err = applyUserUpdate(tx, id, upd, hash)
+		return
 	})
 	if err != nil {
 		return nil, wrapTx(err)
@@ -610,6 +543,118 @@ func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
 	s.ledger.overlay(out)
 	s.userChanged(id)
 	return out, nil
+}
+
+// UpdateUserAsAdmin applies an administrator's edit of a user and, when
+// quota is set, sets the user's live quota to it with its manage log: one
+// transaction, so the edit is saved whole or not at all.
+func (s *Store) UpdateUserAsAdmin(adminName string, id uint64, upd UserUpdate, quota *int64) (*User, error) {
+	hash, err := prepareUserUpdate(&upd)
+	if err != nil {
+		return nil, err
+	}
+	var out *User
+	err = s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
+		u, err := applyUserUpdate(tx, id, upd, hash)
+		if err != nil {
+			return nil, err
+		}
+		out = u
+		if quota == nil {
+			return nil, nil
+		}
+		d, err := s.setQuotaTx(tx, adminName, u, *quota)
+		if err != nil || d == 0 {
+			return nil, err
+		}
+		return []balanceDelta{{user: id, quota: d}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.ledger.overlay(out)
+	s.userChanged(id)
+	return out, nil
+}
+
+// prepareUserUpdate checks and normalises upd and hashes a new password.
+func prepareUserUpdate(upd *UserUpdate) (hash string, err error) {
+	if upd.Username != nil {
+		v := strings.TrimSpace(*upd.Username)
+		upd.Username = &v
+		if err := ValidateUsername(v); err != nil {
+			return "", err
+		}
+	}
+	if upd.DisplayName != nil {
+		if err := ValidateDisplayName(*upd.DisplayName); err != nil {
+			return "", err
+		}
+	}
+	if upd.Email != nil && *upd.Email != "" {
+		if err := ValidateEmail(*upd.Email); err != nil {
+			return "", err
+		}
+	}
+	if upd.Password != nil {
+		if err := ValidatePassword(*upd.Password); err != nil {
+			return "", err
+		}
+		h, err := HashPassword(*upd.Password)
+		if err != nil {
+			return "", Internal(err)
+		}
+		hash = h
+	}
+	return hash, nil
+}
+
+// applyUserUpdate writes upd (with the new password's hash) to user id in tx.
+func applyUserUpdate(tx *bolt.Tx, id uint64, upd UserUpdate, hash string) (*User, error) {
+	u, err := getUser(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	old := *u
+	endSessions := false
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&u.Username, upd.Username)
+	set(&u.DisplayName, upd.DisplayName)
+	set(&u.Email, upd.Email)
+	set(&u.Group, upd.Group)
+	set(&u.GitHubID, upd.GitHubID)
+	set(&u.WeChatID, upd.WeChatID)
+	set(&u.TelegramID, upd.TelegramID)
+	set(&u.LinuxDOID, upd.LinuxDOID)
+	if hash != "" {
+		// A new password ends every way in that the old one gave:
+		// sessions and the system access token (S §15.7).
+		u.PasswordHash = hash
+		u.PasswordIsDefault = false
+		u.AccessTokenHash = nil
+		endSessions = true
+	}
+	if upd.Role != nil && *upd.Role != u.Role {
+		u.Role = *upd.Role
+		endSessions = true
+	}
+	if upd.Status != nil && *upd.Status != u.Status {
+		u.Status = *upd.Status
+		endSessions = endSessions || u.Status != UserStatusEnabled
+	}
+	if err := putUser(tx, &old, u); err != nil {
+		return nil, err
+	}
+	if endSessions {
+		if err := deleteUserSessions(tx, id); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
 }
 
 // DeleteUser soft-deletes the user and ends their sessions. Root accounts
