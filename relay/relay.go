@@ -882,13 +882,8 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 	var v struct {
 		Usage   *usage `json:"usage"`
 		Choices []struct {
-			Text    string `json:"text"`
-			Message struct {
-				Content          partsText            `json:"content"`
-				ReasoningContent string               `json:"reasoning_content"`
-				Reasoning        string               `json:"reasoning"`
-				ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
-			} `json:"message"`
+			Text    string     `json:"text"`
+			Message completion `json:"message"`
 		} `json:"choices"`
 		Meta struct {
 			Tokens struct {
@@ -912,10 +907,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 	sc := tokenizer.NewStreamCounter(c.model)
 	for _, ch := range v.Choices {
 		sc.Add(ch.Text)
-		sc.Add(string(ch.Message.Content))
-		sc.Add(ch.Message.ReasoningContent)
-		sc.Add(ch.Message.Reasoning)
-		sc.AddToolCalls(ch.Message.ToolCalls)
+		ch.Message.addTo(sc)
 	}
 	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}
 }

@@ -31,13 +31,8 @@ const drainWait = 100 * time.Millisecond
 // the text to count when the upstream reports no usage.
 type streamChunk struct {
 	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content          partsText            `json:"content"`
-			ReasoningContent string               `json:"reasoning_content"`
-			Reasoning        string               `json:"reasoning"`
-			ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
-		} `json:"delta"`
+		Text  string     `json:"text"`
+		Delta completion `json:"delta"`
 		// Moonshot reports a stream's usage in the finishing choice.
 		Usage *usage `json:"usage"`
 	} `json:"choices"`
@@ -63,11 +58,25 @@ func (ch *streamChunk) chunkUsage() (u *usage, top bool) {
 func (ch *streamChunk) counted(counter *tokenizer.StreamCounter) {
 	for _, choice := range ch.Choices {
 		counter.Add(choice.Text)
-		counter.Add(string(choice.Delta.Content))
-		counter.Add(choice.Delta.ReasoningContent)
-		counter.Add(choice.Delta.Reasoning)
-		counter.AddToolCalls(choice.Delta.ToolCalls)
+		choice.Delta.addTo(counter)
 	}
+}
+
+// completion is what a choice produced, as a stream's delta or an answer's
+// message carries it.
+type completion struct {
+	Content          partsText            `json:"content"`
+	ReasoningContent string               `json:"reasoning_content"`
+	Reasoning        string               `json:"reasoning"`
+	ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
+}
+
+// addTo adds the text billed as completion to counter.
+func (c *completion) addTo(counter *tokenizer.StreamCounter) {
+	counter.Add(string(c.Content))
+	counter.Add(c.ReasoningContent)
+	counter.Add(c.Reasoning)
+	counter.AddToolCalls(c.ToolCalls)
 }
 
 // partsText is message content as text: a string, or the text of an array

@@ -7,18 +7,25 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A charge the closed ledger refuses leaves memory as it leaves the file:
-// the call counts as refunded, not as charged in memory only.
-func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
+// openPayer opens a store with a user holding 1 000 quota.
+func openPayer(t *testing.T) (*Store, *User) {
+	t.Helper()
 	s, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	u, err := s.CreateUser(NewUser{Username: "payer", Password: "password1", Quota: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, u
+}
+
+// A charge the closed ledger refuses leaves memory as it leaves the file:
+// the call counts as refunded, not as charged in memory only.
+func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
+	s, u := openPayer(t)
 	tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500})
 	if err != nil {
 		t.Fatal(err)
@@ -42,15 +49,7 @@ func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
 // A charge that cannot be written does not take the others of its batch
 // with it: the batch is retried one charge at a time.
 func TestCommitIsolatesAFailingCharge(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "ledger.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	u, err := s.CreateUser(NewUser{Username: "payer", Password: "password1", Quota: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, u := openPayer(t)
 	good := &charge{userID: u.ID, quota: 10, writeLog: true, done: make(chan error, 1),
 		log: &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, ModelName: "m", Quota: 10, CreatedAt: 1}}
 	bad := &charge{userID: 9999, quota: 5, done: make(chan error, 1)} // no such user in the file

@@ -262,7 +262,6 @@ func (s *Store) AdjustUserQuota(adminName string, userID uint64, quota int64) er
 	return nil
 }
 
-
 // setQuotaTx sets user u's live quota to quota in tx, with its manage log,
 // and returns the change (0: nothing written). The ledger lock is held.
 func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) (int64, error) {
