@@ -849,10 +849,13 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
 	}
-	if answersJSON(c.k) && (!json.Valid(data) || errorIn(data)) {
+	if answersJSON(c.k) && errorIn(data) {
 		return rl.okButFailed(ch, data, set)
 	}
-	u := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
+	u, ok := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
+	if !ok {
+		return rl.okButFailed(ch, data, set)
+	}
 	if err := rl.settle(c, ch, u, -1, set); err != nil {
 		return err
 	}
@@ -869,15 +872,16 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 }
 
 // bodyUsage reads the usage of a complete answer, counting locally what the
-// provider did not report.
-func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
+// provider did not report. ok is false when an answer that must be JSON is
+// not (an HTML page from a wrong base URL, a cut body).
+func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool) {
 	switch c.k {
 	case kindSpeech:
-		return usage{PromptTokens: c.prompt}
+		return usage{PromptTokens: c.prompt}, true
 	case kindImage:
-		return usage{}
+		return usage{}, json.Valid(data)
 	case kindTranscription, kindTranslation:
-		return usage{CompletionTokens: tokenizer.CountText(c.model, transcriptText(c.format, ctype, data))}
+		return usage{CompletionTokens: tokenizer.CountText(c.model, transcriptText(c.format, ctype, data))}, true
 	}
 	var v struct {
 		Usage   *usage `json:"usage"`
@@ -892,16 +896,20 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 			} `json:"tokens"`
 		} `json:"meta"`
 	}
-	_ = json.Unmarshal(data, &v)
+	// The decode is the validity check: only a failed one (a body that is
+	// not JSON, or JSON of an unexpected shape) is scanned again.
+	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
+		return usage{}, false
+	}
 	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
 		u := *v.Usage
 		if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 			u.PromptTokens = u.TotalTokens
 		}
-		return u
+		return u, true
 	}
 	if v.Meta.Tokens.InputTokens+v.Meta.Tokens.OutputTokens > 0 {
-		return usage{PromptTokens: v.Meta.Tokens.InputTokens, CompletionTokens: v.Meta.Tokens.OutputTokens}
+		return usage{PromptTokens: v.Meta.Tokens.InputTokens, CompletionTokens: v.Meta.Tokens.OutputTokens}, true
 	}
 	// No usage reported: count locally.
 	sc := tokenizer.NewStreamCounter(c.model)
@@ -909,7 +917,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) usage {
 		sc.Add(ch.Text)
 		ch.Message.addTo(sc)
 	}
-	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}
+	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}, true
 }
 
 // settle charges the call and writes its log; frt is the time to first
