@@ -107,6 +107,17 @@ func unsupportedType(t int) *Error {
 		Message: "渠道类型 " + name + " 尚未支持", Retry: true}
 }
 
+// unsupportedEndpoint is the answer of an implemented type whose provider
+// has no such endpoint (Moonshot embeddings, say); the next channel is tried.
+func unsupportedEndpoint(t int) *Error {
+	name := ChannelTypeNames[t]
+	if name == "" {
+		name = "未知类型"
+	}
+	return &Error{Status: http.StatusNotImplemented, Type: "new_api_error", Code: "endpoint_not_supported",
+		Message: "渠道类型 " + name + " 不支持此接口", Retry: true}
+}
+
 // defaultBaseURL is used when a channel has no base_url.
 func defaultBaseURL(t int) string {
 	switch t {

@@ -26,8 +26,12 @@ func (a openAI) Supports(k kind) bool {
 		return k == kindChat || k == kindEmbedding || k == kindRerank || k == kindImage || k == kindCompletion
 	case TypeOllama:
 		return k == kindChat || k == kindCompletion || k == kindEmbedding
+	case TypeMistral, TypeAI360:
+		// Chat and embeddings; Mistral's completions are its own FIM API.
+		return k == kindChat || k == kindEmbedding
 	}
-	return k == kindChat || k == kindCompletion || k == kindEmbedding
+	// Moonshot and 01.AI serve chat only.
+	return k == kindChat
 }
 
 func (a openAI) StreamUsage() bool { return a.typ == TypeOpenAI || a.typ == TypeCustom }
@@ -222,7 +226,8 @@ type azure struct{}
 // AzureDefaultAPIVersion is used when a channel sets none.
 const AzureDefaultAPIVersion = "2023-06-01-preview"
 
-func (azure) Supports(k kind) bool { return true }
+// Azure OpenAI has no moderations or rerank endpoint.
+func (azure) Supports(k kind) bool { return k != kindModeration && k != kindRerank }
 func (azure) StreamUsage() bool    { return false }
 
 func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {

@@ -139,3 +139,35 @@ func TestProviderAdapters(t *testing.T) {
 		})
 	}
 }
+
+// A provider without an endpoint is not asked: the call moves to a channel
+// whose provider has it, and with none left the answer says so.
+func TestProviderEndpoints(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1"}})
+	moonshot, moonshotSeen := providerUpstream(t)
+	openai := relaytest.New(t, "sk-openai", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(2, 0)))
+	}})
+	chs := []*store.Channel{
+		{Type: relay.TypeMoonshot, Name: "moonshot", Key: "sk-m", BaseURL: moonshot.URL, Models: embedModel, Group: "default", Priority: 10},
+		{Type: relay.TypeOpenAI, Name: "openai", Key: "sk-openai", BaseURL: openai.URL, Models: embedModel, Group: "default"},
+	}
+	if err := g.st.CreateChannels(chs); err != nil {
+		t.Fatal(err)
+	}
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me"}); res.Status != http.StatusOK {
+		t.Fatalf("embeddings: %d %s", res.Status, res.Body)
+	}
+	if n := len(moonshotSeen()); n != 0 || openai.Hits() != 1 {
+		t.Fatalf("moonshot asked %d times, openai %d", n, openai.Hits())
+	}
+	if _, err := g.st.DeleteChannels([]uint64{chs[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	e := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me"}).wantError(t, http.StatusNotImplemented, "endpoint_not_supported")
+	if !strings.Contains(e.Error.Message, "不支持此接口") || len(moonshotSeen()) != 0 {
+		t.Fatalf("message %q, moonshot asked %d times", e.Error.Message, len(moonshotSeen()))
+	}
+}

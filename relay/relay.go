@@ -641,8 +641,11 @@ var errFirstByte = errors.New("first byte timeout")
 // answered and settled.
 func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	ad := adapterFor(ch.Type)
-	if ad == nil || !ad.Supports(c.k) {
+	if ad == nil {
 		return unsupportedType(ch.Type)
+	}
+	if !ad.Supports(c.k) {
+		return unsupportedEndpoint(ch.Type)
 	}
 	upstreamModel, merr := mapModel(ch, c.model)
 	if merr != nil {
