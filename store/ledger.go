@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -535,6 +536,11 @@ func (l *ledger) commitDone(batch []*charge, now int64, err error) {
 			l.revertLocked(c)
 		}
 		l.mu.Unlock()
+		for _, c := range batch {
+			// A caller in interval mode was already answered: this is the
+			// only trace of its lost charge.
+			slog.Error("charge not written", "user", c.userID, "token", c.tokenID, "channel", c.channelID, "quota", c.quota, "err", err)
+		}
 		err = Internal(err)
 	} else {
 		logs := 0
