@@ -255,11 +255,11 @@ func TestLogin(t *testing.T) {
 			{Name: "WithHeader", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
 				WantStatus: 200, WantContains: []string{`"username":"root"`}},
 			{Name: "HeaderMissing", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
-				Headers: map[string]string{"New-Api-User": ""}, WantStatus: 401, WantContains: []string{msg(msgNotLoggedIn)}},
+				Headers: map[string]string{"New-Api-User": ""}, WantStatus: 401, WantContains: []string{msg("无权进行此操作，未提供 New-Api-User")}},
 			{Name: "HeaderOtherUser", URL: "/api/user/self", Cookie: c.Value, UserID: rootID + 1,
-				WantStatus: 401, WantContains: []string{msg(msgNotLoggedIn)}},
+				WantStatus: 401, WantContains: []string{msg("无权进行此操作，与登录用户不匹配，请重新登录")}},
 			{Name: "HeaderNotANumber", URL: "/api/user/self", Cookie: c.Value, UserID: rootID,
-				Headers: map[string]string{"New-Api-User": id + "x"}, WantStatus: 401},
+				Headers: map[string]string{"New-Api-User": id + "x"}, WantStatus: 401, WantContains: []string{msg("无权进行此操作，New-Api-User 格式错误")}},
 			{Name: "UnknownCookie", URL: "/api/user/self", Cookie: "forged", UserID: rootID, WantStatus: 401},
 		})
 	})

@@ -197,10 +197,18 @@ func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, erro
 // sessionIdentity finishes authenticate for a live session of userID.
 func (s *Server) sessionIdentity(r *http.Request, sessionID string, userID uint64, needHeader bool) (*Identity, error) {
 	if needHeader {
+		// Each refusal says what is wrong with the header (S §2: 401),
+		// so a script that forgot it is not told its login expired.
 		hv := r.Header.Get("New-Api-User")
+		if hv == "" {
+			return nil, store.Errorf(store.EUNAUTHORIZED, "无权进行此操作，未提供 New-Api-User")
+		}
 		uid, perr := strconv.ParseUint(hv, 10, 64)
-		if hv == "" || perr != nil || uid != userID {
-			return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+		if perr != nil {
+			return nil, store.Errorf(store.EUNAUTHORIZED, "无权进行此操作，New-Api-User 格式错误")
+		}
+		if uid != userID {
+			return nil, store.Errorf(store.EUNAUTHORIZED, "无权进行此操作，与登录用户不匹配，请重新登录")
 		}
 	}
 	u, err := s.store.User(userID)

@@ -85,3 +85,30 @@ func TestBillingCompat(t *testing.T) {
 		t.Fatalf("user totals: %v, want %v", sub, float64(aliceQuota)/500_000)
 	}
 }
+
+// A model several types list (gpt-4o-mini: OpenAI and Azure) always names
+// the same owner in /v1/models: the lowest type's.
+func TestModelOwnerIsStable(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-owner", okChat(t, miniModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	for range 16 {
+		req, _ := http.NewRequest(http.MethodGet, g.srv.URL+"/v1/models/"+miniModel, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err != nil || m.ID != miniModel || m.OwnedBy != "openai" {
+			t.Fatalf("model %+v, %v", m, err)
+		}
+	}
+}

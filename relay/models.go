@@ -3,7 +3,10 @@ package relay
 import (
 	"bytes"
 	"io"
+	"maps"
+	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,8 +60,10 @@ type modelObject struct {
 }
 
 func ownerOf(model string) string {
-	for t, list := range BuiltinModels {
-		for _, m := range list {
+	// In type order, so a model several types list (OpenAI's are also
+	// Azure's) always names the same owner: the lowest type.
+	for _, t := range slices.Sorted(maps.Keys(BuiltinModels)) {
+		for _, m := range BuiltinModels[t] {
 			if m == model {
 				switch t {
 				case TypeOpenAI:
@@ -181,7 +186,9 @@ func (rl *Relay) billingUsage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, used, _ := rl.billingAmount(c)
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "total_usage": used * 100})
+	// Rounded to a millionth, so the binary fraction of a dollar amount
+	// does not show (0.0048, not 0.0048000000000000004).
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "total_usage": math.Round(used*100*1e6) / 1e6})
 }
 
 // Playground relays a console user's chat request, billed to the user at
