@@ -99,23 +99,23 @@ func adapterFor(t int) Adapter {
 
 // unsupportedType is the answer for channel types without an adapter.
 func unsupportedType(t int) *Error {
-	name := ChannelTypeNames[t]
-	if name == "" {
-		name = "未知类型"
-	}
 	return &Error{Status: http.StatusNotImplemented, Type: "new_api_error", Code: "channel_type_not_supported",
-		Message: "渠道类型 " + name + " 尚未支持", Retry: true}
+		Message: "渠道类型 " + typeName(t) + " 尚未支持", Retry: true}
+}
+
+// typeName is a channel type's name for messages.
+func typeName(t int) string {
+	if name := ChannelTypeNames[t]; name != "" {
+		return name
+	}
+	return "未知类型"
 }
 
 // unsupportedEndpoint is the answer of an implemented type whose provider
 // has no such endpoint (Moonshot embeddings, say); the next channel is tried.
 func unsupportedEndpoint(t int) *Error {
-	name := ChannelTypeNames[t]
-	if name == "" {
-		name = "未知类型"
-	}
 	return &Error{Status: http.StatusNotImplemented, Type: "new_api_error", Code: "endpoint_not_supported",
-		Message: "渠道类型 " + name + " 不支持此接口", Retry: true}
+		Message: "渠道类型 " + typeName(t) + " 不支持此接口", Retry: true}
 }
 
 // defaultBaseURL is used when a channel has no base_url.
