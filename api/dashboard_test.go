@@ -47,7 +47,7 @@ func TestDashboard(t *testing.T) {
 	ts := MustStartServer(t)
 	alice, admin := ts.UserID(t, "alice"), ts.UserID(t, "admin")
 	for _, id := range []uint64{alice, admin} {
-		if err := ts.Store.AdjustUserQuota("setup", id, 1_000_000); err != nil {
+		if _, err := ts.Store.UpdateUserAsAdmin("setup", id, store.UserUpdate{}, new(int64(1_000_000))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -519,7 +519,7 @@ func TestQuotaReminder_Ledger(t *testing.T) {
 	}
 	ts.Store.SetHooks(store.Hooks{Charged: ts.API.QuotaReminder().Observe})
 	alice := ts.UserID(t, "alice")
-	if err := ts.Store.AdjustUserQuota("setup", alice, 1500); err != nil {
+	if _, err := ts.Store.UpdateUserAsAdmin("setup", alice, store.UserUpdate{}, new(int64(1500))); err != nil {
 		t.Fatal(err)
 	}
 	charge := func(quota int64) {

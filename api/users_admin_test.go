@@ -126,7 +126,7 @@ func TestAdminUsers_Update(t *testing.T) {
 	t.Parallel()
 	ts := MustStartServer(t)
 	alice, root, admin := ts.UserID(t, "alice"), ts.UserID(t, "root"), ts.UserID(t, "admin")
-	if err := ts.Store.AdjustUserQuota("setup", alice, 1000); err != nil {
+	if _, err := ts.Store.UpdateUserAsAdmin("setup", alice, store.UserUpdate{}, new(int64(1000))); err != nil {
 		t.Fatal(err)
 	}
 	aliceCookie, _ := ts.MustSession(t, "alice")
@@ -269,7 +269,7 @@ func TestAdminUsers_ManageEndsAccess(t *testing.T) {
 	if err := ts.Store.CreateChannels([]*store.Channel{{Name: "up", Type: 1, Key: up.Key, BaseURL: up.URL, Models: "gpt-4o-mini"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.Store.AdjustUserQuota("setup", alice, 100_000_000); err != nil {
+	if _, err := ts.Store.UpdateUserAsAdmin("setup", alice, store.UserUpdate{}, new(int64(100_000_000))); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := ts.Store.CreateToken(&store.Token{UserID: alice, Name: "t", ExpiredTime: -1, UnlimitedQuota: true})

@@ -81,7 +81,7 @@ func TestAuthCacheFollowsEveryChange(t *testing.T) {
 func TestAuthCacheServesLiveBalances(t *testing.T) {
 	s := MustOpenStore(t)
 	u := MustPutUser(t, s, store.User{Username: "payer"})
-	if err := s.AdjustUserQuota("root", u.ID, 10_000); err != nil {
+	if _, err := s.UpdateUserAsAdmin("root", u.ID, store.UserUpdate{}, new(int64(10_000))); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 300, ExpiredTime: -1})
@@ -179,7 +179,7 @@ func TestAuthCacheUnderConcurrentChanges(t *testing.T) {
 func TestTokenBelowZeroStaysEditable(t *testing.T) {
 	s := MustOpenStore(t)
 	u := MustPutUser(t, s, store.User{Username: "over"})
-	if err := s.AdjustUserQuota("root", u.ID, 10_000); err != nil {
+	if _, err := s.UpdateUserAsAdmin("root", u.ID, store.UserUpdate{}, new(int64(10_000))); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 10, ExpiredTime: -1})

@@ -240,30 +240,9 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 	return quota, nil
 }
 
-// AdjustUserQuota sets a user's live quota to quota on an administrator's
-// behalf, with a manage log naming both values; open reservations stay
-// counted. Errors: ENOTFOUND.
-func (s *Store) AdjustUserQuota(adminName string, userID uint64, quota int64) error {
-	err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
-		u, err := getUser(tx, userID)
-		if err != nil {
-			return nil, err
-		}
-		delta, err := s.setQuotaTx(tx, adminName, u, quota)
-		if err != nil || delta == 0 {
-			return nil, err
-		}
-		return []balanceDelta{{user: userID, quota: delta}}, nil
-	})
-	if err != nil {
-		return err
-	}
-	s.userChanged(userID)
-	return nil
-}
-
 // setQuotaTx sets user u's live quota to quota in tx, with its manage log,
-// and returns the change (0: nothing written). The ledger lock is held.
+// and returns the change (0: nothing written); open reservations stay
+// counted. The ledger lock is held.
 func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) (int64, error) {
 	live := u.Quota
 	if b := s.ledger.users[u.ID]; b != nil {

@@ -28,7 +28,7 @@ type UserService interface {
 	ResetAccessToken(id uint64) (string, error)
 	EnsureAffCode(id uint64) (string, error)
 	TransferAffQuota(id uint64, quota int64) (*User, error)
-	AdjustUserQuota(adminName string, userID uint64, quota int64) error
+	UpdateUserAsAdmin(adminName string, id uint64, upd UserUpdate, quota *int64) (*User, error)
 	Users(f UserFilter) ([]*User, error)
 }
 
