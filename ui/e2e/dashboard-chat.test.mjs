@@ -225,16 +225,17 @@ function lastBucket(rows) {
 }
 
 /**
- * chartLegend hovers the right edge of a chart (its newest bucket) and reads
- * the legend: series label -> shown value.
+ * chartLegend hovers the right edge of a chart (its newest bucket), or the
+ * left edge (its oldest) when side is "left", and reads the legend: series
+ * label -> shown value.
  */
-async function chartLegend(page, metric) {
+async function chartLegend(page, metric, side = "right") {
   const chart = page.locator(`[data-testid="detail-chart-${metric}"]`);
   const over = chart.locator(".u-over");
   await over.scrollIntoViewIfNeeded();
   const box = await over.boundingBox();
   assert.ok(box && box.width > 100 && box.height > 100, `the ${metric} chart has a plot area: ${JSON.stringify(box)}`);
-  await over.hover({ position: { x: box.width - 2, y: box.height / 2 } });
+  await over.hover({ position: { x: side === "left" ? 2 : box.width - 2, y: box.height / 2 } });
   const rows = chart.locator(".u-legend tr.u-series");
   // The first legend row is the time axis; it shows a date once the cursor is on a bucket.
   await page.waitForFunction((id) => {
@@ -315,6 +316,16 @@ test("the dashboard shows a user's relayed calls in its totals and charts, and r
     for (const model of ["dash-a", "dash-b"]) {
       // (A model without calls in the newest hour shows 0 there.)
       assert.equal(legend[model], formats[metric](bucket[model]?.[metric] ?? 0), `${metric} of ${model} at the newest bucket: ${JSON.stringify(legend)}`);
+    }
+    // The time axis opens with the queried range (a day of hours), the
+    // hours without calls drawn as zero, not with the first hour that has
+    // data (one bucket alone used to stretch the axis over years).
+    const oldest = await chartLegend(page, metric, "left");
+    const timeLabel = Object.keys(legend)[0];
+    assert.equal(timeLabel, "时间", `the time series is labelled: ${JSON.stringify(legend)}`);
+    assert.notEqual(oldest[timeLabel], legend[timeLabel], `the oldest bucket is not the newest: ${JSON.stringify(oldest)}`);
+    for (const model of ["dash-a", "dash-b"]) {
+      assert.equal(oldest[model], metric === "quota" ? dollars(0) : "0", `${metric} of ${model} a day ago: ${JSON.stringify(oldest)}`);
     }
   }
   // In the usual case (the calls fell into one hour) the newest bucket holds everything.

@@ -35,7 +35,7 @@ export function ChatSubmenu({ variant = "sidebar" }: { variant?: "sidebar" | "ta
         const active = current === String(c.index);
         return (
           <li key={`${c.index}:${c.name}`}>
-            <Link href={`/chat/${c.index}`} className={variant === "sidebar" ? `sidebar-link ${active ? "active" : ""}` : `chat-tab ${active ? "active" : ""}`} aria-current={active ? "page" : undefined} data-chat={c.index}>
+            <Link href={`/chat/${c.index}`} className={variant === "sidebar" ? `sidebar-link ${active ? "active" : ""}` : `chat-tab ${active ? "active" : ""}`} aria-current={active ? "page" : undefined} data-chat={c.index} title={c.name}>
               {variant === "sidebar" ? <Icon name="chat" size={14} /> : null}
               <Text size="2" className={variant === "sidebar" ? "sidebar-label" : undefined}>
                 {c.name}

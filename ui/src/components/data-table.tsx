@@ -100,7 +100,7 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
           {rows.length === 0 ? (
             <Table.Row>
               <Table.Cell colSpan={span}>
-                <Flex justify="center" py="5" gap="2" align="center">
+                <Flex justify="center" py="5" gap="2" align="center" className="data-table-empty">
                   {loading ? <Spinner /> : null}
                   <Text color="gray" size="2">
                     {loading ? t("table.loading") : (empty ?? t("table.empty"))}

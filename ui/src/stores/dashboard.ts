@@ -81,15 +81,49 @@ export const MAX_MODELS = 8;
 /** OTHER_MODELS names the summed series of the smaller models. */
 export const OTHER_MODELS = "\u0000other";
 
-/** aggregate buckets rows by granularity and model; the busiest models keep their own series. */
-export function aggregate(list: QuotaRow[], g: Granularity): ChartSeries {
+/** MAX_BUCKETS bounds the chart's time axis; a longer one keeps only the buckets with data. */
+const MAX_BUCKETS = 10000;
+
+/** nextBucket returns the start of the bucket after the one starting at t (days may last 23 or 25 hours). */
+export function nextBucket(t: number, g: Granularity): number {
+  if (g === "hour") return t + 3600;
+  return bucketStart(t + (g === "week" ? 7 : 1) * 86400 + 7200, g);
+}
+
+/**
+ * timeAxis lists every bucket from the one holding from (when given) to the
+ * last one with data, so hours without calls show as zero instead of being
+ * skipped; seen are the buckets with data, in order.
+ */
+function timeAxis(seen: number[], g: Granularity, from?: number): number[] {
+  if (seen.length === 0) return seen;
+  const first = from === undefined ? seen[0] : Math.min(bucketStart(from, g), seen[0]);
+  const last = seen[seen.length - 1];
+  const all: number[] = [];
+  for (let x = first; x <= last; x = nextBucket(x, g)) {
+    if (all.length === MAX_BUCKETS) return seen;
+    all.push(x);
+  }
+  const have = new Set(all);
+  return seen.every((x) => have.has(x)) ? all : seen;
+}
+
+/**
+ * aggregate buckets rows by granularity and model; the busiest models keep
+ * their own series. from, the start of the queried range, opens the time axis.
+ */
+export function aggregate(list: QuotaRow[], g: Granularity, from?: number): ChartSeries {
   const byModel = new Map<string, number>();
   for (const r of list) byModel.set(r.model_name, (byModel.get(r.model_name) ?? 0) + (r.quota || 0) + (r.count || 0));
   const ranked = [...byModel.entries()].sort((a, b) => b[1] - a[1]).map(([m]) => m);
   const kept = ranked.slice(0, MAX_MODELS);
   const models = ranked.length > MAX_MODELS ? [...kept, OTHER_MODELS] : kept;
   const index = new Map(models.map((m, i) => [m, i]));
-  const times = [...new Set(list.map((r) => bucketStart(r.created_at, g)))].sort((a, b) => a - b);
+  const times = timeAxis(
+    [...new Set(list.map((r) => bucketStart(r.created_at, g)))].sort((a, b) => a - b),
+    g,
+    from,
+  );
   const tIndex = new Map(times.map((x, i) => [x, i]));
   const empty = () => models.map(() => times.map(() => 0));
   const values: Record<Metric, number[][]> = { quota: empty(), count: empty(), token_used: empty() };
@@ -105,7 +139,7 @@ export function aggregate(list: QuotaRow[], g: Granularity): ChartSeries {
 }
 
 /** series is the chart data of the applied query. */
-export const series = computed(() => aggregate(rows.value, applied.value.granularity));
+export const series = computed(() => aggregate(rows.value, applied.value.granularity, applied.value.start));
 
 /** totals sums the applied query's rows. */
 export const totals = computed(() => {

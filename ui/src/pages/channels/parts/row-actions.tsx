@@ -14,7 +14,7 @@ export function RowActions({ channel }: { channel: Channel }) {
   const models = splitList(channel.models);
   const testing = testingIds.value.has(channel.id);
   return (
-    <Flex gap="1" align="center" wrap="nowrap">
+    <Flex gap="1" align="center" wrap="wrap">
       <Flex gap="0" align="center">
         <Button size="1" variant="soft" loading={testing} onClick={() => void testOne(channel)} data-testid="test-channel" className="split-left">
           {t("channels.row.test")}

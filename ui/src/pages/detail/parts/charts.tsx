@@ -8,6 +8,9 @@ import { renderNumber } from "../../../lib/quota";
 import { applied, OTHER_MODELS, series, type Metric } from "../../../stores/dashboard";
 import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
 
+/** BUCKET_SECONDS is about one bucket of each granularity. */
+const BUCKET_SECONDS: Record<string, number> = { hour: 3600, day: 86400, week: 7 * 86400 };
+
 function dateLabel(ts: number, granularity: string): string {
   const d = new Date(ts * 1000);
   const md = `${d.getMonth() + 1}/${d.getDate()}`;
@@ -35,11 +38,17 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
   const names = s.models.map((m) => (m === OTHER_MODELS ? t("dashboard.other") : m));
   const options = useMemo<Omit<uPlot.Options, "width" | "height">>(
     () => ({
-      scales: { x: { time: true } },
+      scales: {
+        x: {
+          time: true,
+          // One bucket alone gets a bucket's width on each side, not years.
+          range: (_u: uPlot, min: number, max: number): uPlot.Range.MinMax => (min === max ? [min - BUCKET_SECONDS[granularity], max + BUCKET_SECONDS[granularity]] : [min, max]),
+        },
+      },
       cursor: { points: { size: 6 } },
       legend: { show: true },
       series: [
-        { value: (_u: uPlot, v: number | null) => (v === null ? "-" : dateLabel(v, granularity)) },
+        { label: t("dashboard.time"), value: (_u: uPlot, v: number | null) => (v === null ? "-" : dateLabel(v, granularity)) },
         ...names.map((name, i) => ({
           label: name,
           stroke: SERIES_COLORS[i % SERIES_COLORS.length],
@@ -51,7 +60,7 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
       axes: [{}, { size: 80, values: axisValues(metric) }],
     }),
     // The series layout (names) and granularity decide the options; values go through data.
-    [names.join("\u0001"), granularity, metric, s.times.length < 60],
+    [names.join("\u0001"), granularity, metric, s.times.length < 60, t],
   );
   const data = useMemo(() => [s.times, ...s.values[metric]] as uPlot.AlignedData, [s, metric]);
   return (

@@ -38,7 +38,7 @@ export function TokenTable() {
       key: "actions",
       header: t("tokens.col.actions"),
       cell: (x) => (
-        <Flex gap="1" align="center" wrap="nowrap">
+        <Flex gap="1" align="center" wrap="wrap">
           <ChatButton token={x} />
           {x.status === TOKEN_ENABLED ? (
             <Button size="1" variant="soft" color="orange" onClick={() => void setStatus(x.id, 2)} data-testid="disable-token">

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { gatewaySuite, login, newPage, rootApi } from "./harness.mjs";
+
+// Layout on a phone and on a laptop screen: the controls a page needs stay
+// usable and inside the screen.
+
+let root;
+
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    root = await rootApi(gw.baseURL);
+    const ch = await root.call("POST", "/api/channel/", {
+      name: "layout-channel",
+      type: 1,
+      key: "sk-layout",
+      base_url: "http://127.0.0.1:9",
+      models: "gpt-4o-mini",
+      group: "default",
+    });
+    assert.equal(ch.json?.success, true, JSON.stringify(ch.json));
+    const tok = await root.call("POST", "/api/token/", { name: "layout-token", unlimited_quota: true, expired_time: -1 });
+    assert.equal(tok.json?.success, true, JSON.stringify(tok.json));
+  },
+});
+
+const PHONE = { width: 390, height: 844 };
+const LAPTOP = { width: 1366, height: 850 };
+
+async function openAsRoot(viewport, lang) {
+  const opened = await newPage(suite.browser, suite.gw.baseURL, { viewport });
+  if (lang) await opened.context.addInitScript((l) => localStorage.setItem("i18nextLng", l), lang);
+  await login(opened.page, "root", "123456");
+  return opened;
+}
+
+test("on a phone the channel search box, the price table and an empty order list stay usable", async () => {
+  const { context, page } = await openAsRoot(PHONE);
+
+  await page.goto("/channel");
+  const keyword = page.locator('[data-testid="channel-search-keyword"]');
+  await keyword.waitFor();
+  const kb = await keyword.boundingBox();
+  assert.ok(kb.width >= 200 && kb.x + kb.width <= PHONE.width, `the channel search box: ${JSON.stringify(kb)}`);
+
+  await page.goto("/setting?tab=operation");
+  const model = page.locator('[data-testid="pricing-row"] th').first();
+  await model.waitFor();
+  const mb = await model.boundingBox();
+  assert.ok(mb.width >= 100, `a model name gets a readable column: ${JSON.stringify(mb)}`);
+  assert.ok(mb.height <= 60, `a model name is not broken into a character a line: ${JSON.stringify(mb)}`);
+
+  await page.goto("/topup");
+  const empty = page.getByText("暂无充值订单");
+  await empty.waitFor();
+  const eb = await empty.boundingBox();
+  assert.ok(eb.x >= 0 && eb.x + eb.width <= PHONE.width, `the empty order list says so on screen: ${JSON.stringify(eb)}`);
+  await context.close();
+});
+
+test("on a laptop screen in English the token actions fit, the sidebar's chat links keep their icons, and pages do not scroll for nothing", async () => {
+  const { context, page } = await openAsRoot(LAPTOP, "en");
+  await page.goto("/token");
+  const table = page.locator('[data-testid="token-table"]');
+  const del = page.locator('[data-testid="delete-token"]').first();
+  await del.waitFor();
+  const tb = await table.boundingBox();
+  const db = await del.boundingBox();
+  assert.ok(db.x >= tb.x && db.x + db.width <= tb.x + tb.width, `Delete lies inside the table: ${JSON.stringify({ table: tb, button: db })}`);
+
+  const chat = page.locator('[data-testid="sidebar"] [data-chat]').first();
+  await chat.waitFor();
+  const icon = await chat.locator("svg").boundingBox();
+  assert.ok(icon && icon.width > 0, `the chat link keeps its icon: ${JSON.stringify(icon)}`);
+  const sidebar = await page.locator('[data-testid="sidebar"]').boundingBox();
+  const label = await chat.boundingBox();
+  assert.ok(label.x + label.width <= sidebar.x + sidebar.width, `the chat link stays in the sidebar: ${JSON.stringify({ sidebar, label })}`);
+
+  for (const path of ["/token", "/pricing", "/chat/0"]) {
+    await page.goto(path);
+    await page.waitForLoadState("networkidle");
+    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    assert.equal(h, LAPTOP.height, `${path} is as tall as the window`);
+  }
+  await context.close();
+});
