@@ -227,6 +227,7 @@ func (m *Main) Run(ctx context.Context) error {
 		UserChanged: func(u *store.User) { api.PublishUser(hub, u) },
 		SettingsChanged: func(s *store.Settings) {
 			api.PublishNotice(hub, s.Get("Notice"))
+			api.PublishStatusChanged(hub)
 			allowList.changed(s.Get("EgressAllowedHosts"))
 		},
 		// The ledger's writer hands each committed batch over and goes on

@@ -73,7 +73,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 	hub, mailer := s.hub, s.cfg.ChannelMail
 	var sum TestSummary // report is called from one goroutine, in order
-	err := s.cfg.Relay.TestAll(func(p relay.Progress) {
+	err := s.cfg.Relay.TestAll(currentUser(r), func(p relay.Progress) {
 		msg := map[string]any{"task": "channel_test", "done": p.Done, "total": p.Total}
 		if p.Result != nil {
 			msg["channel_id"] = p.Result.ChannelID
@@ -82,6 +82,9 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 			if p.Result.Err != nil {
 				msg["message"] = p.Result.Err.Error()
 			}
+			// A slow answer is no failure, but the rules may still have
+			// disabled the channel for it.
+			msg["disabled"] = p.Status == store.ChannelStatusAutoDisabled
 		}
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicTaskProgress, msg)
 		if p.Result != nil {
@@ -96,7 +99,7 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 				sum.Enabled++
 			}
 		}
-		if p.Done == p.Total {
+		if p.Done == p.Total && (p.Result != nil || p.Total == 0) {
 			mailer.TestAllFinished(sum)
 		}
 	})

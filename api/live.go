@@ -13,6 +13,7 @@ import (
 const (
 	TopicUserSelf = "user.self"
 	TopicNotice   = "notice"
+	TopicStatus   = "status"
 )
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -63,4 +64,12 @@ func PublishUser(hub *ws.Hub, u *store.User) {
 // PublishNotice pushes the notice text to every console.
 func PublishNotice(hub *ws.Hub, notice string) {
 	hub.Publish(ws.Audience{}, TopicNotice, map[string]string{"notice": notice})
+}
+
+// PublishStatusChanged tells every console that the options changed, so
+// that it reads GET /api/status again: how quota is shown (QuotaPerUnit,
+// DisplayInCurrencyEnabled), the name, the chat links and the rest follow
+// without a reload.
+func PublishStatusChanged(hub *ws.Hub) {
+	hub.Publish(ws.Audience{}, TopicStatus, map[string]any{})
 }

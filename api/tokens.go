@@ -39,7 +39,20 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.showExpired(tokens...)
 	writeJSON(w, nonNil(tokens))
+}
+
+// showExpired shows an enabled token whose expiry has passed as expired,
+// which it is: the relay refuses it and records the status at its next
+// use, but the list must not offer it as enabled until then.
+func (s *Server) showExpired(tokens ...*store.Token) {
+	now := s.store.Now().Unix()
+	for _, t := range tokens {
+		if t.Status == store.TokenStatusEnabled && t.ExpiredTime != -1 && t.ExpiredTime < now {
+			t.Status = store.TokenStatusExpired
+		}
+	}
 }
 
 func (s *Server) searchTokens(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +63,7 @@ func (s *Server) searchTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.showExpired(tokens...)
 	writeJSON(w, nonNil(tokens))
 }
 
@@ -63,6 +77,7 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.showExpired(t)
 	writeJSON(w, t)
 }
 
@@ -123,6 +138,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.showExpired(created)
 	writeMessage(w, "令牌创建成功！", created)
 }
 
@@ -159,6 +175,7 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.showExpired(t)
 	writeMessage(w, "令牌更新成功！", t)
 }
 

@@ -314,6 +314,45 @@ func TestTokenStatusRules(t *testing.T) {
 	e.mustOK("PUT", "/api/token/?status_only=true", tok, map[string]any{"id": exhausted.ID, "status": 1})
 }
 
+// An enabled token past its expiry is listed, searched, read, created and
+// saved as expired, before any call finds it out; the record keeps its
+// status, so fixing the expiry shows it enabled again.
+func TestTokenShownExpired(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	_, tok := e.mustUser("erin", store.RoleCommon)
+	past := e.mustCreateToken(tok, map[string]any{"name": "past", "expired_time": 1000, "remain_quota": 100})
+	if past.Status != store.TokenStatusExpired {
+		t.Fatalf("created with a past expiry: status %d, want 3", past.Status)
+	}
+	live := e.mustCreateToken(tok, map[string]any{"name": "live", "expired_time": -1, "remain_quota": 100})
+	statuses := func(url string) map[string]int {
+		out := map[string]int{}
+		for _, x := range decodeData[[]store.Token](t, e.mustOK("GET", url, tok, nil)) {
+			out[x.Name] = x.Status
+		}
+		return out
+	}
+	want := map[string]int{"past": store.TokenStatusExpired, "live": store.TokenStatusEnabled}
+	for _, url := range []string{"/api/token/?p=0&size=10", "/api/token/search?keyword="} {
+		if got := statuses(url); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: statuses %v, want %v", url, got, want)
+		}
+	}
+	if got := decodeData[store.Token](t, e.mustOK("GET", fmt.Sprintf("/api/token/%d", past.ID), tok, nil)); got.Status != store.TokenStatusExpired {
+		t.Errorf("get: status %d, want 3", got.Status)
+	}
+	if got := decodeData[store.Token](t, e.mustOK("PUT", "/api/token/", tok, map[string]any{"id": past.ID, "name": "past2"})); got.Status != store.TokenStatusExpired {
+		t.Errorf("saved without a new expiry: status %d, want 3", got.Status)
+	}
+	if got := decodeData[store.Token](t, e.mustOK("PUT", "/api/token/", tok, map[string]any{"id": past.ID, "expired_time": -1})); got.Status != store.TokenStatusEnabled {
+		t.Errorf("saved with no expiry: status %d, want 1", got.Status)
+	}
+	if got := decodeData[store.Token](t, e.mustOK("GET", fmt.Sprintf("/api/token/%d", live.ID), tok, nil)); got.Status != store.TokenStatusEnabled {
+		t.Errorf("a live token: status %d", got.Status)
+	}
+}
+
 func TestTokenSearchAndPaging(t *testing.T) {
 	t.Parallel()
 	e := newConsoleEnv(t)

@@ -162,7 +162,9 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		res.Err = errors.New("上游返回中没有 usage")
 		return res
 	}
-	_ = rl.store.RecordChannelTest(ch.ID, res.Duration.Milliseconds())
+	// A response time of 0 means "never tested" (A §3): a test that took
+	// under a millisecond records 1.
+	_ = rl.store.RecordChannelTest(ch.ID, max(1, res.Duration.Milliseconds()))
 	set := rl.store.Settings()
 	p, perr := priceFor(set, model, "default")
 	var quota int64
@@ -226,9 +228,11 @@ type Progress struct {
 }
 
 // TestAll tests every channel in the background, one after another,
-// applying the health rules, and reports progress through report. It
-// refuses to start while another run is going.
-func (rl *Relay) TestAll(report func(Progress)) error {
+// applying the health rules, and reports progress through report: first
+// the number of channels (Done 0), then each result. by is the
+// administrator who started the run (its test logs name them), nil for the
+// periodic run. It refuses to start while another run is going.
+func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 	if !rl.testing.CompareAndSwap(false, true) {
 		return errors.New("已有一个测试任务正在运行，请稍后再试")
 	}
@@ -239,8 +243,11 @@ func (rl *Relay) TestAll(report func(Progress)) error {
 	}
 	go func() {
 		defer rl.testing.Store(false)
+		if report != nil && len(chs) > 0 {
+			report(Progress{Total: len(chs)})
+		}
 		for i, ch := range chs {
-			r := rl.TestChannel(context.Background(), ch, "", nil)
+			r := rl.TestChannel(context.Background(), ch, "", by)
 			status := rl.ApplyTestOutcome(ch, r)
 			if report != nil {
 				rr := r
@@ -391,7 +398,7 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 			return
 		case now := <-t.C:
 			if due(now, &lastTest, "ChannelTestInterval") {
-				if err := rl.TestAll(nil); err != nil {
+				if err := rl.TestAll(nil, nil); err != nil {
 					slog.Info("periodic channel test skipped", "err", err)
 				}
 			}

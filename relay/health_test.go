@@ -289,12 +289,27 @@ func TestHealth_TestAllMailsRoot(t *testing.T) {
 	g.MustCreateChannel(t, healthy, ratioModel, nil)
 
 	// The periodic loop runs TestAll without a console to report to.
-	if err := g.rl.TestAll(nil); err != nil {
+	if err := g.rl.TestAll(nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	g.waitTestAll(t)
 	if got := box.take(); len(got) != 0 {
 		t.Fatalf("periodic run sent %+v, want nothing", got)
+	}
+	// The periodic run's test log belongs to no one; a fast test still
+	// records a response time (0 would read as never tested).
+	testLogs := func() []*store.Log {
+		page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume}, 1, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Items
+	}
+	if logs := testLogs(); len(logs) != 1 || logs[0].UserID != 0 || logs[0].TokenName != "模型测试" {
+		t.Fatalf("periodic test logs %+v, want one of user 0", logs)
+	}
+	if ch, _ := g.st.Channel(1); ch == nil || ch.ResponseTime < 1 || ch.TestTime == 0 {
+		t.Fatalf("tested channel %+v has no response time", ch)
 	}
 
 	broke := relaytest.NewChat(t, "sk-broke", failWith(429, "", "", "You exceeded your current quota, please check your plan and billing details."))
@@ -326,6 +341,16 @@ func TestHealth_TestAllMailsRoot(t *testing.T) {
 	}
 	if len(disables) != 1 || !strings.Contains(disables[0].subject, "#"+strconv.FormatUint(brokeCh.ID, 10)) {
 		t.Errorf("disable mails %+v, want one for channel %d", disables, brokeCh.ID)
+	}
+	// The console's run is logged under the administrator who started it.
+	var byRoot int
+	for _, l := range testLogs() {
+		if l.UserID == fixture.ids["root"] && l.Username == "root" {
+			byRoot++
+		}
+	}
+	if byRoot != 2 {
+		t.Errorf("%d test logs of the console's run name root, want the 2 successful tests", byRoot)
 	}
 }
 

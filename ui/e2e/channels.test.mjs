@@ -145,6 +145,12 @@ test("priority, weight and status are edited in place; copy, test-all and bulk d
   await weight.press("Enter");
   await page.waitForFunction(() => document.querySelectorAll(".toast").length > 0);
   assert.equal((await channelByName(api, name)).weight, 0);
+  // A fraction is refused with a message, not dropped in silence.
+  await prio.fill("2.7");
+  await prio.press("Enter");
+  await expectToast(page, "优先级必须是整数");
+  assert.equal(await prio.inputValue(), "-999");
+  assert.equal((await channelByName(api, name)).priority, -999);
 
   // Disable greys the row; enable brings it back.
   await row.locator('[data-testid="disable-channel"]').click();

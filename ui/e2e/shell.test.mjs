@@ -106,3 +106,26 @@ test("a rate-limited call shows the catalogue's message; a mail code's cooldown 
   await expectToast(page, "错误：服务器内部错误，请联系管理员！");
   await context.close();
 });
+
+test("an open console shows quota the new way as soon as the display options change", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await submitLogin(page, "root", "123456");
+  await page.waitForURL("**/setting?tab=personal");
+  const quota = (await root.call("GET", "/api/user/self")).json.data.quota;
+  await page.goto("/topup");
+  const balance = page.locator('[data-testid="wallet-balance"]');
+  await balance.waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const before = (await balance.textContent()).trim();
+  assert.equal(before, "$" + (quota / 500000).toFixed(2));
+
+  await putOption(root, "QuotaPerUnit", "1000000");
+  await balance.filter({ hasText: "$" + (quota / 1000000).toFixed(2) }).waitFor({ timeout: 10000 });
+  await putOption(root, "DisplayInCurrencyEnabled", "false");
+  await balance.filter({ hasNotText: "$" }).waitFor({ timeout: 10000 });
+
+  await putOption(root, "DisplayInCurrencyEnabled", "true");
+  await putOption(root, "QuotaPerUnit", "500000");
+  await balance.filter({ hasText: before }).waitFor({ timeout: 10000 });
+  await context.close();
+});

@@ -72,6 +72,8 @@ export interface TestProgress {
   ok?: boolean;
   time?: number;
   message?: string;
+  /** disabled is true when the health rules disabled the channel just tested. */
+  disabled?: boolean;
 }
 
 /** BalanceResult is one channel's outcome of the update-all-balances call. */

@@ -1,5 +1,7 @@
 import { TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
+import { t } from "../i18n";
+import { toast } from "../stores/toast";
 
 /** InlineNumberProps configure an integer edited in place. */
 export interface InlineNumberProps {
@@ -21,6 +23,8 @@ export function InlineNumber({ value, min, onCommit, label, width = "84px", test
   const commit = async () => {
     const trimmed = text.trim();
     if (trimmed === "" || !/^-?\d+$/.test(trimmed)) {
+      // Emptied means never mind; anything else is said to be wrong.
+      if (trimmed !== "") toast.error(t("common.integerRequired", { label }));
       setText(String(value));
       return;
     }

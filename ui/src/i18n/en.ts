@@ -7,6 +7,7 @@ const en: Dictionary = {
     close: "Close",
     confirm: "Confirm",
     save: "Save",
+    integerRequired: "{{label}} must be a whole number",
     notifications: "Notifications",
   },
   nav: {

@@ -104,6 +104,7 @@ const pagesEn: PagesDictionary = {
     progress: {
       testing: "Testing all channels: {{done}}/{{total}}",
       finished: "Test finished: {{done}}/{{total}}, {{failed}} failed",
+      finishedDisabled: "Test finished: {{done}}/{{total}}, {{failed}} failed, {{disabled}} disabled automatically",
       balances: "Updating the balances of enabled channels…",
     },
     msg: {
@@ -117,6 +118,7 @@ const pagesEn: PagesDictionary = {
       testedModel: "Channel {{name}} passed the test with model {{model}} in {{seconds}} s.",
       testAllStarted: "Testing of all enabled channels has started; refresh the page to see the results.",
       testAllDone: "All channels tested: {{total}} in total, {{failed}} failed",
+      testAllDoneDisabled: "All channels tested: {{total}} in total, {{failed}} failed, {{disabled}} disabled automatically",
       balanceUpdated: "Balance of channel {{name}} updated!",
       balancesUpdated: "Balances of all enabled channels updated!",
       balancesPartial: "Updating the balance failed for {{count}} channels (IDs: {{ids}})",

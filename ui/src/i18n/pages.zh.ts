@@ -102,6 +102,7 @@ const pagesZh = {
     progress: {
       testing: "正在测试所有通道：{{done}}/{{total}}",
       finished: "测试完成：{{done}}/{{total}}，失败 {{failed}} 个",
+      finishedDisabled: "测试完成：{{done}}/{{total}}，失败 {{failed}} 个，自动禁用 {{disabled}} 个",
       balances: "正在更新所有已启用通道余额…",
     },
     msg: {
@@ -115,6 +116,7 @@ const pagesZh = {
       testedModel: "通道 {{name}} 测试成功，模型 {{model}} 耗时 {{seconds}} 秒。",
       testAllStarted: "已成功开始测试所有已启用通道，请刷新页面查看结果。",
       testAllDone: "所有通道测试完成，共 {{total}} 个，失败 {{failed}} 个",
+      testAllDoneDisabled: "所有通道测试完成，共 {{total}} 个，失败 {{failed}} 个，自动禁用 {{disabled}} 个",
       balanceUpdated: "通道 {{name}} 余额更新成功！",
       balancesUpdated: "已更新完毕所有已启用通道余额！",
       balancesPartial: "{{count}} 个通道余额更新失败（ID：{{ids}}）",

@@ -5,6 +5,7 @@ const zh = {
     close: "关闭",
     confirm: "确定",
     save: "保存",
+    integerRequired: "{{label}}必须是整数",
     notifications: "通知",
   },
   nav: {

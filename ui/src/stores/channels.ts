@@ -54,6 +54,8 @@ export interface TestAllState {
   done: number;
   total: number;
   failed: number;
+  /** disabled counts the channels the health rules disabled (a slow answer is no failure). */
+  disabled: number;
   running: boolean;
 }
 /** testAllState is null until a test-all run starts. */
@@ -261,10 +263,11 @@ export async function refreshBalance(ch: Channel): Promise<void> {
 export async function startTestAll(): Promise<void> {
   // The state is set before the call: progress frames of a quick run can
   // arrive before the answer that started it.
-  testAllState.value = { done: 0, total: 0, failed: 0, running: true };
+  testAllState.value = { done: 0, total: 0, failed: 0, disabled: 0, running: true };
   try {
     const message = await channelApi.testAllChannels();
-    toast.info(message || t("channels.msg.testAllStarted"));
+    // A quick run may already have reported its end.
+    if (testAllState.value?.running) toast.info(message || t("channels.msg.testAllStarted"));
   } catch (err) {
     testAllState.value = null;
     handleError(err);
@@ -345,15 +348,17 @@ function onProgress(data: unknown): void {
   if (p?.task !== "channel_test") return;
   const prev = testAllState.value;
   const failed = (prev?.running ? prev.failed : 0) + (p.ok === false ? 1 : 0);
+  const disabled = (prev?.running ? prev.disabled : 0) + (p.disabled === true ? 1 : 0);
   const done = Number(p.done) || 0;
   const total = Number(p.total) || 0;
   if (typeof p.channel_id === "number" && p.ok && typeof p.time === "number") {
     patchChannel(p.channel_id, { response_time: Math.round(p.time * 1000), test_time: Math.floor(Date.now() / 1000) });
   }
   const finished = total > 0 ? done >= total : true;
-  testAllState.value = { done, total, failed, running: !finished };
+  testAllState.value = { done, total, failed, disabled, running: !finished };
   if (finished) {
-    toast.success(t("channels.msg.testAllDone", { total, failed }));
+    if (disabled > 0) toast.warning(t("channels.msg.testAllDoneDisabled", { total, failed, disabled }));
+    else toast.success(t("channels.msg.testAllDone", { total, failed }));
     if (finishTimer) clearTimeout(finishTimer);
     finishTimer = setTimeout(() => {
       if (testAllState.value && !testAllState.value.running) testAllState.value = null;

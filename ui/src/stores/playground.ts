@@ -77,13 +77,21 @@ export async function loadOptions(): Promise<void> {
   if (Object.keys(patch).length > 0) updateSettings(patch);
 }
 
-/** chooseGroup switches the group the playground bills and lists that group's models. */
+/**
+ * chooseGroup switches the group the playground bills and lists that group's
+ * models; a model the group does not offer is dropped (none is chosen when
+ * the group offers none).
+ */
 export async function chooseGroup(group: string): Promise<void> {
   updateSettings({ group });
-  const ms = await userModels(group).catch(() => [] as string[]);
+  const ms = await userModels(group).catch(() => null);
   if (settings.value.group !== group) return; // a newer choice overtook this one
+  if (ms === null) {
+    models.value = [];
+    return;
+  }
   models.value = ms;
-  if (ms.length > 0 && !ms.includes(settings.value.model)) updateSettings({ model: ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0] });
+  if (!ms.includes(settings.value.model)) updateSettings({ model: ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (ms[0] ?? "") });
 }
 
 function patchLast(fn: (m: PlaygroundMessage) => PlaygroundMessage): void {
@@ -116,6 +124,10 @@ function history(): ChatTurn[] {
 export async function send(text: string): Promise<void> {
   const content = text.trim();
   if (!content || streaming.value) return;
+  if (!settings.value.model) {
+    toast.error(t("playground.modelPlaceholder"));
+    return;
+  }
   messages.value = [...messages.value, { id: nextId++, role: "user", content, status: "complete" }];
   const turns = history();
   messages.value = [...messages.value, { id: nextId++, role: "assistant", content: "", status: "loading" }];

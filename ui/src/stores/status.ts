@@ -60,8 +60,12 @@ function applyDocument(s: Status): void {
   if (icon && s.logo) icon.href = s.logo;
 }
 
-/** loadStatus fetches the status object, stores it and applies title and icon. */
-export async function loadStatus(): Promise<void> {
+/**
+ * loadStatus fetches the status object, stores it and applies title and
+ * icon. quiet (a refresh pushed by the server) says nothing when it fails:
+ * the status already shown stays.
+ */
+export async function loadStatus(quiet = false): Promise<void> {
   try {
     const s = await fetchStatus();
     status.value = s;
@@ -69,7 +73,7 @@ export async function loadStatus(): Promise<void> {
     applyDocument(s);
     applyDefaultCollapse(s.default_collapse_sidebar === true);
   } catch {
-    toast.error(t("error.cannotConnect"));
+    if (!quiet) toast.error(t("error.cannotConnect"));
   } finally {
     statusLoaded.value = true;
   }

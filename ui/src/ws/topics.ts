@@ -2,6 +2,7 @@ import { effect } from "@preact/signals-react";
 import { ApiError } from "../api/client";
 import type { User } from "../api/types";
 import { setNotice } from "../stores/notice";
+import { loadStatus } from "../stores/status";
 import { expireSession, mergeUser, refreshSelf, user, USER_BANNED } from "../stores/user";
 import { connectSocket, disconnectSocket, onTopic, setSocketHooks } from "./socket";
 
@@ -20,6 +21,8 @@ export function startLiveUpdates(): void {
     }
     mergeUser(update);
   });
+  // The options changed: how quota is shown and the rest of the status follow.
+  onTopic("status", () => void loadStatus(true));
   onTopic("notice", (data) => {
     const text = (data as { notice?: unknown })?.notice;
     if (typeof text === "string") setNotice(text);

@@ -12,14 +12,14 @@ export function TestAllProgress() {
   const balances = updatingAllBalances.value;
   if (!s && !balances) return null;
   return (
-    <Callout.Root color={s && !s.running && s.failed > 0 ? "orange" : "blue"} data-testid="channel-progress">
+    <Callout.Root color={s && !s.running && s.failed + s.disabled > 0 ? "orange" : "blue"} data-testid="channel-progress">
       <Flex direction="column" gap="2" className="full-width">
         {s ? (
           <>
             <Text size="2" data-testid="test-all-status">
               {s.running
                 ? t("channels.progress.testing", { done: s.done, total: s.total || "?" })
-                : t("channels.progress.finished", { done: s.done, total: s.total, failed: s.failed })}
+                : t(s.disabled > 0 ? "channels.progress.finishedDisabled" : "channels.progress.finished", { done: s.done, total: s.total, failed: s.failed, disabled: s.disabled })}
             </Text>
             <Progress value={s.total > 0 ? Math.round((s.done / s.total) * 100) : undefined} max={100} />
           </>
