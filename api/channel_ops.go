@@ -311,6 +311,12 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
 			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
 	}
+	for _, t := range b.Tokens {
+		// Tokens are their owner's alone: an administrator's list shows
+		// only their own too.
+		hub.Publish(ws.Audience{UserID: t.UserID}, TopicTokenUsage, map[string]any{
+			"id": t.TokenID, "remain_quota": t.RemainQuota, "used_quota": t.UsedQuota, "unlimited_quota": t.Unlimited})
+	}
 }
 
 var _ = json.Marshal

@@ -14,6 +14,8 @@ const (
 	TopicUserSelf = "user.self"
 	TopicNotice   = "notice"
 	TopicStatus   = "status"
+	// TopicTokenUsage carries a token's quota after a charge to its owner.
+	TopicTokenUsage = "token.usage"
 )
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {

@@ -44,13 +44,18 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 // showExpired shows an enabled token whose expiry has passed as expired,
-// which it is: the relay refuses it and records the status at its next
-// use, but the list must not offer it as enabled until then.
+// and a limited one without quota left as exhausted, which they are: the
+// relay refuses them and records the status at their next use, but the
+// list must not offer them as enabled until then.
 func (s *Server) showExpired(tokens ...*store.Token) {
 	now := s.store.Now().Unix()
 	for _, t := range tokens {
-		if t.Status == store.TokenStatusEnabled && t.ExpiredTime != -1 && t.ExpiredTime < now {
+		switch {
+		case t.Status != store.TokenStatusEnabled:
+		case t.ExpiredTime != -1 && t.ExpiredTime < now:
 			t.Status = store.TokenStatusExpired
+		case !t.UnlimitedQuota && t.RemainQuota <= 0:
+			t.Status = store.TokenStatusExhausted
 		}
 	}
 }

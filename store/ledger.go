@@ -588,11 +588,19 @@ func (l *ledger) revertLocked(c *charge) {
 type ChargeBatch struct {
 	Logs     []*Log
 	Balances []Balance
+	Tokens   []TokenBalance
+}
+
+// TokenBalance is a token's live quota as published after a charge.
+type TokenBalance struct {
+	TokenID, UserID        uint64
+	RemainQuota, UsedQuota int64
+	Unlimited              bool
 }
 
 func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 	var out ChargeBatch
-	seen := map[uint64]bool{}
+	seen, seenToken := map[uint64]bool{}, map[uint64]bool{}
 	l.mu.Lock()
 	for _, c := range batch {
 		if c.writeLog {
@@ -602,6 +610,12 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 			seen[c.userID] = true
 			if b := l.users[c.userID]; b != nil {
 				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.quota, UsedQuota: b.used, RequestCount: b.count})
+			}
+		}
+		if c.tokenID != 0 && !seenToken[c.tokenID] {
+			seenToken[c.tokenID] = true
+			if t := l.tokens[c.tokenID]; t != nil {
+				out.Tokens = append(out.Tokens, TokenBalance{TokenID: c.tokenID, UserID: c.userID, RemainQuota: t.remain, UsedQuota: t.used, Unlimited: t.unlimited})
 			}
 		}
 	}

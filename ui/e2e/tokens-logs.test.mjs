@@ -121,6 +121,39 @@ test("a user creates a token, reads its key, and the open log page shows the cal
   await context.close();
 });
 
+test("the open token list follows a token's used and remaining quota live, down to exhausted", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tlive", "token-pass-1");
+  // One call costs (100000 + 50000 × 4) × 0.075 = 22500: the token pays for one and a bit.
+  const created = await api.call("POST", "/api/token/", { name: "live-tok", remain_quota: 30000, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "live-tok");
+  const key = "sk-" + tok.key;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  assert.match(await row.textContent(), /\$0\.00.*\$0\.06/);
+
+  const first = await chat(key);
+  assert.equal(first.status, 200, await first.clone().text());
+  await first.text();
+  // Used $0.045, remaining $0.015.
+  await row.filter({ hasText: /\$0\.0[45].*\$0\.0[12]/ }).waitFor({ timeout: 10000 });
+  assert.equal(await row.locator('[data-testid="token-status"]').textContent(), "已启用");
+
+  const second = await chat(key);
+  assert.equal(second.status, 200, await second.clone().text());
+  await second.text();
+  await row.locator('[data-testid="token-status"]', { hasText: "已耗尽" }).waitFor({ timeout: 10000 });
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");
+  await context.close();
+});
+
 test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and delete work", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "bat", "token-pass-1");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });

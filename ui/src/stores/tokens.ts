@@ -5,6 +5,7 @@ import type { Token, TokenInput } from "../api/tokens";
 import type { RowKey } from "../components/data-table";
 import { readPageSize, writePageSize } from "../components/pagination";
 import { t } from "../i18n";
+import { onTopic } from "../ws/socket";
 import { toast } from "./toast";
 import { onUserChange } from "./user";
 
@@ -110,6 +111,30 @@ export async function setTokenPageSize(size: number): Promise<void> {
 
 function patchToken(id: number, fields: Partial<Token>): void {
   tokens.value = tokens.value.map((x) => (x.id === id ? { ...x, ...fields } : x));
+}
+
+/** TokenUsage is a token's quota after a charge (topic token.usage). */
+interface TokenUsage {
+  id: number;
+  remain_quota: number;
+  used_quota: number;
+  unlimited_quota: boolean;
+}
+
+function onUsage(data: unknown): void {
+  const u = data as Partial<TokenUsage>;
+  if (typeof u?.id !== "number" || typeof u.remain_quota !== "number" || typeof u.used_quota !== "number") return;
+  const cur = tokens.value.find((x) => x.id === u.id);
+  if (!cur) return;
+  const fields: Partial<Token> = { remain_quota: u.remain_quota, used_quota: u.used_quota };
+  // As the server lists it: a limited token without quota left is exhausted.
+  if (cur.status === TOKEN_ENABLED && u.unlimited_quota === false && u.remain_quota <= 0) fields.status = TOKEN_EXHAUSTED;
+  patchToken(u.id, fields);
+}
+
+/** subscribeTokenLive follows the quota of the listed tokens while the page is open. */
+export function subscribeTokenLive(): () => void {
+  return onTopic("token.usage", onUsage);
 }
 
 /** toggleKey reveals or hides a token's full key. */

@@ -2,7 +2,7 @@ import { Callout, Flex, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Icon } from "../../components/icons";
-import { loadTokens } from "../../stores/tokens";
+import { loadTokens, subscribeTokenLive } from "../../stores/tokens";
 import { SearchBar } from "./parts/search-bar";
 import { TokenDialogs } from "./parts/token-dialogs";
 import { TokenDrawer } from "./parts/token-drawer";
@@ -15,6 +15,7 @@ export default function TokensPage() {
   const { t } = useTranslation();
   useEffect(() => {
     void loadTokens(0);
+    return subscribeTokenLive();
   }, []);
   return (
     <Flex direction="column" gap="3" data-testid="tokens-page">
