@@ -314,8 +314,10 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	for _, t := range b.Tokens {
 		// Tokens are their owner's alone: an administrator's list shows
 		// only their own too.
-		hub.Publish(ws.Audience{UserID: t.UserID}, TopicTokenUsage, map[string]any{
-			"id": t.TokenID, "remain_quota": t.RemainQuota, "used_quota": t.UsedQuota, "unlimited_quota": t.Unlimited})
+		if own := (ws.Audience{UserID: t.UserID}); hub.Wants(own) {
+			hub.Publish(own, TopicTokenUsage, map[string]any{
+				"id": t.TokenID, "remain_quota": t.RemainQuota, "used_quota": t.UsedQuota, "unlimited_quota": t.Unlimited})
+		}
 	}
 }
 
