@@ -233,20 +233,5 @@ func TestMoney_MixedTraffic(t *testing.T) {
 	}
 
 	// The file holds what memory showed.
-	path := g.st.Path()
-	if err := g.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	g2 := &gateway{st: st}
-	if got := g2.balances(t, "alice", tok.ID, chA, chB); fmt.Sprint(got) != fmt.Sprint(after) {
-		t.Errorf("committed balances %+v, live ones were %+v", got, after)
-	}
-	if n := len(g2.consumeLogs(t, "alice")); n != len(logs) {
-		t.Errorf("committed logs = %d, live %d", n, len(logs))
-	}
+	g.wantCommitted(t, "alice", tok.ID, chA, chB)
 }

@@ -143,7 +143,7 @@ func TestMoney_UserFundedForFifty(t *testing.T) {
 	if after.UserQuota != 0 {
 		t.Errorf("user quota = %d, want 0", after.UserQuota)
 	}
-	g.wantCommitted(t, "fifty", tok.ID, ch.ID)
+	g.wantCommitted(t, "fifty", tok.ID, ch)
 }
 
 // A token funded for exactly fifty calls: fifty succeed; the rest are
@@ -175,7 +175,7 @@ func TestMoney_TokenFundedForFifty(t *testing.T) {
 	if s := tokenStatus(t, g, tok.ID); s != store.TokenStatusExhausted {
 		t.Errorf("token status = %d, want 4", s)
 	}
-	g.wantCommitted(t, "alice", tok.ID, ch.ID)
+	g.wantCommitted(t, "alice", tok.ID, ch)
 }
 
 // Ratio pricing, 200 calls at once (streams and not, each with its own
@@ -229,15 +229,15 @@ func TestMoney_RatioBurst(t *testing.T) {
 		t.Errorf("sum of log quotas = %d, want %d from the formula", s, expected)
 	}
 	wantMoved(t, before, after, true, ch.ID, sumQuota(logs), concurrentCalls)
-	g.wantCommitted(t, "alice", tok.ID, ch.ID)
+	g.wantCommitted(t, "alice", tok.ID, ch)
 }
 
 // wantCommitted reopens the data file after closing the store and checks
 // that the committed balances are the live ones the store showed: nothing
 // is left only in memory.
-func (g *gateway) wantCommitted(t *testing.T, user string, tokenID, channelID uint64) {
+func (g *gateway) wantCommitted(t *testing.T, user string, tokenID uint64, channels ...*store.Channel) {
 	t.Helper()
-	live := g.balances(t, user, tokenID, &store.Channel{ID: channelID})
+	live := g.balances(t, user, tokenID, channels...)
 	logs := len(g.consumeLogs(t, user))
 	g.srv.Close()
 	path := g.st.Path()
@@ -250,7 +250,7 @@ func (g *gateway) wantCommitted(t *testing.T, user string, tokenID, channelID ui
 	}
 	defer st.Close()
 	g2 := &gateway{st: st}
-	if got := g2.balances(t, user, tokenID, &store.Channel{ID: channelID}); fmt.Sprint(got) != fmt.Sprint(live) {
+	if got := g2.balances(t, user, tokenID, channels...); fmt.Sprint(got) != fmt.Sprint(live) {
 		t.Errorf("committed balances %+v, live ones were %+v", got, live)
 	}
 	if n := len(g2.consumeLogs(t, user)); n != logs {
@@ -319,7 +319,7 @@ func TestMoney_UnlimitedToggledMidCall(t *testing.T) {
 			if live := g.balances(t, "alice", tok.ID, ch); live.TokenRemain != want {
 				t.Errorf("live token remain = %d, want %d", live.TokenRemain, want)
 			}
-			g.wantCommitted(t, "alice", tok.ID, ch.ID)
+			g.wantCommitted(t, "alice", tok.ID, ch)
 		})
 	}
 }
@@ -346,5 +346,5 @@ func TestMoney_UnlimitedToggledBeforeCommit(t *testing.T) {
 		t.Errorf("live token remain = %d, want %d", live.TokenRemain, want)
 	}
 	eventually(t, 10*time.Second, "the interval commit", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
-	g.wantCommitted(t, "alice", tok.ID, ch.ID)
+	g.wantCommitted(t, "alice", tok.ID, ch)
 }
