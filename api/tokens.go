@@ -39,15 +39,15 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.showExpired(tokens...)
+	s.showTrueStatus(tokens...)
 	writeJSON(w, nonNil(tokens))
 }
 
-// showExpired shows an enabled token whose expiry has passed as expired,
+// showTrueStatus shows an enabled token whose expiry has passed as expired,
 // and a limited one without quota left as exhausted, which they are: the
 // relay refuses them and records the status at their next use, but the
 // list must not offer them as enabled until then.
-func (s *Server) showExpired(tokens ...*store.Token) {
+func (s *Server) showTrueStatus(tokens ...*store.Token) {
 	now := s.store.Now().Unix()
 	for _, t := range tokens {
 		switch {
@@ -68,7 +68,7 @@ func (s *Server) searchTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.showExpired(tokens...)
+	s.showTrueStatus(tokens...)
 	writeJSON(w, nonNil(tokens))
 }
 
@@ -82,7 +82,7 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.showExpired(t)
+	s.showTrueStatus(t)
 	writeJSON(w, t)
 }
 
@@ -143,7 +143,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.showExpired(created)
+	s.showTrueStatus(created)
 	writeMessage(w, "令牌创建成功！", created)
 }
 
@@ -180,7 +180,7 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.showExpired(t)
+	s.showTrueStatus(t)
 	writeMessage(w, "令牌更新成功！", t)
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, registerUser, rootApi } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, newPage, registerUser, rootApi } from "./harness.mjs";
 
 let upstream;
 
@@ -104,6 +104,21 @@ test("choosing another group lists that group's models", async () => {
   const offered = await page.getByRole("option").allTextContents();
   assert.deepEqual(offered, ["vip-only-model"]);
   await page.keyboard.press("Escape");
+
+  // Once vip has no channel left, choosing it again leaves no model chosen
+  // (not the last one it offered), and sending says to choose one.
+  const list = await root.call("GET", "/api/channel/search?keyword=vip-only");
+  const id = list.json.data.find((c) => c.name === "vip-only").id;
+  assert.equal((await root.call("DELETE", `/api/channel/${id}`)).json?.success, true);
+  await page.locator('[data-testid="pg-group"]').click();
+  await page.getByRole("option", { name: /^default/ }).click();
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  await page.locator('[data-testid="pg-group"]').click();
+  await page.getByRole("option", { name: /^vip/ }).click();
+  await page.locator('[data-testid="pg-model"]', { hasText: "请选择模型" }).waitFor();
+  await page.fill('[data-testid="pg-input"]', "anyone there?");
+  await page.keyboard.press("Enter");
+  await expectToast(page, "请选择模型");
   await context.close();
 });
 

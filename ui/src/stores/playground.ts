@@ -60,7 +60,8 @@ export function updateSettings(patch: Partial<PlaygroundSettings>): void {
 
 /** loadOptions reads the groups the user may pick and the models of the chosen one, keeping choices that are still offered. */
 export async function loadOptions(): Promise<void> {
-  const [ms, gs] = await Promise.all([userModels(settings.value.group).catch(() => [] as string[]), selfGroups().catch(() => [] as GroupOption[])]);
+  const [listed, gs] = await Promise.all([userModels(settings.value.group).catch(() => null), selfGroups().catch(() => [] as GroupOption[])]);
+  const ms = listed ?? [];
   models.value = ms;
   // The user's own group comes first, as the default choice.
   const own = user.value?.group;
@@ -73,7 +74,7 @@ export async function loadOptions(): Promise<void> {
     await chooseGroup(sorted[0].value);
     return;
   }
-  if (ms.length > 0 && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : ms[0];
+  if (listed !== null && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (ms[0] ?? "");
   if (Object.keys(patch).length > 0) updateSettings(patch);
 }
 
