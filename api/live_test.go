@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"gateway/store"
 	"gateway/ws"
 )
 
@@ -179,4 +181,69 @@ func TestLive_AccessTokenRotationClosesItsSockets(t *testing.T) {
 	// The session's socket still gets its balance.
 	ApiScenario{Method: "POST", URL: "/api/user/aff_transfer", Cookie: cookie, UserID: id, Body: `{"quota":500000}`, WantStatus: 200}.Test(t, ts)
 	readTopic(t, viaSession, "user.self")
+}
+
+// A test of all channels started from the console tells the administrators'
+// consoles how many channels it will test before the first result, then
+// each result, saying which channel the health rules disabled for a slow
+// answer (no failure) and which not.
+func TestLive_TestAllProgress(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
+	ts.MustSetOptions(t, "ChannelDisableThreshold", "0.2")
+	answer := func(delay time.Duration) *httptest.Server {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(delay)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"id":"x","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
+		}))
+		t.Cleanup(up.Close)
+		return up
+	}
+	fast, slow := answer(0), answer(400*time.Millisecond)
+	chs := []*store.Channel{
+		{Type: 1, Name: "fast", Key: "sk-fast", BaseURL: fast.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1},
+		{Type: 1, Name: "slow", Key: "sk-slow", BaseURL: slow.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1},
+	}
+	if err := ts.Store.CreateChannels(chs); err != nil {
+		t.Fatal(err)
+	}
+	cookie, _ := ts.MustSession(t, "root")
+	c, _, err := dialLive(t, ts, cookie, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	ApiScenario{Name: "TestAll", URL: "/api/channel/test", As: "root", WantStatus: 200}.Test(t, ts)
+
+	type progress struct {
+		Task      string  `json:"task"`
+		Done      int     `json:"done"`
+		Total     int     `json:"total"`
+		ChannelID *uint64 `json:"channel_id"`
+		OK        bool    `json:"ok"`
+		Disabled  bool    `json:"disabled"`
+	}
+	next := func() progress {
+		var p progress
+		if err := json.Unmarshal(readTopic(t, c, "task.progress").Data, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := next(); p.Task != "channel_test" || p.Done != 0 || p.Total != 2 || p.ChannelID != nil {
+		t.Fatalf("first frame %+v, want the size of the run", p)
+	}
+	disabled := map[uint64]bool{}
+	for i := 1; i <= 2; i++ {
+		p := next()
+		if p.Done != i || p.Total != 2 || p.ChannelID == nil || !p.OK {
+			t.Fatalf("frame %d: %+v", i, p)
+		}
+		disabled[*p.ChannelID] = p.Disabled
+	}
+	if !disabled[chs[1].ID] || disabled[chs[0].ID] {
+		t.Fatalf("disabled flags %v, want only the slow channel %d", disabled, chs[1].ID)
+	}
 }
