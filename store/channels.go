@@ -283,26 +283,21 @@ func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 			return err
 		}
 		old := *c
-		setS := func(dst *string, v *string) {
-			if v != nil {
-				*dst = *v
-			}
-		}
 		if upd.Type != nil {
 			c.Type = *upd.Type
 		}
 		if upd.Key != nil && strings.TrimSpace(*upd.Key) != "" {
 			c.Key = strings.TrimSpace(*upd.Key)
 		}
-		setS(&c.OpenAIOrganization, upd.OpenAIOrganization)
-		setS(&c.TestModel, upd.TestModel)
-		setS(&c.Name, upd.Name)
-		setS(&c.BaseURL, upd.BaseURL)
-		setS(&c.Other, upd.Other)
-		setS(&c.Models, upd.Models)
-		setS(&c.Group, upd.Group)
-		setS(&c.ModelMapping, upd.ModelMapping)
-		setS(&c.StatusCodeMapping, upd.StatusCodeMapping)
+		setIf(&c.OpenAIOrganization, upd.OpenAIOrganization)
+		setIf(&c.TestModel, upd.TestModel)
+		setIf(&c.Name, upd.Name)
+		setIf(&c.BaseURL, upd.BaseURL)
+		setIf(&c.Other, upd.Other)
+		setIf(&c.Models, upd.Models)
+		setIf(&c.Group, upd.Group)
+		setIf(&c.ModelMapping, upd.ModelMapping)
+		setIf(&c.StatusCodeMapping, upd.StatusCodeMapping)
 		if upd.Weight != nil {
 			c.Weight = *upd.Weight
 		}

@@ -215,3 +215,10 @@ func RandomHex(n int) string {
 	}
 	return string(out[:n])
 }
+
+// setIf writes *v to dst when an update carries v (a nil field is kept).
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}

@@ -617,19 +617,14 @@ func applyUserUpdate(tx *bolt.Tx, id uint64, upd UserUpdate, hash string) (*User
 	}
 	old := *u
 	endSessions := false
-	set := func(dst *string, v *string) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&u.Username, upd.Username)
-	set(&u.DisplayName, upd.DisplayName)
-	set(&u.Email, upd.Email)
-	set(&u.Group, upd.Group)
-	set(&u.GitHubID, upd.GitHubID)
-	set(&u.WeChatID, upd.WeChatID)
-	set(&u.TelegramID, upd.TelegramID)
-	set(&u.LinuxDOID, upd.LinuxDOID)
+	setIf(&u.Username, upd.Username)
+	setIf(&u.DisplayName, upd.DisplayName)
+	setIf(&u.Email, upd.Email)
+	setIf(&u.Group, upd.Group)
+	setIf(&u.GitHubID, upd.GitHubID)
+	setIf(&u.WeChatID, upd.WeChatID)
+	setIf(&u.TelegramID, upd.TelegramID)
+	setIf(&u.LinuxDOID, upd.LinuxDOID)
 	if hash != "" {
 		// A new password ends every way in that the old one gave:
 		// sessions and the system access token (S §15.7).
