@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"sort"
 
 	"gateway/store"
 )
@@ -126,17 +125,6 @@ func (s *Server) transferAffQuota(w http.ResponseWriter, r *http.Request) {
 // usableGroups returns group -> label for the groups a user of userGroup may pick.
 func usableGroups(set *store.Settings, userGroup string) map[string]string {
 	return set.UsableGroups(userGroup)
-}
-
-// UsableGroupNames returns the sorted keys of usableGroups.
-func UsableGroupNames(set *store.Settings, userGroup string) []string {
-	m := usableGroups(set, userGroup)
-	out := make([]string, 0, len(m))
-	for g := range m {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (s *Server) getSelfGroups(w http.ResponseWriter, r *http.Request) {
