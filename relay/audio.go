@@ -81,26 +81,64 @@ func rewriteMultipartModel(body []byte, ctype, model string) ([]byte, string, er
 // counted as completion (S §5.8, STT): "text" is the body itself, "srt"
 // and "vtt" the cue text without numbers, timings or WebVTT header and
 // notes, and "json" (the default) and "verbose_json" the text field. An
-// unknown format is read as JSON only when the answer says it is JSON.
-func transcriptText(format, ctype string, data []byte) string {
+// unknown format is read as JSON only when the answer says it is JSON, and
+// a streamed answer (`stream=true`, an event stream) as its events. ok is
+// false when an answer that must be JSON is not, or has no text.
+func transcriptText(format, ctype string, data []byte) (text string, ok bool) {
+	if strings.HasPrefix(ctype, "text/event-stream") {
+		return streamedTranscript(data)
+	}
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "text":
-		return string(data)
+		return string(data), true
 	case "srt", "vtt":
-		return cueText(string(data))
+		return cueText(string(data)), true
 	case "", "json", "verbose_json":
 	default:
 		if !strings.Contains(ctype, "json") {
-			return string(data)
+			return string(data), true
 		}
 	}
 	var v struct {
-		Text string `json:"text"`
+		Text *string `json:"text"`
 	}
-	if json.Unmarshal(data, &v) != nil {
-		return string(data)
+	if json.Unmarshal(data, &v) != nil || v.Text == nil {
+		return "", false
 	}
-	return v.Text
+	return *v.Text, true
+}
+
+// streamedTranscript reads a streamed transcription: the text of its
+// "transcript.text.done" event, or, when the stream ended without one, the
+// deltas of its "transcript.text.delta" events. ok is false when it holds
+// neither.
+func streamedTranscript(data []byte) (text string, ok bool) {
+	var deltas strings.Builder
+	seen := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		payload, found := strings.CutPrefix(strings.TrimRight(line, "\r"), "data:")
+		if !found {
+			continue
+		}
+		var ev struct {
+			Type  string  `json:"type"`
+			Delta string  `json:"delta"`
+			Text  *string `json:"text"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(payload)), &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "transcript.text.done":
+			if ev.Text != nil {
+				return *ev.Text, true
+			}
+		case "transcript.text.delta":
+			seen = true
+			deltas.WriteString(ev.Delta)
+		}
+	}
+	return deltas.String(), seen
 }
 
 // cueText returns the text lines of an SRT or WebVTT document, one per

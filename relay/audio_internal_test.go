@@ -29,24 +29,34 @@ func TestCueText(t *testing.T) {
 	}
 }
 
-// transcriptText reads each response_format its own way.
+// transcriptText reads each response_format its own way; an answer that
+// should be JSON and is not, or has no text, is no transcript.
 func TestTranscriptText(t *testing.T) {
 	cases := []struct {
 		format, ctype, data, want string
+		ok                        bool
 	}{
-		{"", "application/json", `{"text":"hi"}`, "hi"},
-		{"json", "application/json", `{"text":"hi"}`, "hi"},
-		{"verbose_json", "application/json", `{"text":"hi","segments":[{"text":"hi","tokens":[1]}]}`, "hi"},
-		{"text", "text/plain", `{"text":"hi"}`, `{"text":"hi"}`},
-		{"srt", "text/plain", "1\n00:00:00,000 --> 00:00:01,000\nhi\n", "hi"},
-		{"VTT", "text/vtt", "WEBVTT\n\n00:00.000 --> 00:01.000\nhi\n", "hi"},
-		{"json", "text/plain", "not json", "not json"},
-		{"diarized", "text/plain", "raw", "raw"},
-		{"diarized", "application/json", `{"text":"hi"}`, "hi"},
+		{"", "application/json", `{"text":"hi"}`, "hi", true},
+		{"json", "application/json", `{"text":"hi"}`, "hi", true},
+		{"verbose_json", "application/json", `{"text":"hi","segments":[{"text":"hi","tokens":[1]}]}`, "hi", true},
+		{"text", "text/plain", `{"text":"hi"}`, `{"text":"hi"}`, true},
+		{"srt", "text/plain", "1\n00:00:00,000 --> 00:00:01,000\nhi\n", "hi", true},
+		{"VTT", "text/vtt", "WEBVTT\n\n00:00.000 --> 00:01.000\nhi\n", "hi", true},
+		{"json", "text/plain", "not json", "", false},
+		{"json", "application/json", `{"message":"busy"}`, "", false},
+		{"diarized", "text/plain", "raw", "raw", true},
+		{"diarized", "application/json", `{"text":"hi"}`, "hi", true},
+		{"json", "text/event-stream", "data: {\"type\":\"transcript.text.delta\",\"delta\":\"The\"}\n\n" +
+			"data: {\"type\":\"transcript.text.delta\",\"delta\":\" quick\"}\n\n" +
+			"data: {\"type\":\"transcript.text.done\",\"text\":\"The quick\",\"usage\":{\"input_tokens\":9}}\n\n", "The quick", true},
+		{"text", "text/event-stream", "data: {\"type\":\"transcript.text.delta\",\"delta\":\"The\"}\r\n\r\n" +
+			"data: {\"type\":\"transcript.text.delta\",\"delta\":\" quick\"}\r\n\r\n", "The quick", true},
+		{"json", "text/event-stream", "data: {\"error\":\"x\"}\n\n", "", false},
 	}
 	for _, c := range cases {
-		if got := transcriptText(c.format, c.ctype, []byte(c.data)); got != c.want {
-			t.Errorf("transcriptText(%q, %q, %q) = %q, want %q", c.format, c.ctype, c.data, got, c.want)
+		got, ok := transcriptText(c.format, c.ctype, []byte(c.data))
+		if got != c.want || ok != c.ok {
+			t.Errorf("transcriptText(%q, %q, %q) = %q, %v; want %q, %v", c.format, c.ctype, c.data, got, ok, c.want, c.ok)
 		}
 	}
 }

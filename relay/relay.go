@@ -395,7 +395,7 @@ func (rl *Relay) readBody(c *call) *Error {
 		}
 	case kindModeration:
 		if c.model == "" {
-			c.model = "text-moderation-latest"
+			c.model = "omni-moderation-latest"
 		}
 		if p.Input == nil {
 			return badRequest("input 不能为空")
@@ -754,19 +754,11 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	return rl.relayBody(c, ch, resp, set)
 }
 
-// answersJSON reports whether a successful answer of kind k is a JSON
-// document the relay can check (audio answers are sound or plain text).
-func answersJSON(k kind) bool {
-	switch k {
-	case kindChat, kindCompletion, kindEmbedding, kindModeration, kindRerank, kindImage:
-		return true
-	}
-	return false
-}
-
 // errorIn reports whether a 200 answer is in fact an error: a JSON object
-// with an "error" member and none of the members a result has. Some
-// providers and proxies answer errors with 200.
+// with an "error" member and no result beside it (the members a result
+// has are missing, null or empty arrays). Some providers and proxies
+// answer errors with 200, and some, refusing an image, send
+// `"data": null` next to the error.
 func errorIn(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"error"`)) {
 		return false
@@ -776,13 +768,24 @@ func errorIn(data []byte) bool {
 		Choices json.RawMessage `json:"choices"`
 		Data    json.RawMessage `json:"data"`
 		Results json.RawMessage `json:"results"`
+		Text    json.RawMessage `json:"text"`
 	}
 	if json.Unmarshal(data, &v) != nil {
 		return false
 	}
 	e := bytes.TrimSpace(v.Error)
 	return len(e) > 0 && !bytes.Equal(e, []byte("null")) && !bytes.Equal(e, []byte(`""`)) && !bytes.Equal(e, []byte("false")) &&
-		v.Choices == nil && v.Data == nil && v.Results == nil
+		!holds(v.Choices) && !holds(v.Data) && !holds(v.Results) && !holds(v.Text)
+}
+
+// holds reports whether a JSON member is there with something in it: not
+// missing, not null, not an empty array.
+func holds(raw json.RawMessage) bool {
+	r := bytes.TrimSpace(raw)
+	if len(r) == 0 || bytes.Equal(r, []byte("null")) {
+		return false
+	}
+	return r[0] != '[' || len(r) < 2 || len(bytes.TrimSpace(r[1:len(r)-1])) > 0
 }
 
 // okButFailed is the error for a 200 answer that carries an error (or is
@@ -852,7 +855,7 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
 	}
-	if answersJSON(c.k) && errorIn(data) {
+	if errorIn(data) {
 		return rl.okButFailed(ch, data, set)
 	}
 	u, ok := rl.bodyUsage(c, data, resp.Header.Get("Content-Type"))
@@ -875,16 +878,24 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 }
 
 // bodyUsage reads the usage of a complete answer, counting locally what the
-// provider did not report. ok is false when an answer that must be JSON is
-// not (an HTML page from a wrong base URL, a cut body).
+// provider did not report. ok is false when the answer is none: JSON that
+// is not (an HTML page from a wrong base URL, a cut body), an image answer
+// without images, sound that is a web page or a JSON document, a
+// transcript that is a web page.
 func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool) {
+	ctype = strings.ToLower(ctype)
 	switch c.k {
 	case kindSpeech:
-		return usage{PromptTokens: c.prompt}, true
+		isDoc := strings.HasPrefix(ctype, "text/html") || strings.HasPrefix(ctype, "application/json")
+		return usage{PromptTokens: c.prompt}, len(data) > 0 && !isDoc
 	case kindImage:
-		return usage{}, json.Valid(data)
+		var v struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		return usage{}, json.Unmarshal(data, &v) == nil && len(v.Data) > 0
 	case kindTranscription, kindTranslation:
-		return usage{CompletionTokens: tokenizer.CountText(c.model, transcriptText(c.format, ctype, data))}, true
+		text, ok := transcriptText(c.format, ctype, data)
+		return usage{CompletionTokens: tokenizer.CountText(c.model, text)}, ok && !strings.HasPrefix(ctype, "text/html")
 	}
 	var v struct {
 		Usage   *usage `json:"usage"`

@@ -350,7 +350,13 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		rl.startStream(c)
 	}
 	if c.wantUsage && !usageSent {
-		synthetic := map[string]any{"id": "chatcmpl-" + c.id, "object": "chat.completion.chunk", "created": time.Now().Unix(),
+		// Shaped as the endpoint's own chunks: a completions stream's
+		// objects are text_completion with cmpl- ids.
+		id, object := "chatcmpl-"+c.id, "chat.completion.chunk"
+		if c.k == kindCompletion {
+			id, object = "cmpl-"+c.id, "text_completion"
+		}
+		synthetic := map[string]any{"id": id, "object": object, "created": time.Now().Unix(),
 			"model": c.model, "choices": []any{}, "usage": usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
 		data, _ := json.Marshal(synthetic)
 		c.w.Write([]byte("data: "))
