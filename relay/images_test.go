@@ -8,6 +8,7 @@ import (
 	pngenc "image/png"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -94,6 +95,19 @@ func TestImageGenerations(t *testing.T) {
 				t.Fatalf("a refused image call was charged: %+v -> %+v", before, after)
 			}
 		})
+	}
+	// More than OpenAI's 10 images a call is refused: the price multiplies
+	// by n, and a huge n must not wrap it around to a free call.
+	for _, n := range []int64{11, 2_000_000_000_000_000_000} {
+		before := g.balances(t, "alice", tok.ID, ch)
+		e := g.post(t, key, "/v1/images/generations", map[string]any{"model": "dall-e-2", "prompt": "a cat", "n": n}).
+			wantError(t, 400, "invalid_request")
+		if !strings.HasPrefix(e.Error.Message, "n 不能大于 10") {
+			t.Errorf("n=%d: message %q", n, e.Error.Message)
+		}
+		if after := g.balances(t, "alice", tok.ID, ch); after.UserUsed != before.UserUsed || after.UserCount != before.UserCount {
+			t.Fatalf("n=%d: a refused image call was charged: %+v -> %+v", n, before, after)
+		}
 	}
 	if len(sizes) != 3 {
 		t.Fatalf("refused calls reached the upstream: %q", sizes)

@@ -407,6 +407,10 @@ func (rl *Relay) readBody(c *call) *Error {
 		if err := checkImageSize(c.model, &c.parsed.Size); err != nil {
 			return err
 		}
+		// OpenAI makes at most 10 images a call; the price multiplies by n.
+		if p.N > 10 {
+			return badRequest("n 不能大于 10")
+		}
 	case kindSpeech:
 		if c.model == "" {
 			c.model = "tts-1"
@@ -543,7 +547,7 @@ func imageQuota(c *call, p price) int64 {
 			quality = 1.5
 		}
 	}
-	return int64(per * factor * quality * float64(n) * p.GroupRatio * p.qpu)
+	return toQuota(per * factor * quality * float64(n) * p.GroupRatio * p.qpu)
 }
 
 // mapModel applies the channel's model mapping; bad JSON is a local error.
