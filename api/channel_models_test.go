@@ -51,9 +51,13 @@ func TestChannelFetchModels(t *testing.T) {
 	if got := ids("GET", fmt.Sprintf("/api/channel/fetch_models/%d", c.ID), nil); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
 		t.Fatalf("saved channel: %v", got)
 	}
-	// An edit form asks with its own base URL and the stored key.
-	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL + "/"}); !slices.Equal(got, []string{"o3-mini"}) {
+	// An edit form asks with the stored key where the channel points.
+	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"id": c.ID, "type": 1, "base_url": saved.URL + "/"}); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
 		t.Fatalf("edit form with the stored key: %v", got)
+	}
+	// An edit form pointed elsewhere brings the key itself.
+	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL, "key": "secret-models"}); !slices.Equal(got, []string{"o3-mini"}) {
+		t.Fatalf("edit form with a new base URL and its key: %v", got)
 	}
 	// An unsaved form brings its key.
 	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"type": 8, "base_url": saved.URL, "key": "secret-models\nsecond-line"}); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
@@ -65,6 +69,10 @@ func TestChannelFetchModels(t *testing.T) {
 			body: map[string]any{"type": 14, "base_url": saved.URL, "key": "k"}, wantStatus: 400, wantContains: []string{`"message":"仅支持 OpenAI 接口格式"`}},
 		{name: "no key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"type": 1, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"请填写密钥"}},
+		{name: "the stored key to another base URL", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
+		{name: "the stored key for another type", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "type": 8, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
 		{name: "unknown channel", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"id": 999, "type": 1}, wantStatus: 404},
 		{name: "upstream refuses the key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,

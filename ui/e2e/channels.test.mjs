@@ -308,12 +308,14 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   await drawer.locator('[data-testid="channel-models"] [data-value="gpt-3.5-turbo"]').waitFor();
   assert.equal(await page.inputValue('[data-testid="channel-key"]'), "", "the key is never shown");
 
-  // Fetching models on edit asks the form's base URL with the stored key.
-  await page.fill('[data-testid="channel-base-url"]', `${upstream.url}/broken`);
-  await page.click('[data-testid="fetch-models"]');
-  await expectToast(page, "获取模型列表失败：");
-  await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  // Fetching models on edit uses the stored key only where the channel points:
+  // a form moved to another base URL must bring its key.
   const callsBefore = upstream.requests.length;
+  await page.fill('[data-testid="channel-base-url"]', `${upstream.url}/elsewhere`);
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "更换了类型或 Base URL，请重新填写密钥");
+  assert.ok(!upstream.requests.slice(callsBefore).some((c) => c.path.includes("/elsewhere")), "the stored key went nowhere");
+  await page.fill('[data-testid="channel-base-url"]', upstream.url);
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "获取模型列表成功");
   await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();

@@ -93,7 +93,7 @@ export function ChannelDrawer() {
     setFetching(true);
     try {
       const base = form.base_url.trim().replace(/\/+$/, "");
-      // On edit without a new key the server uses the stored one, with the form's type and base URL.
+      // On edit without a new key the server uses the stored one, as long as the form keeps the stored type and base URL.
       const fetched = await channelApi.fetchFormModels(form.type, base, form.key, isEdit && form.key.trim() === "" ? editId : undefined);
       setForm((f) => ({ ...f, models: Array.from(new Set([...f.models, ...fetched])) }));
       toast.success(t("channels.msg.fetchModelsOk"));
