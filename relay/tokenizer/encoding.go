@@ -163,15 +163,55 @@ func (e *encoder) encode(text string) (n int, exact bool) {
 	if err != nil {
 		return (len(text) + 3) / 4, false
 	}
+	if len(text) > maxExactBytes {
+		// Beyond any model's context: the rest is estimated, so that one
+		// request of a few dozen MB cannot hold a CPU for seconds.
+		from := maxExactBytes - maxChunkBytes
+		end := from + chunkEnd(text[from:])
+		n = (len(text) - end + 3) / 4
+		text = text[:end]
+	}
 	for len(text) > 0 {
-		seg := text
-		if len(text) > maxRunBytes {
-			seg = text[:segmentEnd(text)]
+		seg := text[:chunkEnd(text)]
+		if len(seg) > maxRunBytes {
+			seg = seg[:segmentEnd(seg)]
 		}
 		n += len(tk.EncodeOrdinary(seg))
 		text = text[len(seg):]
 	}
 	return n, true
+}
+
+// maxExactBytes is how much of one text is tokenized, at about 0.45 µs a
+// byte: 4 MiB is a million tokens or more, the largest context windows. The
+// rest of a longer text counts one token per four bytes.
+const maxExactBytes = 4 << 20
+
+// maxChunkBytes bounds the text handed to the encoder at once. The encoder
+// holds every pre-token and token of its input in memory at a time, many
+// times the input's size: a prompt of 20 MB took gigabytes. Text is
+// therefore counted in chunks, cut where a pre-token starts anyway.
+const maxChunkBytes = 16 << 10
+
+// chunkEnd returns where to end the first chunk of text: len(text) when it
+// is short, else the last place within maxChunkBytes where a space follows
+// a character that is neither a space nor a line break (where a word with
+// its leading space begins, which no pre-token crosses), else the last
+// rune boundary within maxChunkBytes.
+func chunkEnd(text string) int {
+	if len(text) <= maxChunkBytes {
+		return len(text)
+	}
+	for i := maxChunkBytes; i > maxChunkBytes/2; i-- {
+		if text[i] == ' ' && text[i-1] != ' ' && text[i-1] != '\n' && text[i-1] != '\r' && text[i-1] != '\t' {
+			return i
+		}
+	}
+	i := maxChunkBytes
+	for i > 0 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	return i
 }
 
 // maxRunBytes bounds the work spent on one pre-token. tiktoken's byte-pair

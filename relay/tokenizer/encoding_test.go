@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestEncoderFor(t *testing.T) {
@@ -108,6 +109,50 @@ func TestCountTextNoCutForProse(t *testing.T) {
 		if got := enc.count(text); got != want {
 			t.Errorf("%s: count = %d, want exact %d", enc.name, got, want)
 		}
+	}
+}
+
+// TestCountTextChunked checks that a long text, counted in chunks, gets
+// the count of the whole text encoded at once: chunks end where a word
+// with its leading space begins, which no pre-token crosses, whatever the
+// spacing and punctuation around.
+func TestCountTextChunked(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 5*maxChunkBytes; i++ {
+		b.WriteString(prose)
+		b.WriteString([]string{"  double", "\n\nlines", " 3 4 5", ".dot", "\t tab", " 'quoted'", " 你好世界"}[i%7])
+	}
+	text := b.String()
+	for _, enc := range []*encoder{cl100k, o200k} {
+		tk, err := enc.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(tk.EncodeOrdinary(text))
+		if got, _ := enc.encode(text); got != want {
+			t.Errorf("%s: count = %d, want exact %d", enc.name, got, want)
+		}
+	}
+	// Text without a space is cut at a rune boundary, never inside a rune.
+	cjk := strings.Repeat("汉字", maxChunkBytes)
+	if end := chunkEnd(cjk); end > maxChunkBytes || !utf8.RuneStart(cjk[end]) {
+		t.Errorf("chunkEnd = %d", end)
+	}
+}
+
+// TestCountTextBeyondExact checks that text past maxExactBytes is
+// estimated at four bytes a token, after an exact count of the rest.
+func TestCountTextBeyondExact(t *testing.T) {
+	word := "lorem "
+	text := strings.Repeat(word, (maxExactBytes+3*maxChunkBytes)/len(word))
+	end := strings.LastIndex(text[:maxExactBytes+1], "m ") + 1 // before the last space within the limit
+	tk, err := cl100k.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(tk.EncodeOrdinary(text[:end])) + (len(text)-end+3)/4
+	if got, _ := cl100k.encode(text); got != want {
+		t.Errorf("count = %d, want %d", got, want)
 	}
 }
 
