@@ -150,6 +150,22 @@ func (l *ledger) applyLocked(ds []balanceDelta) {
 	}
 }
 
+// MaxQuota bounds every balance and every amount that is set or added to
+// one: some 18 billion US$ at the default 500 000 a dollar, far beyond any
+// real balance, and far from int64's end, so that sums cannot wrap around.
+const MaxQuota = 1 << 53
+
+// errQuotaTooLarge refuses an amount or a balance beyond MaxQuota.
+var errQuotaTooLarge = Errorf(EINVALID, "额度不能超过 %d", int64(MaxQuota))
+
+// liveQuotaLocked is user u's live quota; the ledger lock is held.
+func (l *ledger) liveQuotaLocked(u *User) int64 {
+	if b := l.users[u.ID]; b != nil {
+		return b.quota
+	}
+	return u.Quota
+}
+
 // credit applies deltas committed outside updateBalances (first-start root).
 func (l *ledger) credit(ds []balanceDelta) {
 	l.mu.Lock()

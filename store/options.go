@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ type OptionDef struct {
 	Secret    bool     // never sent to a client
 	Min       float64  // for KindInt and KindFloat
 	HasMin    bool     // Min applies
+	Max       float64  // for KindInt and KindFloat: the largest value (every number has one)
 	TrimSlash bool     // trailing slashes are stripped
 	Enum      []string // for KindEnum
 	Requires  string   // enabling (value "true") needs this option non-empty
@@ -81,7 +83,7 @@ var OptionDefs = []OptionDef{
 
 	// Mail.
 	{Key: "SMTPServer", Default: "", Kind: KindString},
-	{Key: "SMTPPort", Default: "587", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "SMTPPort", Default: "587", Kind: KindInt, Min: 1, HasMin: true, Max: 65535},
 	{Key: "SMTPAccount", Default: "", Kind: KindString},
 	{Key: "SMTPFrom", Default: "", Kind: KindString},
 	{Key: "SMTPToken", Default: "", Kind: KindString, Secret: true},
@@ -92,8 +94,8 @@ var OptionDefs = []OptionDef{
 	{Key: "EpayId", Default: "", Kind: KindString},
 	{Key: "EpayKey", Default: "", Kind: KindString, Secret: true},
 	{Key: "CustomCallbackAddress", Default: "", Kind: KindString, TrimSlash: true},
-	{Key: "Price", Default: "7.3", Kind: KindFloat, Min: 0, HasMin: true},
-	{Key: "MinTopUp", Default: "1", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "Price", Default: "7.3", Kind: KindFloat, Min: 0, HasMin: true, Max: 1e6},
+	{Key: "MinTopUp", Default: "1", Kind: KindInt, Min: 1, HasMin: true, Max: 1e6},
 	{Key: "TopupGroupRatio", Default: `{"default":1,"vip":1,"svip":1}`, Kind: KindRatioMap},
 
 	// Pricing.
@@ -104,12 +106,12 @@ var OptionDefs = []OptionDef{
 	{Key: "UserUsableGroups", Default: `{"default":"默认分组","vip":"vip分组"}`, Kind: KindLabelMap},
 
 	// Quota.
-	{Key: "QuotaForNewUser", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "PreConsumedQuota", Default: "500", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "QuotaForInviter", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "QuotaForInvitee", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "QuotaRemindThreshold", Default: "1000", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "QuotaPerUnit", Default: "500000", Kind: KindFloat, Min: 1, HasMin: true},
+	{Key: "QuotaForNewUser", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: MaxQuota},
+	{Key: "PreConsumedQuota", Default: "500", Kind: KindInt, Min: 0, HasMin: true, Max: MaxQuota},
+	{Key: "QuotaForInviter", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: MaxQuota},
+	{Key: "QuotaForInvitee", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: MaxQuota},
+	{Key: "QuotaRemindThreshold", Default: "1000", Kind: KindInt, Min: 0, HasMin: true, Max: MaxQuota},
+	{Key: "QuotaPerUnit", Default: "500000", Kind: KindFloat, Min: 1, HasMin: true, Max: 1e9},
 
 	// Links and display.
 	{Key: "TopUpLink", Default: "", Kind: KindString},
@@ -119,13 +121,13 @@ var OptionDefs = []OptionDef{
 	{Key: "DisplayInCurrencyEnabled", Default: "true", Kind: KindBool},
 	{Key: "DisplayTokenStatEnabled", Default: "true", Kind: KindBool},
 	{Key: "DefaultCollapseSidebar", Default: "false", Kind: KindBool},
-	{Key: "RetryTimes", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "RetryTimes", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: 100},
 
 	// Features and drawing.
 	{Key: "DrawingEnabled", Default: "true", Kind: KindBool},
 	{Key: "TaskEnabled", Default: "true", Kind: KindBool},
 	{Key: "DataExportEnabled", Default: "true", Kind: KindBool},
-	{Key: "DataExportInterval", Default: "5", Kind: KindInt, Min: 1, HasMin: true},
+	{Key: "DataExportInterval", Default: "5", Kind: KindInt, Min: 1, HasMin: true, Max: 1440},
 	{Key: "DataExportDefaultTime", Default: "hour", Kind: KindEnum, Enum: []string{"hour", "day", "week"}},
 	{Key: "MjNotifyEnabled", Default: "false", Kind: KindBool},
 	{Key: "MjAccountFilterEnabled", Default: "false", Kind: KindBool},
@@ -140,11 +142,11 @@ var OptionDefs = []OptionDef{
 
 	// Logging and monitoring.
 	{Key: "LogConsumeEnabled", Default: "true", Kind: KindBool},
-	{Key: "ChannelDisableThreshold", Default: "5", Kind: KindFloat, Min: 0, HasMin: true},
+	{Key: "ChannelDisableThreshold", Default: "5", Kind: KindFloat, Min: 0, HasMin: true, Max: 1e6},
 	{Key: "AutomaticDisableChannelEnabled", Default: "false", Kind: KindBool},
 	{Key: "AutomaticEnableChannelEnabled", Default: "false", Kind: KindBool},
-	{Key: "ChannelTestInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
-	{Key: "ChannelBalanceInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true},
+	{Key: "ChannelTestInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: 525600},
+	{Key: "ChannelBalanceInterval", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: 525600},
 
 	// Site text.
 	{Key: "Notice", Default: "", Kind: KindText},
@@ -348,6 +350,22 @@ func buildSettings(values map[string]string) (*Settings, error) {
 	return set, nil
 }
 
+// inRange checks a number against the option's bounds.
+func (d *OptionDef) inRange(f float64) error {
+	if d.HasMin && f < d.Min {
+		return Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
+	}
+	if d.Max > 0 && f > d.Max {
+		return Errorf(EINVALID, "%s 的值不能大于 %s", d.Key, strconv.FormatFloat(d.Max, 'f', -1, 64))
+	}
+	return nil
+}
+
+// maxRatio bounds every ratio and price of a ratio map: a million times the
+// base price is beyond any model, and far from the float range where
+// prices turn infinite.
+const maxRatio = 1e6
+
 func parseRatioMap(v string) (map[string]float64, error) {
 	m := map[string]float64{}
 	if strings.TrimSpace(v) == "" {
@@ -360,6 +378,9 @@ func parseRatioMap(v string) (map[string]float64, error) {
 	for k, r := range m {
 		if r < 0 {
 			return nil, Errorf(EINVALID, "%s 的值不能为负数", k)
+		}
+		if r > maxRatio {
+			return nil, Errorf(EINVALID, "%s 的值不能大于 1000000", k)
 		}
 	}
 	return m, nil
@@ -413,17 +434,17 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		if err != nil {
 			return "", Errorf(EINVALID, "%s 的值必须是整数", d.Key)
 		}
-		if d.HasMin && float64(n) < d.Min {
-			return "", Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
+		if err := d.inRange(float64(n)); err != nil {
+			return "", err
 		}
 	case KindFloat:
 		value = strings.TrimSpace(value)
 		f, err := strconv.ParseFloat(value, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", Errorf(EINVALID, "%s 的值必须是数字", d.Key)
 		}
-		if d.HasMin && f < d.Min {
-			return "", Errorf(EINVALID, "%s 的值不能小于 %s", d.Key, strconv.FormatFloat(d.Min, 'f', -1, 64))
+		if err := d.inRange(f); err != nil {
+			return "", err
 		}
 	case KindRatioMap:
 		if err := wholeJSON(d, value, '{'); err != nil {

@@ -142,6 +142,13 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"LabelsNull", "UserUsableGroups", "null", "UserUsableGroups 不是合法的 JSON 字符串"},
 		{"ChatsEmpty", "Chats", "", "Chats 不是合法的 JSON 字符串"},
 		{"ChatsNull", "Chats", "null", "Chats 不是合法的 JSON 字符串"},
+		{"FloatNaN", "Price", "NaN", "Price 的值必须是数字"},
+		{"FloatInf", "Price", "+Inf", "Price 的值必须是数字"},
+		{"FloatAboveMax", "Price", "1e308", "Price 的值不能大于 1000000"},
+		{"PortAboveMax", "SMTPPort", "65536", "SMTPPort 的值不能大于 65535"},
+		{"QuotaAboveMax", "QuotaForNewUser", "9223372036854775807", "QuotaForNewUser 的值不能大于 9007199254740992"},
+		{"RetriesAboveMax", "RetryTimes", "1000000", "RetryTimes 的值不能大于 100"},
+		{"RatioAboveMax", "TopupGroupRatio", `{"default":1e308}`, "default 的值不能大于 1000000"},
 		{"Enum", "DataExportDefaultTime", "month", "hour、day、week"},
 		{"NewlineInString", "ServerAddress", "https://a.example\nX: y", "不能包含换行"},
 	}

@@ -37,6 +37,9 @@ func validateRedemption(name string, quota int64) error {
 	if quota <= 0 {
 		return Errorf(EINVALID, "兑换码额度必须大于 0")
 	}
+	if quota > MaxQuota {
+		return errQuotaTooLarge
+	}
 	return nil
 }
 
@@ -222,6 +225,9 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 		if err := putJSON(tx.Bucket(bucketRedemptions), itob(r.ID), r); err != nil {
 			return nil, err
 		}
+		if s.ledger.liveQuotaLocked(u) > MaxQuota-r.Quota {
+			return nil, errQuotaTooLarge
+		}
 		u.Quota += r.Quota
 		if err := putUserRecord(tx, u); err != nil {
 			return nil, err
@@ -244,10 +250,10 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 // and returns the change (0: nothing written); open reservations stay
 // counted. The ledger lock is held.
 func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) (int64, error) {
-	live := u.Quota
-	if b := s.ledger.users[u.ID]; b != nil {
-		live = b.quota
+	if quota > MaxQuota || quota < -MaxQuota {
+		return 0, errQuotaTooLarge
 	}
+	live := s.ledger.liveQuotaLocked(u)
 	delta := quota - live
 	if delta == 0 {
 		return 0, nil

@@ -76,6 +76,9 @@ func (t *Token) Validate() error {
 	if t.RemainQuota < 0 {
 		return Errorf(EINVALID, "额度不能为负数")
 	}
+	if t.RemainQuota > MaxQuota {
+		return errQuotaTooLarge
+	}
 	return nil
 }
 
@@ -349,6 +352,9 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		// be below zero without the token becoming impossible to edit.
 		if upd.RemainQuota != nil && *upd.RemainQuota < 0 {
 			return nil, Errorf(EINVALID, "额度不能为负数")
+		}
+		if upd.RemainQuota != nil && *upd.RemainQuota > MaxQuota {
+			return nil, errQuotaTooLarge
 		}
 		if err := t.validateOthers(); err != nil {
 			return nil, err

@@ -315,6 +315,9 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 				u.InviterID = inv.ID
 			}
 		}
+		if in.Quota > MaxQuota {
+			return nil, errQuotaTooLarge
+		}
 		if in.Quota > 0 {
 			u.Quota += in.Quota
 			credits = append(credits, balanceDelta{user: id, quota: in.Quota})
@@ -741,6 +744,9 @@ func (s *Store) TransferAffQuota(id uint64, quota int64) (*User, error) {
 		}
 		if u.AffQuota < quota {
 			return nil, Errorf(EINVALID, "邀请额度不足")
+		}
+		if s.ledger.liveQuotaLocked(u) > MaxQuota-quota {
+			return nil, errQuotaTooLarge
 		}
 		old := *u
 		u.AffQuota -= quota
