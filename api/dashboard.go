@@ -23,7 +23,11 @@ const maxSelfDataSpan = 30 * 24 * 3600
 // user's rows summed per (model_name, created_at). An unknown username has
 // no rows.
 func (s *Server) getAllQuotaData(w http.ResponseWriter, r *http.Request) {
-	start, end := queryNum64(r, "start_timestamp"), queryNum64(r, "end_timestamp")
+	start, end, err := queryRange(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if name := strings.TrimSpace(r.URL.Query().Get("username")); name != "" {
 		u, err := s.store.UserByUsername(name)
 		if err != nil {
@@ -79,7 +83,11 @@ func sumByModelHour(rows []store.QuotaDatum) []store.QuotaDatum {
 // getSelfQuotaData answers the caller's rows. A missing end is now and a
 // missing start is 30 days before the end; a longer span is refused.
 func (s *Server) getSelfQuotaData(w http.ResponseWriter, r *http.Request) {
-	start, end := queryNum64(r, "start_timestamp"), queryNum64(r, "end_timestamp")
+	start, end, err := queryRange(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if end <= 0 {
 		end = s.store.Now().Unix()
 	}

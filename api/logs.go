@@ -43,8 +43,10 @@ func logFilter(r *http.Request, admin bool) (store.LogFilter, error) {
 		Type:      queryNum(r, "type", 0),
 		TokenName: strings.TrimSpace(q.Get("token_name")),
 		ModelName: strings.TrimSpace(q.Get("model_name")),
-		Start:     queryNum64(r, "start_timestamp"),
-		End:       queryNum64(r, "end_timestamp"),
+	}
+	var err error
+	if f.Start, f.End, err = queryRange(r); err != nil {
+		return f, err
 	}
 	if admin {
 		f.Username = strings.TrimSpace(q.Get("username"))
@@ -179,7 +181,11 @@ func (s *Server) selfLogStat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) {
-	ts := queryNum64(r, "target_timestamp")
+	ts, err := queryNum64(r, "target_timestamp")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if ts <= 0 {
 		writeError(w, r, store.Errorf(store.EINVALID, "请选择日志记录时间"))
 		return

@@ -300,10 +300,28 @@ func queryNum(r *http.Request, name string, def int) int {
 	return v
 }
 
-// queryNum64 reads an int64 query parameter; missing or malformed gives 0.
-func queryNum64(r *http.Request, name string) int64 {
-	v, _ := strconv.ParseInt(strings.TrimSpace(r.URL.Query().Get(name)), 10, 64)
-	return v
+// queryNum64 reads an int64 query parameter; missing or empty gives 0, and
+// one that is not an integer in int64's range is refused rather than read
+// as 0 or as the range's end (a timestamp of 2^63 would clear every log).
+func queryNum64(r *http.Request, name string) (int64, error) {
+	raw := strings.TrimSpace(r.URL.Query().Get(name))
+	if raw == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, store.Errorf(store.EINVALID, "参数 %s 必须是整数", name)
+	}
+	return v, nil
+}
+
+// queryRange reads start_timestamp and end_timestamp.
+func queryRange(r *http.Request) (start, end int64, err error) {
+	if start, err = queryNum64(r, "start_timestamp"); err != nil {
+		return 0, 0, err
+	}
+	end, err = queryNum64(r, "end_timestamp")
+	return start, end, err
 }
 
 func deref[T any](p *T) T {
