@@ -95,7 +95,13 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return store.Errorf(store.EINVALID, "请求体为空")
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return store.Errorf(store.EINVALID, "无效的参数：请求体不是合法的 JSON")
+		// A field's own decoder (an id, say) has its own message.
+		var se *store.Error
+		if errors.As(err, &se) {
+			return se
+		}
+		_, problem := store.DescribeDecodeError(data, err)
+		return store.Errorf(store.EINVALID, "无效的参数：%s", problem)
 	}
 	return nil
 }

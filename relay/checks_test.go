@@ -3,6 +3,7 @@ package relay_test
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,6 +222,35 @@ func TestChecks(t *testing.T) {
 				tc.after(t, g)
 			}
 		})
+	}
+}
+
+// A body of the wrong shape is refused with the field and the kind it
+// should have, in OpenAI's param, never with the decoder's Go type names.
+func TestChecks_WrongTypes(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	for _, tc := range []struct{ body, message, param string }{
+		{`{"model":"` + ratioModel + `","messages":"hi"}`, "请求参数格式错误：字段 messages 应为数组", "messages"},
+		{`{"model":"` + ratioModel + `","messages":[{"role":123,"content":"hi"}]}`, "请求参数格式错误：字段 messages.0.role 应为字符串", "messages.0.role"},
+		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"max_tokens":1.5}`, "请求参数格式错误：字段 max_tokens 应为整数", "max_tokens"},
+		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"stream_options":"x"}`, "请求参数格式错误：字段 stream_options 应为对象", "stream_options"},
+		{`[]`, "请求参数格式错误：请求体应为对象", ""},
+		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"max_tokens":-1}`, "max_tokens 无效", ""},
+		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":-5,"max_tokens":10}`, "max_tokens 无效", ""},
+		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"n":-1}`, "n 和 best_of 不能为负数", ""},
+		{`{"model":`, "请求体不是合法的 JSON", ""},
+	} {
+		e := g.post(t, key, "/v1/chat/completions", tc.body).wantError(t, http.StatusBadRequest, "invalid_request")
+		if msg, _, _ := strings.Cut(e.Error.Message, " (request id:"); msg != tc.message || e.Error.Param != tc.param {
+			t.Errorf("%s: message %q, param %q; want %q, %q", tc.body, e.Error.Message, e.Error.Param, tc.message, tc.param)
+		}
+	}
+	if up.Hits() != 0 {
+		t.Errorf("refused calls reached the upstream %d times", up.Hits())
 	}
 }
 

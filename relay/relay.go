@@ -352,22 +352,25 @@ func (rl *Relay) readBody(c *call) *Error {
 	}
 	c.isJSON = true
 	if err := json.Unmarshal(body, &c.parsed); err != nil {
-		if !json.Valid(body) {
-			return badRequest("请求体不是合法的 JSON")
+		field, problem := store.DescribeDecodeError(body, err)
+		if field == "" && !json.Valid(body) {
+			return badRequest(problem)
 		}
-		return badRequest("请求参数格式错误：" + err.Error())
+		e := badRequest("请求参数格式错误：" + problem)
+		e.Param = field
+		return e
 	}
 	p := &c.parsed
 	c.model = p.Model
 	c.bodyModel = p.Model
 	c.stream = p.Stream && (c.k == kindChat || c.k == kindCompletion)
 	c.wantUsage = p.StreamOptions != nil && p.StreamOptions.IncludeUsage
-	c.maxTokens = p.MaxTokens
-	if p.MaxCompletionTokens > c.maxTokens {
-		c.maxTokens = p.MaxCompletionTokens
-	}
-	if c.maxTokens < 0 || c.maxTokens > 1<<30 {
+	if p.MaxTokens < 0 || p.MaxCompletionTokens < 0 || p.MaxTokens > 1<<30 || p.MaxCompletionTokens > 1<<30 {
 		return badRequest("max_tokens 无效")
+	}
+	c.maxTokens = max(p.MaxTokens, p.MaxCompletionTokens)
+	if p.N < 0 || p.BestOf < 0 {
+		return badRequest("n 和 best_of 不能为负数")
 	}
 	if c.k == kindChat || c.k == kindCompletion {
 		// Every choice (and every best_of candidate) may produce max_tokens:
