@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"gateway/relay"
 	"net/http"
 	"strings"
 
@@ -187,6 +188,15 @@ func (req *channelRequest) newChannels() []*store.Channel {
 	return out
 }
 
+// knownType refuses a channel type the console does not offer; nil (a
+// field left out) and 0 (the store asks for a type) pass.
+func knownType(t *int) error {
+	if t != nil && *t != 0 && relay.ChannelTypeNames[*t] == "" {
+		return store.Errorf(store.EINVALID, "无效的渠道类型")
+	}
+	return nil
+}
+
 func (s *Server) createChannels(w http.ResponseWriter, r *http.Request) {
 	var req channelRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -196,6 +206,10 @@ func (s *Server) createChannels(w http.ResponseWriter, r *http.Request) {
 	chs := req.newChannels()
 	if len(chs) == 0 || chs[0].Key == "" {
 		writeError(w, r, store.Errorf(store.EINVALID, "请填写渠道名称和渠道密钥！"))
+		return
+	}
+	if err := knownType(req.Type); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	if err := s.store.CreateChannels(chs); err != nil {
@@ -210,6 +224,10 @@ func (s *Server) createChannels(w http.ResponseWriter, r *http.Request) {
 func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) {
 	var req channelRequest
 	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := knownType(req.Type); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -133,6 +133,18 @@ func TestChannelCreate(t *testing.T) {
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "weight": 9000000000000000000}, wantStatus: 400, wantContains: []string{"权重不能大于 1000000"}},
 		{name: "unknown status", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status": 7}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
+		{name: "unknown type", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 999, "key": "k", "models": "m"}, wantStatus: 400, wantContains: []string{"无效的渠道类型"}},
+		{name: "auto_ban neither 0 nor 1", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "auto_ban": 7}, wantStatus: 400, wantContains: []string{"自动禁用只能是 0 或 1"}},
+		{name: "base URL not http", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "base_url": "ftp://x"}, wantStatus: 400, wantContains: []string{"Base URL 必须是 http 或 https 地址"}},
+		{name: "base URL not a URL", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "base_url": "not a url"}, wantStatus: 400, wantContains: []string{"Base URL 必须是 http 或 https 地址"}},
+		{name: "status mapping to a non-status", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status_code_mapping": `{"400":"abc"}`}, wantStatus: 400, wantContains: []string{"状态码复写的键和值必须是 100 到 599 之间的状态码"}},
+		{name: "status mapping from a non-status", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status_code_mapping": `{"abc":"500"}`}, wantStatus: 400, wantContains: []string{"状态码复写的键和值必须是 100 到 599 之间的状态码"}},
 	})
 	after, _ := f.store.Channels()
 	if len(after) != len(before) {
@@ -264,8 +276,12 @@ func TestChannelUpdate(t *testing.T) {
 			body: map[string]any{"id": c.ID, "status": 0}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
 		{name: "status 7", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "status": 7}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
+		{name: "two keys on one channel", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "key": "new1\nnew2"}, wantStatus: 400, wantContains: []string{"一个渠道只能有一个密钥"}},
+		{name: "unknown type", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "type": 999}, wantStatus: 400, wantContains: []string{"无效的渠道类型"}},
 	})
-	if s := f.stored(c.ID); s.Priority != 0 || s.Models != "claude-3" || s.Status != store.ChannelStatusEnabled || s.Weight != 0 {
+	if s := f.stored(c.ID); s.Priority != 0 || s.Models != "claude-3" || s.Status != store.ChannelStatusEnabled || s.Weight != 0 || s.Key != "secret-new" || s.Type != 1 {
 		t.Fatalf("refused edits were written: %+v", s)
 	}
 

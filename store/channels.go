@@ -1,6 +1,7 @@
 package store
 
 import (
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,12 @@ type Channel struct {
 	Priority           int64   `json:"priority"`
 	AutoBan            int     `json:"auto_ban"`
 	OtherInfo          string  `json:"other_info"`
+}
+
+// isStatusCode reports whether s is an HTTP status code, 100 to 599.
+func isStatusCode(s string) bool {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return err == nil && n >= 100 && n <= 599
 }
 
 // ModelList returns the channel's models, trimmed, without empties or repeats.
@@ -98,6 +105,9 @@ func (c *Channel) Validate() error {
 	if c.Status < ChannelStatusEnabled || c.Status > ChannelStatusAutoDisabled {
 		return Errorf(EINVALID, "无效的渠道状态")
 	}
+	if c.AutoBan != 0 && c.AutoBan != 1 {
+		return Errorf(EINVALID, "自动禁用只能是 0 或 1")
+	}
 	if len(csvList(c.Group)) == 0 {
 		c.Group = "default"
 	}
@@ -111,6 +121,24 @@ func (c *Channel) Validate() error {
 				return Errorf(EINVALID, "模型映射必须是合法的 JSON 格式！")
 			}
 			return Errorf(EINVALID, "状态码复写必须是合法的 JSON 格式！")
+		}
+		if m.name == "状态码复写" {
+			for from, to := range obj {
+				if !isStatusCode(from) || !isStatusCode(to) {
+					return Errorf(EINVALID, "状态码复写的键和值必须是 100 到 599 之间的状态码")
+				}
+			}
+		}
+	}
+	// One channel holds one key (a Vertex key is one JSON document, over
+	// lines): keys are split into channels only when they are created.
+	if c.Type != 41 && strings.ContainsAny(strings.TrimSpace(c.Key), "\r\n") {
+		return Errorf(EINVALID, "一个渠道只能有一个密钥，多个密钥请在添加渠道时每行填写一个")
+	}
+	if base := strings.TrimSpace(c.BaseURL); base != "" {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Errorf(EINVALID, "Base URL 必须是 http 或 https 地址")
 		}
 	}
 	if c.Type == 41 {
