@@ -133,6 +133,8 @@ func TestChannelCreate(t *testing.T) {
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "weight": 9000000000000000000}, wantStatus: 400, wantContains: []string{"权重不能大于 1000000"}},
 		{name: "unknown status", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status": 7}, wantStatus: 400, wantContains: []string{"无效的渠道状态"}},
+		{name: "control character in the name", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x\a", "type": 1, "key": "k", "models": "m"}, wantStatus: 400, wantContains: []string{"渠道名称不能包含控制字符"}},
 		{name: "unknown type", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 999, "key": "k", "models": "m"}, wantStatus: 400, wantContains: []string{"无效的渠道类型"}},
 		{name: "auto_ban neither 0 nor 1", method: "POST", url: "/api/channel/", token: f.adminTok,

@@ -243,6 +243,8 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": "x", "expired_time": -5}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
 		{name: "negative quota", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": -1}, wantStatus: 400, wantContains: []string{"额度不能为负数"}},
+		{name: "control character in the name", method: "POST", url: "/api/token/", token: tok,
+			body: map[string]any{"name": "a\x00b"}, wantStatus: 400, wantContains: []string{"令牌名称不能包含控制字符"}},
 		{name: "quota as text", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": "5"}, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 应为整数"`}},
 		{name: "quota beyond the bound", method: "POST", url: "/api/token/", token: tok,

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"unicode/utf8"
 
@@ -81,7 +82,23 @@ func ValidateUsername(name string) error {
 	if strings.ContainsAny(name, " \t\r\n") {
 		return Errorf(EINVALID, "用户名不能包含空白字符")
 	}
+	// Invisible characters would let one name pass for another ("root"
+	// and "root" followed by a zero-width space).
+	if strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0 {
+		return Errorf(EINVALID, "用户名不能包含控制字符或不可见字符")
+	}
+	// Login takes a username or an e-mail address: a username that looks
+	// like one could shadow another account's address.
+	if strings.Contains(name, "@") {
+		return Errorf(EINVALID, "用户名不能包含 @")
+	}
 	return nil
+}
+
+// HasControl reports whether s holds a control character (a NUL, a bell,
+// an escape): names shown in lists and logs may not.
+func HasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // ValidatePassword checks the password rules.
@@ -101,6 +118,9 @@ func ValidateDisplayName(name string) error {
 	if utf8.RuneCountInString(name) > MaxDisplayNameLen {
 		return Errorf(EINVALID, "显示名称长度不得超过 %d 位", MaxDisplayNameLen)
 	}
+	if HasControl(name) {
+		return Errorf(EINVALID, "显示名称不能包含控制字符")
+	}
 	return nil
 }
 
@@ -111,7 +131,7 @@ func ValidateEmail(email string) error {
 		return Errorf(EINVALID, "邮箱地址长度不得超过 %d 位", MaxEmailLen)
 	}
 	at := strings.LastIndexByte(email, '@')
-	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || !strings.Contains(email[at+1:], ".") {
+	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || HasControl(email) || !strings.Contains(email[at+1:], ".") {
 		return Errorf(EINVALID, "无效的邮箱地址")
 	}
 	return nil
