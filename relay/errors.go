@@ -3,6 +3,7 @@ package relay
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 )
@@ -60,8 +61,19 @@ func writeError(w http.ResponseWriter, requestID string, e *Error) {
 	w.Write(data)
 }
 
-// upstreamMessage digs the human message out of a provider's error body.
-func upstreamMessage(body []byte) string {
+// upstreamMessage digs the human message out of a provider's error body,
+// with the channel's key hidden: a provider that echoes the credential it
+// refused ("Incorrect API key provided: sk-...") must not hand it to the
+// caller.
+func upstreamMessage(body []byte, key string) string {
+	msg := rawUpstreamMessage(body)
+	if k := strings.TrimSpace(key); len(k) >= 8 {
+		msg = strings.ReplaceAll(msg, k, "[key hidden]")
+	}
+	return msg
+}
+
+func rawUpstreamMessage(body []byte) string {
 	var v struct {
 		Error    json.RawMessage `json:"error"`
 		Message  string          `json:"message"`

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -326,5 +327,26 @@ func TestPanicReturnsReservation(t *testing.T) {
 	}
 	if logs := g.consumeLogs(t, "alice"); len(logs) != 0 {
 		t.Fatalf("%d consume logs for a call that panicked", len(logs))
+	}
+}
+
+// A provider that echoes the key it refused does not hand it to the
+// caller, nor to the channel test's report.
+func TestUpstreamMessageHidesKey(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const key = "sk-secret-channel-key-1234"
+	up := relaytest.NewChat(t, key, failWith(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "+key+". Check it."))
+	ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.Key = key; c.AutoBan = 0 })
+	_, tokKey := g.MustCreateToken(t, "alice", store.Token{})
+
+	res := g.post(t, tokKey, "/v1/chat/completions", chat(ratioModel, "hi"))
+	e := res.wantError(t, 401, "bad_response_status_code")
+	if strings.Contains(string(res.Body), key) || !strings.HasPrefix(e.Error.Message, "Incorrect API key provided: [key hidden]. Check it.") {
+		t.Errorf("client got %s", res.Body)
+	}
+	tr := g.rl.TestChannel(context.Background(), ch, "", nil)
+	if tr.Err == nil || strings.Contains(tr.Err.Error(), key) || strings.Contains(tr.Message, key) {
+		t.Errorf("channel test reported %v / %q", tr.Err, tr.Message)
 	}
 }

@@ -147,7 +147,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	if resp.StatusCode != http.StatusOK {
 		res.Status = resp.StatusCode
 		res.Type, res.Code = upstreamErrorFields(out)
-		res.Message = upstreamMessage(out)
+		res.Message = upstreamMessage(out, ch.Key)
 		msg := res.Message
 		if msg == "" {
 			msg = resp.Status
@@ -353,7 +353,7 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := upstreamMessage(data)
+		msg := upstreamMessage(data, ch.Key)
 		if msg == "" {
 			msg = resp.Status
 		}

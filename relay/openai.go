@@ -210,7 +210,7 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := upstreamMessage(data)
+		msg := upstreamMessage(data, ch.Key)
 		if msg == "" {
 			msg = resp.Status
 		}

@@ -739,7 +739,7 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		}
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		status := mapStatus(ch, resp.StatusCode)
-		msg := upstreamMessage(data)
+		msg := upstreamMessage(data, ch.Key)
 		if msg == "" {
 			msg = "bad response status code " + strconv.Itoa(resp.StatusCode)
 		}
@@ -800,7 +800,7 @@ func holds(raw json.RawMessage) bool {
 // channel's disable rules apply to the upstream's message.
 func (rl *Relay) okButFailed(ch *store.Channel, data []byte, set *store.Settings) *Error {
 	if errorIn(data) {
-		msg := upstreamMessage(data)
+		msg := upstreamMessage(data, ch.Key)
 		if msg == "" {
 			msg = "上游返回了错误"
 		}
