@@ -356,3 +356,38 @@ func TestLogout(t *testing.T) {
 	}
 	ApiScenario{URL: "/api/user/logout", WantStatus: 200}.Test(t, ts)
 }
+
+// A browser on another site may not log a visitor in or out, nor change
+// anything: Origin or Sec-Fetch-Site naming another site gets 403 on every
+// method but GET (and on the logout GET). The console's own origin, the
+// configured ServerAddress behind a proxy that rewrites Host, and clients
+// that name no site (scripts) pass.
+func TestCrossSiteRefused(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	if err := ts.Store.UpdateOption("ServerAddress", "https://gateway.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	login := `{"username":"root","password":"` + rootPassword + `"}`
+	refused := []string{msg("拒绝来自其他站点的请求")}
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "LoginFromAnotherSite", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "https://evil.example", "Content-Type": "text/plain"}, WantStatus: 403, WantContains: refused,
+			WantNotContains: []string{`"success":true`}},
+		{Name: "LoginFromANullOrigin", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "null"}, WantStatus: 403, WantContains: refused},
+		{Name: "LoginMarkedCrossSite", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, WantStatus: 403, WantContains: refused},
+		{Name: "LogoutMarkedCrossSite", Method: "GET", URL: "/api/user/logout", As: "user",
+			Headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, WantStatus: 403, WantContains: refused},
+		{Name: "ChangeFromAnotherSite", Method: "PUT", URL: "/api/user/self", As: "user", Body: `{"display_name":"x"}`,
+			Headers: map[string]string{"Origin": "https://evil.example"}, WantStatus: 403, WantContains: refused},
+		{Name: "ReadFromAnotherSite", Method: "GET", URL: "/api/status",
+			Headers: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, WantStatus: 200},
+		{Name: "LoginFromTheServerAddress", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "https://gateway.example.com", "Sec-Fetch-Site": "same-origin"}, WantStatus: 200, WantContains: []string{`"success":true`}},
+		{Name: "LoginWithoutASite", Method: "POST", URL: "/api/user/login", Body: login, WantStatus: 200, WantContains: []string{`"success":true`}},
+		{Name: "LoginFromItsOwnOrigin", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": ts.URL}, WantStatus: 200, WantContains: []string{`"success":true`}},
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -230,4 +231,45 @@ func checkUsable(u *store.User) error {
 		return store.Errorf(store.EFORBIDDEN, "用户已被封禁")
 	}
 	return nil
+}
+
+// refuseCrossSite refuses /api requests a browser sent from another site
+// that could change something: every method but GET, HEAD and OPTIONS, and
+// the logout that GET also serves. A page elsewhere could otherwise log a
+// visitor into the author's account (login takes any body) or out of their
+// own. Browsers name the requesting site in Origin and Sec-Fetch-Site;
+// clients that send neither (scripts, the payment provider's notification)
+// are not browsers on another site and pass. The site the console is served
+// from is the request's own host or the configured ServerAddress.
+func (s *Server) refuseCrossSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		changes := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+		if strings.HasPrefix(r.URL.Path, "/api/") && (changes || r.URL.Path == "/api/user/logout") && s.crossSite(r) {
+			writeError(w, r, store.Errorf(store.EFORBIDDEN, "拒绝来自其他站点的请求"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// crossSite reports whether a browser says r comes from another site.
+func (s *Server) crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return true // "null" (a sandboxed page, a file) or garbage
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return false
+	}
+	if pub, err := url.Parse(s.store.Settings().Get("ServerAddress")); err == nil && pub.Host != "" && strings.EqualFold(u.Host, pub.Host) {
+		return false
+	}
+	return true
 }
