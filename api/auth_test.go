@@ -358,10 +358,10 @@ func TestLogout(t *testing.T) {
 }
 
 // A browser on another site may not log a visitor in or out, nor change
-// anything: Origin or Sec-Fetch-Site naming another site gets 403 on every
-// method but GET (and on the logout GET). The console's own origin, the
-// configured ServerAddress behind a proxy that rewrites Host, and clients
-// that name no site (scripts) pass.
+// anything: Sec-Fetch-Site (or, from older browsers, Origin) naming another
+// site gets 403 on every method but GET (and on the logout GET). The
+// console's own origin, the configured ServerAddress, and clients that name
+// no site (scripts) pass.
 func TestCrossSiteRefused(t *testing.T) {
 	t.Parallel()
 	ts := MustStartServer(t)
@@ -389,5 +389,8 @@ func TestCrossSiteRefused(t *testing.T) {
 		{Name: "LoginWithoutASite", Method: "POST", URL: "/api/user/login", Body: login, WantStatus: 200, WantContains: []string{`"success":true`}},
 		{Name: "LoginFromItsOwnOrigin", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Origin": ts.URL}, WantStatus: 200, WantContains: []string{`"success":true`}},
+		// Behind a proxy that rewrites Host, the browser's own verdict counts.
+		{Name: "LoginThroughAHostRewritingProxy", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "https://public.example", "Sec-Fetch-Site": "same-origin"}, WantStatus: 200, WantContains: []string{`"success":true`}},
 	})
 }

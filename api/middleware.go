@@ -252,10 +252,17 @@ func (s *Server) refuseCrossSite(next http.Handler) http.Handler {
 	})
 }
 
-// crossSite reports whether a browser says r comes from another site.
+// crossSite reports whether a browser says r comes from another site. The
+// browser's own verdict, Sec-Fetch-Site, is taken first: it compares the
+// page with the address the browser asked, so a proxy that rewrites Host
+// (nginx does by default) does not make the console a stranger to itself.
+// Browsers too old to send it are judged by Origin.
 func (s *Server) crossSite(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site":
 		return true
+	case "same-origin", "same-site", "none":
+		return false
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
