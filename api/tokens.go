@@ -127,8 +127,17 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		UnlimitedQuota: deref(req.UnlimitedQuota), ModelLimitsEnabled: deref(req.ModelLimitsEnabled),
 		ModelLimits: string(deref(req.ModelLimits)), AllowIPs: deref(req.AllowIPs), Group: strings.TrimSpace(deref(req.Group)),
 	}
-	if req.Status != nil && *req.Status == store.TokenStatusDisabled {
-		t.Status = store.TokenStatusDisabled
+	// A new token starts enabled or disabled; expired and exhausted are
+	// what time and use make of it.
+	if req.Status != nil {
+		switch *req.Status {
+		case 0: // not given
+		case store.TokenStatusEnabled, store.TokenStatusDisabled:
+			t.Status = *req.Status
+		default:
+			writeError(w, r, store.Errorf(store.EINVALID, "新令牌的状态只能是启用（1）或禁用（2）"))
+			return
+		}
 	}
 	if err := t.Validate(); err != nil {
 		writeError(w, r, err)

@@ -303,6 +303,8 @@ func manageChange(actor, target *store.User, action string) (upd store.UserUpdat
 			return upd, false, store.Errorf(store.EINVALID, "该用户已经是普通用户")
 		}
 		upd.Role = ptr(store.RoleCommon)
+	case "":
+		return upd, false, store.Errorf(store.EINVALID, "请指定操作（disable、enable、delete、promote 或 demote）")
 	default:
 		return upd, false, store.Errorf(store.EINVALID, "无效的操作：%s", action)
 	}

@@ -205,6 +205,7 @@ func TestAdminUsers_Manage(t *testing.T) {
 		{"User", "user", manage(inviter, "disable"), 403, nil, msgNoPermission},
 		{"Missing", "admin", manage(999, "disable"), 404, nil, ""},
 		{"UnknownAction", "admin", manage(alice, "ban"), 400, nil, "无效的操作：ban"},
+		{"NoAction", "admin", manage(alice, ""), 400, nil, "请指定操作（disable、enable、delete、promote 或 demote）"},
 		{"AdminDisablesUser", "admin", manage(alice, "disable"), 200, &manageReply{1, 2}, ""},
 		{"AdminEnablesUser", "admin", manage(alice, "enable"), 200, &manageReply{1, 1}, ""},
 		{"AdminPromotes", "admin", manage(alice, "promote"), 403, nil, "普通管理员用户无法提升其他用户为管理员"},

@@ -512,6 +512,9 @@ func (s *Store) UpdateOptions(opts []Option) error {
 	}
 	for _, o := range opts {
 		d := optionIndex[o.Key]
+		if strings.TrimSpace(o.Key) == "" {
+			return Errorf(EINVALID, "请指定配置项（key）")
+		}
 		if d == nil {
 			return Errorf(EINVALID, "未知的配置项：%s", o.Key)
 		}

@@ -114,7 +114,7 @@ func TestUpdateOption_Refused(t *testing.T) {
 		name, key, value, wantMsg string
 	}{
 		{"UnknownKey", "NoSuchOption", "1", "未知的配置项"},
-		{"EmptyKey", "", "1", "未知的配置项"},
+		{"EmptyKey", "", "1", "请指定配置项（key）"},
 		{"BoolWord", "RegisterEnabled", "yes", "true 或 false"},
 		{"BoolCase", "RegisterEnabled", "True", "true 或 false"},
 		{"IntWord", "SMTPPort", "abc", "必须是整数"},
