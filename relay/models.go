@@ -206,7 +206,12 @@ func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.Use
 	var group string
 	if json.Unmarshal(body, &fields) == nil {
 		if raw, ok := fields["group"]; ok {
-			_ = json.Unmarshal(raw, &group)
+			if json.Unmarshal(raw, &group) != nil && string(bytes.TrimSpace(raw)) != "null" {
+				e := badRequest("请求参数格式错误：字段 group 应为字符串")
+				e.Param = "group"
+				writeError(w, id, e)
+				return
+			}
 			delete(fields, "group")
 			if b, err := json.Marshal(fields); err == nil {
 				body = b

@@ -73,4 +73,9 @@ func TestPlayground(t *testing.T) {
 	if status, body := call(`{"model":"` + ratioModel + `","group":"unpriced","messages":[{"role":"user","content":"Hi"}]}`); status != http.StatusForbidden || up.Hits() != hits {
 		t.Fatalf("group without a ratio: %d %s", status, body)
 	}
+	// A group that is not a name is refused, not read as no group.
+	if status, body := call(`{"model":"` + ratioModel + `","group":123,"messages":[{"role":"user","content":"Hi"}]}`); status != http.StatusBadRequest ||
+		!strings.Contains(body, "字段 group 应为字符串") || up.Hits() != hits {
+		t.Fatalf("group of the wrong type: %d %s", status, body)
+	}
 }
