@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"math"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -487,7 +488,15 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		value = strings.TrimSpace(value)
 	}
 	if d.TrimSlash {
+		// The options whose trailing slash goes are addresses that links,
+		// callbacks and requests are built from.
 		value = strings.TrimRight(value, "/")
+		if value != "" {
+			u, err := url.Parse(value)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return "", Errorf(EINVALID, "%s 必须是 http 或 https 地址", d.Key)
+			}
+		}
 	}
 	return value, nil
 }

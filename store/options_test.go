@@ -151,6 +151,9 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"RatioAboveMax", "TopupGroupRatio", `{"default":1e308}`, "default 的值不能大于 1000000"},
 		{"Enum", "DataExportDefaultTime", "month", "hour、day、week"},
 		{"NewlineInString", "ServerAddress", "https://a.example\nX: y", "不能包含换行"},
+		{"AddressNotAURL", "ServerAddress", "not a url", "ServerAddress 必须是 http 或 https 地址"},
+		{"AddressNotHTTP", "PayAddress", "ftp://pay.example", "PayAddress 必须是 http 或 https 地址"},
+		{"AddressWithoutHost", "WorkerUrl", "https://", "WorkerUrl 必须是 http 或 https 地址"},
 	}
 	before := s.Settings()
 	for _, tt := range cases {
