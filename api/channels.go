@@ -227,6 +227,10 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if req.ID == 0 {
+		writeError(w, r, errNoID)
+		return
+	}
 	if err := knownType(req.Type); err != nil {
 		writeError(w, r, err)
 		return

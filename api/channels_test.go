@@ -271,7 +271,7 @@ func TestChannelUpdate(t *testing.T) {
 		{name: "missing channel", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": 999, "name": "x"}, wantStatus: 404, wantContains: []string{"渠道未找到，请刷新页面后重试。"}},
 		{name: "no id", method: "PUT", url: "/api/channel/", token: f.adminTok,
-			body: map[string]any{"name": "x"}, wantStatus: 404},
+			body: map[string]any{"name": "x"}, wantStatus: 400, wantContains: []string{`"message":"缺少 id"`}},
 		{name: "weight above the limit", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "weight": 1000001}, wantStatus: 400, wantContains: []string{"权重不能大于 1000000"}},
 		{name: "status 0", method: "PUT", url: "/api/channel/", token: f.adminTok,

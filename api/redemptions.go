@@ -91,6 +91,10 @@ func (s *Server) updateRedemption(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if req.ID == 0 {
+		writeError(w, r, errNoID)
+		return
+	}
 	upd := store.RedemptionUpdate{Name: req.Name, Quota: req.Quota}
 	if r.URL.Query().Get("status_only") != "" {
 		if req.Status == nil {

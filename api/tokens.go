@@ -165,6 +165,10 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if req.ID == 0 {
+		writeError(w, r, errNoID)
+		return
+	}
 	u := currentUser(r)
 	var upd store.TokenUpdate
 	if r.URL.Query().Get("status_only") != "" {
@@ -227,6 +231,9 @@ func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request) {
 // wireID is an id in a JSON body; the console sends it as a number, some
 // clients as a string.
 type wireID uint64
+
+// errNoID answers an edit whose body names no record.
+var errNoID = store.Errorf(store.EINVALID, "缺少 id")
 
 // UnmarshalJSON accepts 12, "12" and null.
 func (id *wireID) UnmarshalJSON(b []byte) error {

@@ -243,6 +243,8 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": "x", "expired_time": -5}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
 		{name: "negative quota", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": -1}, wantStatus: 400, wantContains: []string{"额度不能为负数"}},
+		{name: "edit without an id", method: "PUT", url: "/api/token/", token: tok,
+			body: map[string]any{"name": "x"}, wantStatus: 400, wantContains: []string{`"message":"缺少 id"`}},
 		{name: "created expired", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "status": 3}, wantStatus: 400, wantContains: []string{"新令牌的状态只能是启用（1）或禁用（2）"}},
 		{name: "created with an unknown status", method: "POST", url: "/api/token/", token: tok,

@@ -135,6 +135,10 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if req.ID == 0 {
+		writeError(w, r, errNoID)
+		return
+	}
 	me := currentUser(r)
 	target, err := s.store.User(uint64(req.ID))
 	if err != nil {
@@ -203,6 +207,10 @@ func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) {
 	var req manageUserRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if req.ID == 0 {
+		writeError(w, r, errNoID)
 		return
 	}
 	target, err := s.store.User(uint64(req.ID))
