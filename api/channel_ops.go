@@ -258,6 +258,10 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 	if req.Type == 0 {
 		req.Type = relay.TypeOpenAI
 	}
+	if err := store.ValidateBaseURL(req.BaseURL); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	key := strings.TrimSpace(strings.Split(req.Key, "\n")[0])
 	s.writeFetchedModels(w, r, &store.Channel{Type: req.Type, BaseURL: strings.TrimRight(req.BaseURL, "/"), Key: key})
 }

@@ -45,6 +45,19 @@ type Channel struct {
 	OtherInfo          string  `json:"other_info"`
 }
 
+// ValidateBaseURL checks a channel's base URL: empty (the type's default)
+// or an http or https address.
+func ValidateBaseURL(base string) error {
+	if base = strings.TrimSpace(base); base == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Errorf(EINVALID, "Base URL 必须是 http 或 https 地址")
+	}
+	return nil
+}
+
 // isStatusCode reports whether s is an HTTP status code, 100 to 599.
 func isStatusCode(s string) bool {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -138,11 +151,8 @@ func (c *Channel) Validate() error {
 	if c.Type != 41 && strings.ContainsAny(strings.TrimSpace(c.Key), "\r\n") {
 		return Errorf(EINVALID, "一个渠道只能有一个密钥，多个密钥请在添加渠道时每行填写一个")
 	}
-	if base := strings.TrimSpace(c.BaseURL); base != "" {
-		u, err := url.Parse(base)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Errorf(EINVALID, "Base URL 必须是 http 或 https 地址")
-		}
+	if err := ValidateBaseURL(c.BaseURL); err != nil {
+		return err
 	}
 	if c.Type == 41 {
 		// A region name, or a JSON object of region names with a default.
