@@ -137,7 +137,13 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 		if p.Audio {
 			cr = max(cr, p.AudioRatio*p.AudioCompletionRatio)
 		}
-		t += float64(maxTokens) * cr
+		// Rounded up as the charge rounds the completion's weight; an
+		// audio model's charge rounds its text and audio parts apart, which
+		// may come to one more.
+		t += math.Ceil(float64(maxTokens) * cr)
+		if p.Audio {
+			t++
+		}
 	default:
 		t += float64(preConsumed)
 	}

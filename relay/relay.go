@@ -379,6 +379,10 @@ func (rl *Relay) readBody(c *call) *Error {
 			return badRequest("n 和 best_of 不能大于 128")
 		}
 		c.maxTokens *= max(1, p.N, p.BestOf)
+		if c.k == kindCompletion {
+			// Each prompt of a list gets its own choices.
+			c.maxTokens *= promptCount(p.Prompt)
+		}
 	}
 	switch c.k {
 	case kindChat:
@@ -417,6 +421,10 @@ func (rl *Relay) readBody(c *call) *Error {
 	case kindSpeech:
 		if c.model == "" {
 			c.model = "tts-1"
+		}
+		// Speech is priced by the characters of its input.
+		if _, ok := p.Input.(string); !ok {
+			return badRequest("input 必须是字符串")
 		}
 	}
 	if c.model == "" {
@@ -521,6 +529,21 @@ func (rl *Relay) promptTokens(c *call) int {
 		return tokenizer.CountText(c.model, p.Query) + tokenizer.CountInput(c.model, p.Documents)
 	}
 	return 0
+}
+
+// promptCount is how many prompts a completions request holds: a list of
+// strings or of token lists is one prompt each; a string or one token list
+// is one.
+func promptCount(prompt any) int {
+	list, ok := prompt.([]any)
+	if !ok || len(list) == 0 {
+		return 1
+	}
+	switch list[0].(type) {
+	case string, []any:
+		return len(list)
+	}
+	return 1
 }
 
 // imageQuota prices an image request by size, quality and count (S §5.8).
@@ -697,17 +720,15 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	if c.r.URL.RawQuery != "" {
 		reqCtx = withClientQuery(ctx, c.r.URL.Query())
 	}
-	// Whether the whole request reached the upstream: a non-stream client
-	// that leaves after that is billed its prompt, which the provider
-	// processes (and charges) anyway.
+	// Whether the whole request reached the upstream: a client that leaves
+	// after that, before the answer's headers, is billed its prompt, which
+	// the provider processes (and charges) anyway.
 	var wrote atomic.Bool
-	if !c.stream {
-		reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		}})
-	}
+	reqCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
 	req, err := ad.Request(reqCtx, ch, c.k, upstreamModel, bytes.NewReader(body), ctype)
 	if err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
@@ -910,7 +931,9 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 			Text    string     `json:"text"`
 			Message completion `json:"message"`
 		} `json:"choices"`
-		Meta struct {
+		Data    json.RawMessage `json:"data"`
+		Results json.RawMessage `json:"results"`
+		Meta    struct {
 			Tokens struct {
 				InputTokens  int `json:"input_tokens"`
 				OutputTokens int `json:"output_tokens"`
@@ -921,6 +944,25 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	// not JSON, or JSON of an unexpected shape) is scanned again.
 	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
 		return usage{}, false
+	}
+	// JSON that holds no result (null, a number, {}) is no answer either.
+	switch c.k {
+	case kindChat, kindCompletion:
+		if len(v.Choices) == 0 {
+			return usage{}, false
+		}
+	case kindEmbedding:
+		if !holds(v.Data) {
+			return usage{}, false
+		}
+	case kindModeration:
+		if !holds(v.Results) {
+			return usage{}, false
+		}
+	case kindRerank:
+		if !holds(v.Results) && !holds(v.Data) {
+			return usage{}, false
+		}
 	}
 	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
 		u := *v.Usage

@@ -268,7 +268,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
 					v := *u
 					got = &v
-					kept = nil
+					if v.CompletionTokens > 0 {
+						kept = nil
+					}
 				}
 				if top && len(chunk.Choices) == 0 {
 					// A usage-only event reaches only a client that asked
@@ -280,7 +282,11 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					usageSent = true
 				}
 			}
-			if got == nil {
+			// Until usage names the completion, the events are kept for a
+			// local count: a provider may report the prompt first and the
+			// completion only at the end, which a stream cut short never
+			// reaches.
+			if got == nil || got.CompletionTokens == 0 {
 				kept = append(append(kept, payload...), '\n')
 			}
 			if forward && !clientGone {
@@ -315,8 +321,8 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		flusher.Flush()
 	}
 	cause := context.Cause(ctx)
-	if !started && !sawDone && readErr == io.EOF && got == nil && len(kept) == 0 {
-		// The upstream closed without a single event.
+	if !started && got == nil && len(kept) == 0 && (sawDone || readErr == io.EOF) {
+		// The upstream closed without a single event, or with [DONE] alone.
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "empty_stream", Message: "上游返回了空的流式响应", Retry: true}
 	}
 	if !started && !sawDone && readErr != nil && readErr != io.EOF {
@@ -332,7 +338,8 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	u := usage{PromptTokens: c.prompt}
 	if got != nil {
 		u = *got
-	} else {
+	}
+	if u.CompletionTokens == 0 {
 		u.CompletionTokens = countKept(tokenizer.NewStreamCounter(c.model), kept)
 	}
 	prompt, completion := u.PromptTokens, u.CompletionTokens

@@ -1,0 +1,207 @@
+package relay_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// A 200 answer that is valid JSON but no result (null, a list, a string, a
+// number, an empty object) is the upstream's failure: the next tier
+// answers, and only it is charged.
+func TestFailover_JSONWithoutResult(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{"null", "[]", `"oops"`, "42", "{}", `{"choices":[]}`} {
+		t.Run(body, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1"}})
+			bad := relaytest.NewChat(t, "sk-bad", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, body)
+			})
+			good := relaytest.NewChat(t, "sk-good", chatEither(ratioModel))
+			c1 := g.tier(t, bad, ratioModel, 10, nil)
+			c2 := g.tier(t, good, ratioModel, 0, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+			res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+			if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "fine") {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if logs := g.consumeLogs(t, "alice"); bad.Hits() != 1 || good.Hits() != 1 || len(logs) != 1 || logs[0].ChannelID != c2.ID {
+				t.Fatalf("hits %d/%d, logs %+v (failing channel %d)", bad.Hits(), good.Hits(), logs, c1.ID)
+			}
+		})
+	}
+}
+
+// A stream that is [DONE] alone is empty: the next tier answers.
+func TestFailover_DoneOnlyStream(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1"}})
+	bad := relaytest.NewChat(t, "sk-bad", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.NewSSE(w).Done()
+	})
+	good := relaytest.NewChat(t, "sk-good", chatEither(ratioModel))
+	g.tier(t, bad, ratioModel, 10, nil)
+	c2 := g.tier(t, good, ratioModel, 0, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "fine") {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if logs := g.consumeLogs(t, "alice"); good.Hits() != 1 || len(logs) != 1 || logs[0].ChannelID != c2.ID {
+		t.Fatalf("good hits %d, logs %+v", good.Hits(), logs)
+	}
+}
+
+// earlyPromptUsage sends a chunk whose usage reports the prompt only, then
+// words, each flushed, pausing between them; full usage comes only at the
+// end when final is set.
+func earlyPromptUsage(words int, pause time.Duration, final bool) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		first := relaytest.Chunk(ratioModel, "")
+		first["usage"] = relaytest.NewUsage(10, 0)
+		sse.Send(first)
+		for range words {
+			if sse.Send(relaytest.Chunk(ratioModel, " word")) != nil {
+				return
+			}
+			time.Sleep(pause)
+		}
+		sse.Send(relaytest.FinishChunk(ratioModel, "stop"))
+		if final {
+			sse.Send(relaytest.UsageChunk(ratioModel, 10, words))
+		}
+		sse.Done()
+	}
+}
+
+// A usage that reports the prompt first does not end the local count:
+// without a later usage the words are counted, and a client that leaves
+// before the final usage is billed what it was sent.
+func TestStream_EarlyPromptOnlyUsage(t *testing.T) {
+	t.Parallel()
+	t.Run("no usage after it", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-x", earlyPromptUsage(50, 0, false)), ratioModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+		if res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false)); res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+		logs := g.consumeLogs(t, "alice")
+		if len(logs) != 1 || logs[0].PromptTokens != 10 || logs[0].CompletionTokens != 50 {
+			t.Fatalf("logs %+v; want the upstream's prompt (10) and the 50 words counted", logs)
+		}
+	})
+	t.Run("client leaves before the final usage", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-x", earlyPromptUsage(400, 5*time.Millisecond, true)), ratioModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		g.do(ctx, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
+		eventually(t, 5*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+		if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 10 || l.CompletionTokens == 0 || l.CompletionTokens >= 400 {
+			t.Fatalf("billed %d prompt and %d completion tokens; want 10 and the words sent before the client left", l.PromptTokens, l.CompletionTokens)
+		}
+	})
+}
+
+// A client that leaves after its request reached the upstream, before the
+// answer's headers, is billed its prompt once, streamed or not: the
+// provider processed it.
+func TestClientLeavesBeforeHeaders(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream %v", stream), func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			received := make(chan struct{})
+			up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				close(received)
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+			})
+			g.MustCreateChannel(t, up, ratioModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-received; cancel() }()
+			body := chat(ratioModel, "hello there")
+			body["stream"] = stream
+			if _, err := g.do(ctx, key, "/v1/chat/completions", body); err == nil {
+				t.Fatal("the call finished although its client left")
+			}
+			eventually(t, 5*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+			time.Sleep(50 * time.Millisecond) // nothing else may follow
+			if logs := g.consumeLogs(t, "alice"); len(logs) != 1 || logs[0].PromptTokens == 0 || logs[0].CompletionTokens != 0 {
+				t.Fatalf("logs %+v; want one charge of the prompt", logs)
+			}
+		})
+	}
+}
+
+// Speech is priced by the characters of its input: an input that is not a
+// string is refused rather than spoken for free.
+func TestSpeech_InputMustBeText(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"tts-1":7.5}`}})
+	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write([]byte("ID3 sound"))
+	}})
+	g.MustCreateChannel(t, up, "tts-1", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	e := g.post(t, key, "/v1/audio/speech", map[string]any{"model": "tts-1", "input": []string{"long text"}, "voice": "alloy"}).
+		wantError(t, http.StatusBadRequest, "invalid_request")
+	if !strings.HasPrefix(e.Error.Message, "input 必须是字符串") || up.Hits() != 0 {
+		t.Fatalf("message %q, upstream hits %d", e.Error.Message, up.Hits())
+	}
+}
+
+// Each prompt of a completions list gets its own choices: with max_tokens
+// set, the reservation covers them all and the token never goes below zero.
+func TestCompletions_PromptListReserved(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const prompts, maxTok = 50, 10
+	up := relaytest.New(t, "sk-c", relaytest.Routes{"POST /v1/completions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		choices := []any{}
+		for i := range prompts {
+			choices = append(choices, map[string]any{"index": i, "text": strings.Repeat(" hi", maxTok), "finish_reason": "length"})
+		}
+		relaytest.WriteJSON(w, http.StatusOK, map[string]any{"id": "cmpl-1", "object": "text_completion", "model": ratioModel,
+			"choices": choices, "usage": relaytest.NewUsage(prompts, prompts*maxTok)})
+	}})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	ps := make([]string, prompts)
+	for i := range ps {
+		ps[i] = "hi"
+	}
+	body := map[string]any{"model": ratioModel, "prompt": ps, "max_tokens": maxTok}
+	full := ratioQuota(prompts, prompts*maxTok, ratioModelMR, ratioModelCR, 1)
+
+	// Too little for fifty prompts' answers: refused before the upstream.
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: full / 2})
+	if res := g.post(t, key, "/v1/completions", body); res.Status == http.StatusOK || up.Hits() != 0 {
+		t.Fatalf("status %d, upstream hits %d; want a refusal", res.Status, up.Hits())
+	}
+	// Enough: charged in full, never below zero.
+	tok, key = g.MustCreateToken(t, "alice", store.Token{RemainQuota: full + 1000})
+	if res := g.post(t, key, "/v1/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if after := g.balances(t, "alice", tok.ID); after.TokenRemain != 1000 {
+		t.Fatalf("token remain %d, want 1000", after.TokenRemain)
+	}
+}
