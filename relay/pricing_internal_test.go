@@ -1,6 +1,9 @@
 package relay
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // An absurd ratio or price saturates instead of wrapping around to a
 // negative, and so free, call.
@@ -48,5 +51,25 @@ func TestReserveCoversTheCharge(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Counts an upstream reports are bounded before they are priced: a
+// negative prompt does not lower the charge, a huge count does not wrap.
+func TestUsageSane(t *testing.T) {
+	p := price{ModelRatio: 1, CompletionRatio: 1, GroupRatio: 1, ModelPrice: -1, qpu: 500000}
+	u := usage{PromptTokens: -1000, CompletionTokens: 500, TotalTokens: -500, CompletionTokensDetails: &tokenDetails{AudioTokens: -3}}.sane()
+	if u.PromptTokens != 0 || u.CompletionTokens != 500 || u.TotalTokens != 0 || u.CompletionTokensDetails.AudioTokens != 0 {
+		t.Fatalf("sane = %+v", u)
+	}
+	if got := p.quota(u); got != 500 {
+		t.Fatalf("charge %d, want 500", got)
+	}
+	huge := usage{PromptTokens: math.MaxInt, CompletionTokens: math.MaxInt}.sane()
+	if huge.PromptTokens != maxUsageTokens || huge.CompletionTokens != maxUsageTokens || huge.PromptTokens+huge.CompletionTokens < 0 {
+		t.Fatalf("sane = %+v", huge)
+	}
+	if got := p.quota(huge); got <= 0 {
+		t.Fatalf("charge of a huge usage %d", got)
 	}
 }

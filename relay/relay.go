@@ -867,6 +867,26 @@ type usage struct {
 	CompletionTokensDetails *tokenDetails `json:"completion_tokens_details,omitempty"`
 }
 
+// maxUsageTokens bounds each count an upstream reports: far beyond any
+// call, and far from where sums of counts wrap around.
+const maxUsageTokens = 1 << 40
+
+// sane is u with every count an upstream reported within 0 and
+// maxUsageTokens: a negative count would lower a charge (a negative prompt
+// beside a positive completion), a huge one wrap a sum around.
+func (u usage) sane() usage {
+	clamp := func(n int) int { return min(max(n, 0), maxUsageTokens) }
+	u.PromptTokens, u.CompletionTokens, u.TotalTokens = clamp(u.PromptTokens), clamp(u.CompletionTokens), clamp(u.TotalTokens)
+	for _, d := range []**tokenDetails{&u.PromptTokensDetails, &u.CompletionTokensDetails} {
+		if *d != nil {
+			v := **d
+			v.AudioTokens = clamp(v.AudioTokens)
+			*d = &v
+		}
+	}
+	return u
+}
+
 // tokenDetails is the part of OpenAI's prompt_tokens_details and
 // completion_tokens_details the relay reads.
 type tokenDetails struct {
@@ -987,6 +1007,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 // byte in ms (-1 when not streamed).
 func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *store.Settings) *Error {
 	p := c.price
+	u = u.sane()
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	quota := p.quota(u)
 	if c.k == kindImage {
