@@ -208,4 +208,10 @@ func TestModerations(t *testing.T) {
 	if !strings.HasPrefix(e.Error.Message, "input 不能为空") || len(models) != 2 {
 		t.Errorf("message %q, upstream calls %d", e.Error.Message, len(models))
 	}
+	for _, input := range []any{map[string]any{"a": 1}, true, 123} {
+		e := g.post(t, key, "/v1/moderations", map[string]any{"model": ratioModel, "input": input}).wantError(t, http.StatusBadRequest, "invalid_request")
+		if !strings.HasPrefix(e.Error.Message, "input 必须是字符串或数组") || len(models) != 2 {
+			t.Errorf("input %v: message %q, upstream calls %d", input, e.Error.Message, len(models))
+		}
+	}
 }

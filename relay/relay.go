@@ -400,12 +400,18 @@ func (rl *Relay) readBody(c *call) *Error {
 		if p.Input == nil {
 			return badRequest("input 不能为空")
 		}
+		if !isTextOrList(p.Input) {
+			return badRequest("input 必须是字符串或数组")
+		}
 	case kindModeration:
 		if c.model == "" {
 			c.model = "omni-moderation-latest"
 		}
 		if p.Input == nil {
 			return badRequest("input 不能为空")
+		}
+		if !isTextOrList(p.Input) {
+			return badRequest("input 必须是字符串或数组")
 		}
 	case kindImage:
 		if c.model == "" {
@@ -529,6 +535,17 @@ func (rl *Relay) promptTokens(c *call) int {
 		return tokenizer.CountText(c.model, p.Query) + tokenizer.CountInput(c.model, p.Documents)
 	}
 	return 0
+}
+
+// isTextOrList reports whether an input is a string or a list (of
+// strings, token ids, token lists or content parts), the shapes OpenAI
+// takes; anything else is refused before it is counted or sent.
+func isTextOrList(v any) bool {
+	switch v.(type) {
+	case string, []any:
+		return true
+	}
+	return false
 }
 
 // promptCount is how many prompts a completions request holds: a list of
