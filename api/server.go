@@ -127,7 +127,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
 	s.mux.Handle("/", s.uiHandler())
-	s.handler = s.recoverer(s.withRequestID(s.logRequests(s.refuseCrossSite(s.withCORS(s.mux)))))
+	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(s.mux)))))
 	return s
 }
 
