@@ -74,7 +74,7 @@ func TestChannelFetchModels(t *testing.T) {
 		{name: "the stored key for another type", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "type": 8, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
 		{name: "base URL not http", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
-			body: map[string]any{"type": 1, "base_url": "ftp://x", "key": "k"}, wantStatus: 400, wantContains: []string{"Base URL 必须是 http 或 https 地址"}},
+			body: map[string]any{"type": 1, "base_url": "ftp://x", "key": "k"}, wantStatus: 400, wantContains: []string{"代理（Base URL）必须是 http 或 https 地址"}},
 		{name: "unknown channel", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"id": 999, "type": 1}, wantStatus: 404},
 		{name: "upstream refuses the key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,

@@ -253,6 +253,8 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": "a\x00b"}, wantStatus: 400, wantContains: []string{"令牌名称不能包含控制字符"}},
 		{name: "quota as text", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": "5"}, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 应为整数"`}},
+		{name: "quota beyond int64", method: "POST", url: "/api/token/", token: tok,
+			body: `{"name":"x","remain_quota":9223372036854776000}`, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 超出范围"`}},
 		{name: "quota beyond the bound", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": int64(1) << 60}, wantStatus: 400, wantContains: []string{"额度不能超过"}},
 		{name: "bad ip", method: "POST", url: "/api/token/", token: tok,

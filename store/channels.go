@@ -53,7 +53,7 @@ func ValidateBaseURL(base string) error {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Errorf(EINVALID, "Base URL 必须是 http 或 https 地址")
+		return Errorf(EINVALID, "代理（Base URL）必须是 http 或 https 地址")
 	}
 	return nil
 }
@@ -146,10 +146,12 @@ func (c *Channel) Validate() error {
 			}
 		}
 	}
-	// One channel holds one key (a Vertex key is one JSON document, over
-	// lines): keys are split into channels only when they are created.
-	if c.Type != 41 && strings.ContainsAny(strings.TrimSpace(c.Key), "\r\n") {
-		return Errorf(EINVALID, "一个渠道只能有一个密钥，多个密钥请在添加渠道时每行填写一个")
+	// One channel holds one key, without white space inside (a Vertex key
+	// is one JSON document, over lines): keys are split into channels only
+	// when they are created, and a single-line field turns a pasted line
+	// break into a space.
+	if c.Type != 41 && strings.ContainsAny(strings.TrimSpace(c.Key), " \t\r\n") {
+		return Errorf(EINVALID, "一个渠道只能有一个密钥，且密钥中不能有空白；多个密钥请在添加渠道时每行填写一个")
 	}
 	if err := ValidateBaseURL(c.BaseURL); err != nil {
 		return err

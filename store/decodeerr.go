@@ -2,7 +2,10 @@ package store
 
 import (
 	"errors"
+	"math"
 	"reflect"
+	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 )
@@ -24,6 +27,13 @@ func DescribeDecodeError(data []byte, err error) (field, problem string) {
 	want := kindName(te.Type)
 	if te.Field == "" {
 		return "", "请求体应为" + want
+	}
+	// A whole number where an integer goes is out of its range (a browser
+	// sends 2^63-1 as 9223372036854776000).
+	if num, ok := strings.CutPrefix(te.Value, "number "); ok && strings.HasSuffix(want, "整数") {
+		if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) {
+			return te.Field, "字段 " + te.Field + " 超出范围"
+		}
 	}
 	return te.Field, "字段 " + te.Field + " 应为" + want
 }

@@ -438,6 +438,10 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		if err := d.inRange(float64(n)); err != nil {
 			return "", err
 		}
+		// Compared again as integers: 2^53+1 reads as 2^53 in a float.
+		if d.Max > 0 && n > int64(d.Max) {
+			return "", Errorf(EINVALID, "%s 的值不能大于 %s", d.Key, strconv.FormatFloat(d.Max, 'f', -1, 64))
+		}
 	case KindFloat:
 		value = strings.TrimSpace(value)
 		f, err := strconv.ParseFloat(value, 64)

@@ -147,6 +147,7 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"FloatAboveMax", "Price", "1e308", "Price 的值不能大于 1000000"},
 		{"PortAboveMax", "SMTPPort", "65536", "SMTPPort 的值不能大于 65535"},
 		{"QuotaAboveMax", "QuotaForNewUser", "9223372036854775807", "QuotaForNewUser 的值不能大于 9007199254740992"},
+		{"QuotaJustAboveMax", "QuotaForNewUser", "9007199254740993", "QuotaForNewUser 的值不能大于 9007199254740992"},
 		{"RetriesAboveMax", "RetryTimes", "1000000", "RetryTimes 的值不能大于 100"},
 		{"RatioAboveMax", "TopupGroupRatio", `{"default":1e308}`, "default 的值不能大于 1000000"},
 		{"Enum", "DataExportDefaultTime", "month", "hour、day、week"},

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, newUser, putOption, rootApi } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, newPage, newUser, putOption, rootApi } from "./harness.mjs";
 
 const AUDIO_MODEL = "gpt-4o-audio-preview";
 // A text model whose formula has a fraction: (1000 + 500 × 4) × 0.075 × 1.5 = 337.5, charged 338.
@@ -190,5 +190,22 @@ test("a text model's expanded log row ends on the quota charged, rounded like th
   assert.match(all, new RegExp(`提示 ${prompt} \\+ 补全 ${completion}.*= ${want}(?![0-9.])`));
   assert.doesNotMatch(all, new RegExp(String(exact).replace(".", "\\.")));
   assert.match(await text(billing.locator('[data-testid="billing-quota"]')), new RegExp(`^扣除额度：${want}（`));
+  await context.close();
+});
+
+test("a log query whose end is not after its start is refused with a message instead of an empty table", async () => {
+  const { username, password } = await callsAsNewUser();
+  const { context, page } = await openLogPage(username, password);
+  let queries = 0;
+  await page.route((url) => url.pathname === "/api/log/self/", (route) => {
+    queries++;
+    return route.continue();
+  });
+  await page.fill("#log-start", "2026-11-22T10:00");
+  await page.fill("#log-end", "2026-11-22T09:00");
+  await page.click('[data-testid="log-query"]');
+  await expectToast(page, "结束时间必须晚于起始时间");
+  assert.equal(queries, 0, "no query was sent");
+  assert.ok((await page.locator('[data-testid="log-row"]').count()) >= 3, "the rows shown before stay");
   await context.close();
 });

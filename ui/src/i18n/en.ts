@@ -8,6 +8,7 @@ const en: Dictionary = {
     confirm: "Confirm",
     save: "Save",
     integerRequired: "{{label}} must be a whole number",
+    quotaTooLarge: "The quota cannot exceed 9007199254740992",
     notifications: "Notifications",
   },
   nav: {

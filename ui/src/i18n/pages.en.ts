@@ -355,6 +355,7 @@ const pagesEn: PagesDictionary = {
       channel: "Channel ID",
       username: "Username",
       optional: "Optional",
+      badRange: "The end must be later than the start",
       query: "Search",
       reset: "Reset",
       type: "Log type",

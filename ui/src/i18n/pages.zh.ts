@@ -352,6 +352,7 @@ const pagesZh = {
       channel: "渠道 ID",
       username: "用户名称",
       optional: "可选值",
+      badRange: "结束时间必须晚于起始时间",
       query: "查询",
       reset: "重置",
       type: "日志类型",

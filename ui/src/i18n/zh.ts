@@ -6,6 +6,7 @@ const zh = {
     confirm: "确定",
     save: "保存",
     integerRequired: "{{label}}必须是整数",
+    quotaTooLarge: "额度不能超过 9007199254740992",
     notifications: "通知",
   },
   nav: {

@@ -25,3 +25,19 @@ export function formatQuota(quota: number, display: QuotaDisplay, digits = 2): s
   }
   return renderNumber(q);
 }
+
+/** MAX_QUOTA is the largest balance or amount the server takes, 2^53, written out. */
+export const MAX_QUOTA = "9007199254740992";
+
+/**
+ * quotaWithinBound reports whether a whole number typed as text is at most MAX_QUOTA either way.
+ * It compares the digits, not a Number: past 2^53 a Number silently loses them (9007199254740993
+ * reads as ...992, 2^63-1 as 9223372036854776000). Text that is not a whole number passes; the
+ * form's own check refuses it.
+ */
+export function quotaWithinBound(text: string): boolean {
+  const m = /^-?0*(\d+)$/.exec(text.trim());
+  if (!m) return true;
+  const digits = m[1];
+  return digits.length < MAX_QUOTA.length || (digits.length === MAX_QUOTA.length && digits <= MAX_QUOTA);
+}

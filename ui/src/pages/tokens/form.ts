@@ -1,5 +1,6 @@
 import type { Token, TokenInput } from "../../api/tokens";
 import { formatTimestamp, parseDateTime } from "../../components/format";
+import { quotaWithinBound } from "../../lib/quota";
 import { TOKEN_DEFAULT_QUOTA } from "../../stores/tokens";
 
 function splitList(csv: string | null | undefined): string[] {
@@ -85,6 +86,7 @@ export function validateTokenForm(f: TokenForm, isEdit: boolean): string | null 
   if (nameBytes(f.name) > TOKEN_NAME_MAX_BYTES) return "tokens.msg.nameTooLong";
   if (f.expiry.trim() !== "" && parseDateTime(f.expiry) === null) return "tokens.msg.expiryInvalid";
   if (!f.unlimited_quota && !quotaUnchanged(f) && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
+  if (!quotaUnchanged(f) && !quotaWithinBound(f.remain_quota)) return "common.quotaTooLarge";
   if (!isEdit && !/^[1-9]\d*$/.test(f.count.trim())) return "tokens.msg.countInvalid";
   // The extra tokens of a batch carry a suffix; refuse before the first one is created.
   if (!isEdit && f.count.trim() !== "1" && nameBytes(f.name) > TOKEN_NAME_MAX_BYTES - BATCH_SUFFIX_BYTES) return "tokens.msg.batchNameTooLong";

@@ -7,6 +7,7 @@ import { parseDateTime, toDateTimeLocal } from "../../../components/format";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { applyQuery, defaultQuery, logQuery, logsLoading, setLogType } from "../../../stores/logs";
+import { toast } from "../../../stores/toast";
 import { isAdmin } from "../../../stores/user";
 
 /** LOG_TYPES are the type filter's choices: all, top-up, consumption, admin, system. */
@@ -47,12 +48,19 @@ export function FilterForm() {
   const set = (k: keyof Draft, v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const submit = (e?: FormEvent) => {
     e?.preventDefault();
+    const start = parseDateTime(draft.start) ?? 0;
+    const end = parseDateTime(draft.end) ?? 0;
+    // An empty range would only show an empty table.
+    if (start && end && end <= start) {
+      toast.error(t("logs.filter.badRange"));
+      return;
+    }
     void applyQuery({
       type: logQuery.value.type,
       token_name: draft.token_name.trim(),
       model_name: draft.model_name.trim(),
-      start_timestamp: parseDateTime(draft.start) ?? 0,
-      end_timestamp: parseDateTime(draft.end) ?? 0,
+      start_timestamp: start,
+      end_timestamp: end,
       channel: admin ? draft.channel.trim() : "",
       username: admin ? draft.username.trim() : "",
     });

@@ -5,6 +5,7 @@ import { handleError } from "../../../api/client";
 import { createRedemptions, getRedemption, updateRedemption } from "../../../api/redemptions";
 import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
+import { quotaWithinBound } from "../../../lib/quota";
 import { loadRedemptions, redemptionsDialog } from "../../../stores/redemptions";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
@@ -60,6 +61,10 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
     }
     if (!quotaValid) {
       toast.error(t("redemption.quotaInvalid"));
+      return;
+    }
+    if (!quotaWithinBound(form.quota)) {
+      toast.error(t("common.quotaTooLarge"));
       return;
     }
     const quota = Number.parseInt(form.quota, 10);

@@ -2,6 +2,7 @@ import { Button, Flex, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Popover } from "../../../components/ui/popover";
+import { MAX_QUOTA, quotaWithinBound } from "../../../lib/quota";
 import { renderQuota } from "../../../stores/status";
 
 /**
@@ -14,7 +15,8 @@ export function AddQuotaPopover({ quota, onApply }: { quota: number; onApply: (n
   const [open, setOpen] = useState(false);
   const [amount, setAmount] = useState("");
   const delta = Number.parseInt(amount, 10);
-  const valid = Number.isFinite(delta);
+  // The sum stays within the server's bound, as the drawer's own check then sees it.
+  const valid = Number.isFinite(delta) && quotaWithinBound(amount) && Math.abs(quota + delta) <= Number(MAX_QUOTA);
   const apply = () => {
     if (!valid) return;
     onApply(quota + delta);

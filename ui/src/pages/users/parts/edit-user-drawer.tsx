@@ -7,6 +7,7 @@ import { getUser, updateUser, type AdminUser, type UserUpdate } from "../../../a
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { FormSheet } from "../../../components/ui/form-sheet";
+import { quotaWithinBound } from "../../../lib/quota";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { groups, refreshUserRow } from "../../../stores/users";
@@ -61,6 +62,10 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
     if (!form || id === null) return;
     if (!quotaValid) {
       toast.error(t("userAdmin.quotaInvalid"));
+      return;
+    }
+    if (!quotaWithinBound(form.quota)) {
+      toast.error(t("common.quotaTooLarge"));
       return;
     }
     if (form.password && form.password.length < 8) {
