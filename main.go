@@ -48,6 +48,7 @@ type Config struct {
 	CriticalRateLimit     int
 	CriticalRateWindow    time.Duration
 	ShutdownTimeout       time.Duration
+	MaxConnsPerIP         int
 	TurnstileVerifyURL    string
 	StreamIdleTimeout     time.Duration
 	FirstByteTimeout      time.Duration
@@ -126,6 +127,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", envInt("GATEWAY_CRITICAL_RATE_LIMIT", 20),
 		"requests per window per IP on login, register, verification, reset and OAuth; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
 	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", envDuration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", envInt("GATEWAY_MAX_CONNS_PER_IP", 512),
+		"open connections one client address may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
 	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", envDuration("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second), "end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT)")
@@ -312,14 +315,15 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.listener = ln
+	ln = limitPerIP(ln, c.MaxConnsPerIP, trusted)
 	reqCtx, endRequests := context.WithCancel(context.Background())
 	m.endRequests = endRequests
 	m.http = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Handler: bodyDeadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.handlers.Add(1)
 			defer m.handlers.Done()
 			m.server.ServeHTTP(w, r)
-		}),
+		})),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
