@@ -190,6 +190,12 @@ func (m *Main) Run(ctx context.Context) error {
 		// less often spends far less CPU for little memory.
 		debug.SetGCPercent(400)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A soft ceiling, so that the heap of a few large requests does not
+		// grow to five times what they hold before the next collection (as
+		// GOGC=400 lets it): near the ceiling the collector runs sooner.
+		debug.SetMemoryLimit(768 << 20)
+	}
 	trusted, err := parsePrefixes(c.TrustedProxies)
 	if err != nil {
 		return err

@@ -38,9 +38,13 @@ func checkImageSize(model string, size *string) *Error {
 // A request's remote images are downloaded (for their size) at most
 // maxImageFetches at a time of at most 5 s each, within imageFetchBudget in
 // all; an image past either bound counts as tokenizer.DefaultImageTokens.
+// Of its data: URL images, at most maxImageDecodes are read (their
+// headers), so that a request of thousands of them costs no more; the rest
+// count as the default too.
 const (
 	maxImageFetches  = 8
 	imageFetchBudget = 10 * time.Second
+	maxImageDecodes  = 64
 )
 
 var errImageBudget = errors.New("image download budget of the request spent")
@@ -51,6 +55,10 @@ var errImageBudget = errors.New("image download budget of the request spent")
 // channels), reading only as much as the image header needs.
 func (rl *Relay) imageTokens(c *call, url, detail string) (int, error) {
 	if strings.HasPrefix(url, "data:") {
+		if c.imageDecodes >= maxImageDecodes {
+			return 0, errImageBudget
+		}
+		c.imageDecodes++
 		return tokenizer.ImageTokensFromDataURL(url, detail, c.model)
 	}
 	now := time.Now()

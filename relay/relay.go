@@ -209,6 +209,7 @@ type call struct {
 	format    string            // a transcription's response_format, for reading the transcript
 	// Remote images downloaded for counting, and when that must end.
 	imageFetches  int
+	imageDecodes  int
 	imageDeadline time.Time
 }
 
@@ -513,26 +514,32 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 
 // promptTokens counts the prompt locally; it prices the reservation and is
 // the fallback when the upstream reports no usage.
+// promptExactBytes is how much of a request's prompt text is tokenized, at
+// about 0.45 µs a byte: 4 MiB is a million tokens and more, the largest
+// context windows. The rest counts a token per four bytes, so that one
+// request of many large texts cannot hold a CPU for seconds.
+const promptExactBytes = 4 << 20
+
 func (rl *Relay) promptTokens(c *call) int {
 	p := &c.parsed
 	switch c.k {
 	case kindChat:
-		counter := tokenizer.Counter{Images: func(url, detail string) (int, error) { return rl.imageTokens(c, url, detail) }}
+		counter := tokenizer.Counter{Images: func(url, detail string) (int, error) { return rl.imageTokens(c, url, detail) }, ExactBytes: promptExactBytes}
 		n, err := counter.CountChat(c.model, p.Messages, p.Tools)
 		if err != nil {
 			slog.Debug("image tokens", "request_id", c.id, "err", err)
 		}
 		return n
 	case kindCompletion:
-		return tokenizer.CountInput(c.model, p.Prompt)
+		return tokenizer.Counter{ExactBytes: promptExactBytes}.CountInput(c.model, p.Prompt)
 	case kindEmbedding, kindModeration:
-		return tokenizer.CountInput(c.model, p.Input)
+		return tokenizer.Counter{ExactBytes: promptExactBytes}.CountInput(c.model, p.Input)
 	case kindSpeech:
 		if s, ok := p.Input.(string); ok {
 			return len([]rune(s))
 		}
 	case kindRerank:
-		return tokenizer.CountText(c.model, p.Query) + tokenizer.CountInput(c.model, p.Documents)
+		return tokenizer.CountText(c.model, p.Query) + tokenizer.Counter{ExactBytes: promptExactBytes}.CountInput(c.model, p.Documents)
 	}
 	return 0
 }

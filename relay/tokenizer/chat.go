@@ -129,6 +129,10 @@ type Counter struct {
 	// Images counts image parts. When nil, or when it returns an error,
 	// the part counts DefaultImageTokens.
 	Images ImageCounter
+	// ExactBytes bounds the text one count tokenizes; the rest counts a
+	// token per four bytes. 0: no bound (each text is still bounded by
+	// maxExactBytes).
+	ExactBytes int
 }
 
 // CountChat returns the prompt tokens of a chat request with the zero
@@ -153,7 +157,7 @@ func CountChat(model string, messages []Message, tools []Tool) int {
 // complete then, with DefaultImageTokens for each image that failed, so a
 // caller may log the error and use the count.
 func (c Counter) CountChat(model string, messages []Message, tools []Tool) (int, error) {
-	enc := encoderFor(model)
+	enc := newMeter(model, c.ExactBytes)
 	var firstErr error
 	n := 0
 	for i := range messages {
@@ -180,7 +184,7 @@ func (c Counter) CountChat(model string, messages []Message, tools []Tool) (int,
 // countTools counts the tool declarations. The reference implementation
 // overwrote its buffer on every tool and so counted only the last one; every
 // tool is counted here.
-func countTools(enc *encoder, tools []Tool) int {
+func countTools(enc *meter, tools []Tool) int {
 	if len(tools) == 0 {
 		return 0
 	}
@@ -218,7 +222,7 @@ func jsonText(v any) string {
 
 // content counts a message's content in any of the shapes Message.Content
 // documents.
-func (c Counter) content(enc *encoder, model string, content any) (int, error) {
+func (c Counter) content(enc *meter, model string, content any) (int, error) {
 	switch v := content.(type) {
 	case nil:
 		return 0, nil
@@ -283,7 +287,7 @@ func (c Counter) content(enc *encoder, model string, content any) (int, error) {
 }
 
 // part counts one content part.
-func (c Counter) part(enc *encoder, model string, p *ContentPart) (int, error) {
+func (c Counter) part(enc *meter, model string, p *ContentPart) (int, error) {
 	switch p.Type {
 	case "image_url":
 		if p.ImageURL == nil {

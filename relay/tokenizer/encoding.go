@@ -166,9 +166,8 @@ func (e *encoder) encode(text string) (n int, exact bool) {
 	if len(text) > maxExactBytes {
 		// Beyond any model's context: the rest is estimated, so that one
 		// request of a few dozen MB cannot hold a CPU for seconds.
-		from := maxExactBytes - maxChunkBytes
-		end := from + chunkEnd(text[from:])
-		n = (len(text) - end + 3) / 4
+		end := cutBefore(text, maxExactBytes)
+		n = estimate(text[end:])
 		text = text[:end]
 	}
 	for len(text) > 0 {
@@ -193,25 +192,58 @@ const maxExactBytes = 4 << 20
 // therefore counted in chunks, cut where a pre-token starts anyway.
 const maxChunkBytes = 16 << 10
 
-// chunkEnd returns where to end the first chunk of text: len(text) when it
-// is short, else the last place within maxChunkBytes where a space follows
-// a character that is neither a space nor a line break (where a word with
-// its leading space begins, which no pre-token crosses), else the last
-// rune boundary within maxChunkBytes.
-func chunkEnd(text string) int {
-	if len(text) <= maxChunkBytes {
+// chunkEnd returns where to end the first chunk of text.
+func chunkEnd(text string) int { return cutBefore(text, maxChunkBytes) }
+
+// cutBefore returns where to cut text at most limit bytes in: len(text)
+// when it is that short, else the last place within limit where a space
+// follows a character that is neither a space nor a line break (where a
+// word with its leading space begins, which no pre-token crosses), looking
+// back at most maxChunkBytes/2, else the last rune boundary within limit.
+func cutBefore(text string, limit int) int {
+	if len(text) <= limit {
 		return len(text)
 	}
-	for i := maxChunkBytes; i > maxChunkBytes/2; i-- {
+	for i := limit; i > 0 && i > limit-maxChunkBytes/2; i-- {
 		if text[i] == ' ' && text[i-1] != ' ' && text[i-1] != '\n' && text[i-1] != '\r' && text[i-1] != '\t' {
 			return i
 		}
 	}
-	i := maxChunkBytes
+	i := limit
 	for i > 0 && !utf8.RuneStart(text[i]) {
 		i--
 	}
 	return i
+}
+
+// estimate is the count of text not tokenized: a token per four bytes.
+func estimate(text string) int { return (len(text) + 3) / 4 }
+
+// meter counts the texts of one request: exactly while its budget of
+// bytes lasts, then estimated, so that a request of many large texts costs
+// no more tokenizing than one.
+type meter struct {
+	enc  *encoder
+	left int // bytes still tokenized exactly; negative: no limit
+}
+
+func newMeter(model string, exactBytes int) *meter {
+	if exactBytes <= 0 {
+		exactBytes = -1
+	}
+	return &meter{enc: encoderFor(model), left: exactBytes}
+}
+
+func (m *meter) count(text string) int {
+	if m.left < 0 || len(text) <= m.left {
+		if m.left >= 0 {
+			m.left -= len(text)
+		}
+		return m.enc.count(text)
+	}
+	end := cutBefore(text, m.left)
+	m.left = 0
+	return m.enc.count(text[:end]) + estimate(text[end:])
 }
 
 // maxRunBytes bounds the work spent on one pre-token. tiktoken's byte-pair

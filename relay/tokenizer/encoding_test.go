@@ -334,3 +334,28 @@ func FuzzCount(f *testing.F) {
 		}
 	})
 }
+
+// A meter tokenizes texts exactly until its budget of bytes is spent,
+// cutting the text that spends it where a word begins, and estimates
+// everything after, whatever the number of texts.
+func TestMeterBudget(t *testing.T) {
+	a := strings.Repeat(prose, 12)[:6000]
+	b := strings.Repeat(prose, 12)[:6000]
+	c := strings.Repeat(prose, 12)[:3000]
+	m := newMeter("gpt-4", 10000)
+	got := m.count(a) + m.count(b) + m.count(c)
+	cut := cutBefore(b, 4000)
+	want := cl100k.count(a) + cl100k.count(b[:cut]) + estimate(b[cut:]) + estimate(c)
+	if got != want || cut > 4000 || cut < 4000-maxChunkBytes/2 {
+		t.Fatalf("count = %d, want %d (cut at %d)", got, want, cut)
+	}
+	if unlimited := newMeter("gpt-4", 0); unlimited.count(a)+unlimited.count(b) != cl100k.count(a)+cl100k.count(b) {
+		t.Fatal("a meter without a budget is not exact")
+	}
+	// Counter.ExactBytes bounds a whole chat, not each of its messages.
+	msgs := []Message{{Role: "user", Content: a}, {Role: "user", Content: b}}
+	n, _ := Counter{ExactBytes: 100}.CountChat("gpt-4", msgs, nil)
+	if exact := CountChat("gpt-4", msgs, nil); n == exact {
+		t.Fatalf("a budget of 100 bytes counted %d, the exact count", n)
+	}
+}

@@ -16,10 +16,15 @@ import "encoding/json"
 //
 // Anything else counts 0.
 func CountInput(model string, input any) int {
-	return countInput(encoderFor(model), model, input)
+	return Counter{}.CountInput(model, input)
 }
 
-func countInput(enc *encoder, model string, input any) int {
+// CountInput is the package's CountInput within c's ExactBytes.
+func (c Counter) CountInput(model string, input any) int {
+	return countInput(newMeter(model, c.ExactBytes), model, input)
+}
+
+func countInput(enc *meter, model string, input any) int {
 	switch v := input.(type) {
 	case nil:
 		return 0
