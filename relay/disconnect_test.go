@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -305,5 +306,49 @@ func TestStream_FirstEventLeavesAtOnce(t *testing.T) {
 	}
 	if len(watch.flushes) > 3 {
 		t.Fatalf("events sent at each flush = %v: the burst was flushed event by event", watch.flushes)
+	}
+}
+
+// A stream client that stops reading counts as gone once its writes stall
+// for ClientWriteTimeout: the upstream call is stopped and what was
+// produced is billed once, instead of the handler waiting for ever.
+func TestStream_ClientThatStopsReading(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{ClientWriteTimeout: 300 * time.Millisecond}})
+	stopped := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-flood", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		big := strings.Repeat(" word", 2000)
+		for {
+			select {
+			case <-r.Context().Done():
+				close(stopped)
+				return
+			default:
+			}
+			if sse.Send(relaytest.Chunk(ratioModel, big)) != nil {
+				close(stopped)
+				return
+			}
+		}
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"model":"` + ratioModel + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+	// Never read: the socket buffers fill and the gateway's writes stall.
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the upstream call was not stopped")
+	}
+	eventually(t, 5*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+	if l := g.consumeLogs(t, "alice")[0]; l.CompletionTokens == 0 {
+		t.Fatalf("billed %+v; want what was produced", l)
 	}
 }

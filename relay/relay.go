@@ -39,6 +39,9 @@ type Config struct {
 	FirstByteTimeout time.Duration
 	// RelayTimeout bounds a whole non-stream upstream call (0 = none).
 	RelayTimeout time.Duration
+	// ClientWriteTimeout is how long a stream waits for a client that does
+	// not read before it counts the client as gone (60 s).
+	ClientWriteTimeout time.Duration
 	// MaxBodyBytes limits request bodies (32 MiB).
 	MaxBodyBytes int64
 }
@@ -81,6 +84,9 @@ func New(cfg Config) *Relay {
 	}
 	if cfg.FirstByteTimeout == 0 {
 		cfg.FirstByteTimeout = 60 * time.Second
+	}
+	if cfg.ClientWriteTimeout <= 0 {
+		cfg.ClientWriteTimeout = 60 * time.Second
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 32 << 20

@@ -145,9 +145,13 @@ func usageObject(p []byte) bool {
 	}
 }
 
-// countKept counts the completion of the events kept while no usage had
-// arrived (payloads separated by newlines).
-func countKept(counter *tokenizer.StreamCounter, kept []byte) int {
+// maxKeptBytes bounds the events a stream holds for a local count before
+// it counts them.
+const maxKeptBytes = 1 << 20
+
+// addKept adds the completion of the events kept while no usage had arrived
+// (payloads separated by newlines) to counter.
+func addKept(counter *tokenizer.StreamCounter, kept []byte) {
 	for len(kept) > 0 {
 		line := kept
 		if i := bytes.IndexByte(kept, '\n'); i >= 0 {
@@ -161,7 +165,6 @@ func countKept(counter *tokenizer.StreamCounter, kept []byte) int {
 		}
 		chunk.counted(counter)
 	}
-	return counter.Tokens()
 }
 
 // maxEventBytes bounds one SSE line: an upstream that sends more without a
@@ -204,7 +207,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		streamReaders.Put(reader)
 	}()
 	flusher, _ := c.w.(http.Flusher)
-	var kept []byte // payloads before usage arrived, one per line
+	wd := writeDeadline{w: c.w, timeout: rl.cfg.ClientWriteTimeout}
+	var kept []byte                      // payloads before usage arrived, one per line
+	var counted *tokenizer.StreamCounter // what kept held, once it grew past maxKeptBytes
 	var got *usage
 	started := false
 	sawDone := false
@@ -269,7 +274,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					v := *u
 					got = &v
 					if v.CompletionTokens > 0 {
-						kept = nil
+						kept, counted = nil, nil
 					}
 				}
 				if top && len(chunk.Choices) == 0 {
@@ -288,6 +293,14 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			// reaches.
 			if got == nil || got.CompletionTokens == 0 {
 				kept = append(append(kept, payload...), '\n')
+				if len(kept) > maxKeptBytes {
+					// A long stream is counted as it goes, not held whole.
+					if counted == nil {
+						counted = tokenizer.NewStreamCounter(c.model)
+					}
+					addKept(counted, kept)
+					kept = kept[:0]
+				}
 			}
 			if forward && !clientGone {
 				if !started {
@@ -295,6 +308,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					started = true
 					frt = time.Since(c.start).Milliseconds()
 				}
+				wd.extend()
 				if _, werr := c.w.Write(trimmed); werr == nil {
 					_, werr = c.w.Write([]byte("\n\n"))
 					pending = werr == nil
@@ -340,7 +354,11 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		u = *got
 	}
 	if u.CompletionTokens == 0 {
-		u.CompletionTokens = countKept(tokenizer.NewStreamCounter(c.model), kept)
+		if counted == nil {
+			counted = tokenizer.NewStreamCounter(c.model)
+		}
+		addKept(counted, kept)
+		u.CompletionTokens = counted.Tokens()
 	}
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	if err := rl.settle(c, ch, u, frt, set); err != nil {
@@ -356,6 +374,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	if !started {
 		rl.startStream(c)
 	}
+	wd.extend()
 	if c.wantUsage && !usageSent {
 		// Shaped as the endpoint's own chunks: a completions stream's
 		// objects are text_completion with cmpl- ids.
@@ -383,6 +402,28 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 func lineBuffered(r *bufio.Reader) bool {
 	buf, _ := r.Peek(r.Buffered())
 	return bytes.IndexByte(buf, '\n') >= 0
+}
+
+// writeDeadline keeps a write deadline on a stream's connection, moved on
+// at most every few seconds. It stays over the end of the body the server
+// writes once the handler returns; the server then lifts it.
+// A client that does not read for Config.ClientWriteTimeout counts as gone
+// (the upstream call is stopped and what it produced is billed) instead of
+// holding the handler and the upstream connection for ever.
+type writeDeadline struct {
+	w       http.ResponseWriter
+	timeout time.Duration
+	set     time.Time // when the deadline was last moved; zero: never
+}
+
+func (d *writeDeadline) extend() {
+	now := time.Now()
+	if !d.set.IsZero() && now.Sub(d.set) < d.timeout/6 {
+		return
+	}
+	if http.NewResponseController(d.w).SetWriteDeadline(now.Add(d.timeout)) == nil {
+		d.set = now
+	}
 }
 
 func (rl *Relay) startStream(c *call) {

@@ -9,6 +9,7 @@ import (
 
 	"gateway/relay"
 	"gateway/relay/relaytest"
+	"gateway/relay/tokenizer"
 	"gateway/store"
 )
 
@@ -280,5 +281,34 @@ func TestBody_ReasoningCounted(t *testing.T) {
 	}
 	if l := g.oneLog(t); l.CompletionTokens < 200 {
 		t.Fatalf("completion counted as %d tokens: the reasoning was not billed", l.CompletionTokens)
+	}
+}
+
+// A stream without usage longer than the events a stream holds is counted
+// as it goes, with the count of the whole text.
+func TestStream_LongStreamCountedAsItGoes(t *testing.T) {
+	t.Parallel()
+	const words = 15000 // about 1.9 MB of events, 75 KB of text
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-long", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		var b strings.Builder
+		for i := range words {
+			fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word%d\"},\"finish_reason\":null}]}\n\n", ratioModel, i%10)
+		}
+		b.WriteString("data: [DONE]\n\n")
+		fmt.Fprint(w, b.String())
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false)); res.Status != http.StatusOK {
+		t.Fatalf("status %d", res.Status)
+	}
+	var text strings.Builder
+	for i := range words {
+		fmt.Fprintf(&text, " word%d", i%10)
+	}
+	if got, want := g.oneLog(t).CompletionTokens, int64(tokenizer.CountText(ratioModel, text.String())); got != want {
+		t.Fatalf("completion tokens %d, want %d", got, want)
 	}
 }

@@ -184,7 +184,7 @@ func (e *encoder) encode(text string) (n int, exact bool) {
 // maxExactBytes is how much of one text is tokenized, at about 0.45 µs a
 // byte: 4 MiB is a million tokens or more, the largest context windows. The
 // rest of a longer text counts one token per four bytes.
-const maxExactBytes = 4 << 20
+var maxExactBytes = 4 << 20 // a variable for the tests only
 
 // maxChunkBytes bounds the text handed to the encoder at once. The encoder
 // holds every pre-token and token of its input in memory at a time, many

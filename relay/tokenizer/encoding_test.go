@@ -143,6 +143,8 @@ func TestCountTextChunked(t *testing.T) {
 // TestCountTextBeyondExact checks that text past maxExactBytes is
 // estimated at four bytes a token, after an exact count of the rest.
 func TestCountTextBeyondExact(t *testing.T) {
+	maxExactBytes = 4 * maxChunkBytes
+	t.Cleanup(func() { maxExactBytes = 4 << 20 })
 	word := "lorem "
 	text := strings.Repeat(word, (maxExactBytes+3*maxChunkBytes)/len(word))
 	end := strings.LastIndex(text[:maxExactBytes+1], "m ") + 1 // before the last space within the limit

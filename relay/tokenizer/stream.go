@@ -11,21 +11,39 @@ const StreamToolCallTokens = 7
 // call names and arguments, plus StreamToolCallTokens times the largest
 // number of tool calls seen in one chunk.
 //
-// Feeding it only appends to a buffer; the text is tokenized once, by
-// Tokens. The zero value is not usable: create one with NewStreamCounter. A
-// StreamCounter is meant for the one goroutine reading a stream and is not
-// safe for concurrent use.
+// Feeding it appends to a buffer, tokenized by Tokens; a buffer past
+// foldBytes is tokenized up to its last word start and emptied, so a long
+// stream is held a piece at a time, and only its first maxExactBytes are
+// tokenized (the rest counts a token per four bytes). The zero value is not
+// usable: create one with NewStreamCounter. A StreamCounter is meant for
+// the one goroutine reading a stream and is not safe for concurrent use.
 type StreamCounter struct {
-	enc      *encoder
+	m        *meter
 	text     strings.Builder
+	folded   int // tokens of the text already tokenized and dropped
 	maxCalls int
 	tokens   int
 	counted  bool
 }
 
+// foldBytes is how much text a StreamCounter holds before it tokenizes it.
+var foldBytes = 256 << 10 // a variable for the tests only
+
 // NewStreamCounter returns a StreamCounter for model's encoding.
 func NewStreamCounter(model string) *StreamCounter {
-	return &StreamCounter{enc: encoderFor(model)}
+	return &StreamCounter{m: newMeter(model, maxExactBytes)}
+}
+
+// fold tokenizes the held text up to its last word start and keeps the rest.
+func (s *StreamCounter) fold() {
+	if s.text.Len() <= foldBytes {
+		return
+	}
+	text := s.text.String()
+	end := cutBefore(text, len(text)-1)
+	s.folded += s.m.count(text[:end])
+	s.text.Reset()
+	s.text.WriteString(text[end:])
 }
 
 // Add appends delta text (content, or any other text the relay bills as
@@ -36,6 +54,7 @@ func (s *StreamCounter) Add(delta string) {
 	}
 	s.text.WriteString(delta)
 	s.counted = false
+	s.fold()
 }
 
 // AddToolCalls records the tool calls of one chunk's delta: their function
@@ -51,11 +70,7 @@ func (s *StreamCounter) AddToolCalls(calls []ToolCall) {
 		s.text.WriteString(calls[i].Function.Arguments)
 	}
 	s.counted = false
-}
-
-// Text returns the text accumulated so far.
-func (s *StreamCounter) Text() string {
-	return s.text.String()
+	s.fold()
 }
 
 // Tokens returns the completion estimate for everything added so far. The
@@ -63,7 +78,10 @@ func (s *StreamCounter) Text() string {
 // until the next Add.
 func (s *StreamCounter) Tokens() int {
 	if !s.counted {
-		s.tokens = s.enc.count(s.text.String())
+		// The held text is counted on a copy of the meter: counting again
+		// after more text arrives must not spend its budget twice.
+		m := *s.m
+		s.tokens = s.folded + m.count(s.text.String())
 		s.counted = true
 	}
 	return s.tokens + StreamToolCallTokens*s.maxCalls

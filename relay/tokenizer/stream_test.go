@@ -17,8 +17,8 @@ func TestStreamCounterText(t *testing.T) {
 		s.Add(d)
 	}
 	full := strings.Join(deltas, "")
-	if s.Text() != full {
-		t.Fatalf("Text = %q", s.Text())
+	if s.text.String() != full {
+		t.Fatalf("Text = %q", s.text.String())
 	}
 	want := CountText("gpt-4o", full)
 	if got := s.Tokens(); got != want {
@@ -66,8 +66,8 @@ func TestStreamCounterToolCalls(t *testing.T) {
 		generic.AddToolCalls(ToolCallsFrom(g["tool_calls"]))
 	}
 	text := `Let me check.get_weather{"city":"Paris"}get_time{"city":"Paris"}`
-	if typed.Text() != text {
-		t.Fatalf("Text = %q, want %q", typed.Text(), text)
+	if typed.text.String() != text {
+		t.Fatalf("Text = %q, want %q", typed.text.String(), text)
 	}
 	// Two calls in the largest chunk.
 	want := CountText("gpt-4", text) + 2*StreamToolCallTokens
@@ -91,5 +91,25 @@ func BenchmarkStreamCounter(b *testing.B) {
 			s.Add(" " + w)
 		}
 		s.Tokens()
+	}
+}
+
+// A long stream is tokenized as it grows, a piece at a time: the counter
+// holds little text, and the count is that of the whole text.
+func TestStreamCounterFolds(t *testing.T) {
+	foldBytes = 8 << 10
+	t.Cleanup(func() { foldBytes = 256 << 10 })
+	s := NewStreamCounter("gpt-4o")
+	var full strings.Builder
+	for i := 0; full.Len() < 3*foldBytes; i++ {
+		d := []string{" word", " another", ", then", "\n\nnew paragraph", " 42", "."}[i%6]
+		s.Add(d)
+		full.WriteString(d)
+		if s.text.Len() > foldBytes+64 {
+			t.Fatalf("the counter holds %d bytes", s.text.Len())
+		}
+	}
+	if got, want := s.Tokens(), CountText("gpt-4o", full.String()); got != want {
+		t.Fatalf("Tokens = %d, want %d", got, want)
 	}
 }
