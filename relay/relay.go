@@ -71,10 +71,11 @@ type Activity struct {
 
 // Relay serves the OpenAI-compatible routes.
 type Relay struct {
-	cfg     Config
-	store   *store.Store
-	client  *http.Client
-	testing atomic.Bool // a test-all run is in progress
+	cfg       Config
+	store     *store.Store
+	client    *http.Client
+	testing   atomic.Bool // a test-all run is in progress
+	sensitive sensitiveWords
 }
 
 // New returns a relay.
@@ -297,7 +298,7 @@ func (rl *Relay) run(c *call) *Error {
 		return err
 	}
 	if set.Bool("CheckSensitiveEnabled") && set.Bool("CheckSensitiveOnPromptEnabled") {
-		if w := sensitiveHit(set.SensitiveWords, c); w != "" {
+		if w := sensitiveHit(rl.sensitive.matcher(set), c); w != "" {
 			return &Error{Status: 400, Type: "new_api_error", Code: "sensitive_words_detected", Message: "敏感词检测失败: " + w, Local: true}
 		}
 	}
@@ -1147,8 +1148,8 @@ func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int6
 }
 
 // sensitiveHit returns the first configured word found in the prompt.
-func sensitiveHit(words []string, c *call) string {
-	if len(words) == 0 {
+func sensitiveHit(m *wordMatcher, c *call) string {
+	if len(m.words) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -1188,11 +1189,5 @@ func sensitiveHit(words []string, c *call) string {
 			}
 		}
 	}
-	text := strings.ToLower(b.String())
-	for _, w := range words {
-		if strings.Contains(text, w) {
-			return w
-		}
-	}
-	return ""
+	return m.first(strings.ToLower(b.String()))
 }
