@@ -205,3 +205,22 @@ func TestCompletions_PromptListReserved(t *testing.T) {
 		t.Fatalf("token remain %d, want 1000", after.TokenRemain)
 	}
 }
+
+// An answer of a shape the relay's decode does not expect (a usage that is
+// text, before the choices) is still an answer: counted locally.
+func TestBody_UnexpectedShapeStillAnswers(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-odd", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","usage":"n/a","choices":[{"index":0,"message":{"role":"assistant","content":"fine 12345"}}]}`)
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != http.StatusOK || !strings.Contains(string(res.Body), "12345") {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if logs := g.consumeLogs(t, "alice"); len(logs) != 1 || logs[0].PromptTokens == 0 {
+		t.Fatalf("logs %+v", logs)
+	}
+}

@@ -519,14 +519,14 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 	return nil
 }
 
-// promptTokens counts the prompt locally; it prices the reservation and is
-// the fallback when the upstream reports no usage.
 // promptExactBytes is how much of a request's prompt text is tokenized, at
 // about 0.45 µs a byte: 4 MiB is a million tokens and more, the largest
 // context windows. The rest counts a token per four bytes, so that one
 // request of many large texts cannot hold a CPU for seconds.
 const promptExactBytes = 4 << 20
 
+// promptTokens counts the prompt locally; it prices the reservation and is
+// the fallback when the upstream reports no usage.
 func (rl *Relay) promptTokens(c *call) int {
 	p := &c.parsed
 	switch c.k {
@@ -993,13 +993,27 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	}
 	// The decode is the validity check: only a failed one (a body that is
 	// not JSON, or JSON of an unexpected shape) is scanned again.
-	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
+	decodeErr := json.Unmarshal(data, &v)
+	if decodeErr != nil && !json.Valid(data) {
 		return usage{}, false
 	}
 	// JSON that holds no result (null, a number, {}) is no answer either.
+	// An answer of a shape the decode did not expect is looked at member by
+	// member, without decoding them.
+	choices := len(v.Choices) > 0
+	if decodeErr != nil {
+		var shallow struct {
+			Choices json.RawMessage `json:"choices"`
+			Data    json.RawMessage `json:"data"`
+			Results json.RawMessage `json:"results"`
+		}
+		if json.Unmarshal(data, &shallow) == nil {
+			choices, v.Data, v.Results = holds(shallow.Choices), shallow.Data, shallow.Results
+		}
+	}
 	switch c.k {
 	case kindChat, kindCompletion:
-		if len(v.Choices) == 0 {
+		if !choices {
 			return usage{}, false
 		}
 	case kindEmbedding:
