@@ -1,6 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
-import { useEffect, useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import * as channelApi from "../../../api/channels";
 import { handleError } from "../../../api/client";
@@ -46,7 +46,8 @@ export function ChannelDrawer() {
 
   const set = <K extends keyof ChannelForm>(key: K, value: ChannelForm[K]) => setForm((f) => ({ ...f, [key]: value }));
 
-  useEffect(() => {
+  // Before the drawer is painted: nothing typed into it can be overwritten by the reset.
+  useLayoutEffect(() => {
     if (!open) return;
     let live = true;
     void Promise.all([channelApi.modelsByType().catch(() => ({})), channelApi.allModelIds().catch(() => [] as string[])]).then(([map, ids]) => {

@@ -1,5 +1,5 @@
 import { Flex, Spinner, TextField } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
+import { useLayoutEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { createRedemptions, getRedemption, updateRedemption } from "../../../api/redemptions";
@@ -31,7 +31,8 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
   const [busy, setBusy] = useState(false);
   const open = mode !== null;
 
-  useEffect(() => {
+  // Before the drawer is painted: nothing typed into it can be overwritten by the reset.
+  useLayoutEffect(() => {
     if (mode === "add") {
       setForm(EMPTY);
       return;

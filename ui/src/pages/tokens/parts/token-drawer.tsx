@@ -1,6 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
-import { useEffect, useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import * as tokenApi from "../../../api/tokens";
@@ -33,7 +33,8 @@ export function TokenDrawer() {
   const submitting = useRef(false);
   const set = <K extends keyof TokenForm>(key: K, value: TokenForm[K]) => setForm((f) => ({ ...f, [key]: value }));
 
-  useEffect(() => {
+  // Before the drawer is painted: nothing typed into it can be overwritten by the reset.
+  useLayoutEffect(() => {
     if (!open) return;
     let live = true;
     void tokenApi

@@ -1,5 +1,5 @@
 import { Flex, TextField } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
+import { useLayoutEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { createUser } from "../../../api/users";
@@ -16,7 +16,8 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
   const { t } = useTranslation();
   const [form, setForm] = useState(EMPTY);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
+  // Before the drawer is painted: nothing typed into it can be overwritten by the reset.
+  useLayoutEffect(() => {
     if (open) setForm(EMPTY);
   }, [open]);
   const submit = async () => {
