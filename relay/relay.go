@@ -209,7 +209,6 @@ type call struct {
 	price     price
 	res       *store.Reservation
 	tried     []uint64
-	text      string // prompt text for sensitive checks and counting
 	parsed    chatRequest
 	isJSON    bool
 	fields    map[string][]byte // the body's top-level fields, decoded on demand
