@@ -206,8 +206,9 @@ func TestCompletions_PromptListReserved(t *testing.T) {
 	}
 }
 
-// An answer of a shape the relay's decode does not expect (a usage that is
-// text, before the choices) is still an answer: counted locally.
+// An answer with a member of an unexpected type (a usage that is text,
+// before the choices) is still an answer: its choices are read and counted
+// locally, not taken for a missing result.
 func TestBody_UnexpectedShapeStillAnswers(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})

@@ -992,27 +992,15 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	}
 	// The decode is the validity check: only a failed one (a body that is
 	// not JSON, or JSON of an unexpected shape) is scanned again.
-	decodeErr := json.Unmarshal(data, &v)
-	if decodeErr != nil && !json.Valid(data) {
+	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
 		return usage{}, false
 	}
-	// JSON that holds no result (null, a number, {}) is no answer either.
-	// An answer of a shape the decode did not expect is looked at member by
-	// member, without decoding them.
-	choices := len(v.Choices) > 0
-	if decodeErr != nil {
-		var shallow struct {
-			Choices json.RawMessage `json:"choices"`
-			Data    json.RawMessage `json:"data"`
-			Results json.RawMessage `json:"results"`
-		}
-		if json.Unmarshal(data, &shallow) == nil {
-			choices, v.Data, v.Results = holds(shallow.Choices), shallow.Data, shallow.Results
-		}
-	}
+	// JSON that holds no result (null, a number, {}) is no answer either. A
+	// member of an unexpected type does not stop the decode (it goes on
+	// with the others), so the result members are read whatever the shape.
 	switch c.k {
 	case kindChat, kindCompletion:
-		if !choices {
+		if len(v.Choices) == 0 {
 			return usage{}, false
 		}
 	case kindEmbedding:
