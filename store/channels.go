@@ -100,7 +100,7 @@ func (c *Channel) Validate() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return Errorf(EINVALID, "请填写渠道名称和渠道密钥！")
 	}
-	if HasControl(c.Name) {
+	if hasControl(c.Name) {
 		return Errorf(EINVALID, "渠道名称不能包含控制字符")
 	}
 	if c.Type <= 0 {

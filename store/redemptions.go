@@ -34,7 +34,7 @@ func validateRedemption(name string, quota int64) error {
 	if name == "" || len(name) > 20 {
 		return Errorf(EINVALID, "兑换码名称长度必须在 1-20 之间")
 	}
-	if HasControl(name) {
+	if hasControl(name) {
 		return Errorf(EINVALID, "兑换码名称不能包含控制字符")
 	}
 	if quota <= 0 {

@@ -92,7 +92,7 @@ func (t *Token) validateOthers() error {
 	if len(t.Name) > 30 {
 		return Errorf(EINVALID, "令牌名称过长")
 	}
-	if HasControl(t.Name) {
+	if hasControl(t.Name) {
 		return Errorf(EINVALID, "令牌名称不能包含控制字符")
 	}
 	if t.ExpiredTime == 0 {

@@ -95,9 +95,9 @@ func ValidateUsername(name string) error {
 	return nil
 }
 
-// HasControl reports whether s holds a control character (a NUL, a bell,
+// hasControl reports whether s holds a control character (a NUL, a bell,
 // an escape): names shown in lists and logs may not.
-func HasControl(s string) bool {
+func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
@@ -118,7 +118,7 @@ func ValidateDisplayName(name string) error {
 	if utf8.RuneCountInString(name) > MaxDisplayNameLen {
 		return Errorf(EINVALID, "显示名称长度不得超过 %d 位", MaxDisplayNameLen)
 	}
-	if HasControl(name) {
+	if hasControl(name) {
 		return Errorf(EINVALID, "显示名称不能包含控制字符")
 	}
 	return nil
@@ -131,7 +131,7 @@ func ValidateEmail(email string) error {
 		return Errorf(EINVALID, "邮箱地址长度不得超过 %d 位", MaxEmailLen)
 	}
 	at := strings.LastIndexByte(email, '@')
-	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || HasControl(email) || !strings.Contains(email[at+1:], ".") {
+	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || hasControl(email) || !strings.Contains(email[at+1:], ".") {
 		return Errorf(EINVALID, "无效的邮箱地址")
 	}
 	return nil
