@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"gateway/store"
+	"gateway/ws"
 )
 
 const sessionCookie = "session"
@@ -47,7 +48,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.U
 		return err
 	}
 	if old != "" {
-		s.hub.MoveSession(sessionTag(old), sessionTag(id), u.ID)
+		s.hub.MoveSession(sessionTag(old), ws.Identity{UserID: u.ID, Role: u.Role, Session: sessionTag(id), Valid: s.liveSessionValid(u, id)})
 	}
 	s.setSessionCookie(w, r, id)
 	return nil

@@ -24,25 +24,54 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	wid := ws.Identity{UserID: u.ID, Role: u.Role, Session: sessionTag(id.SessionID)}
 	if id.ViaToken {
 		wid.Session = accessTokenTag(u.AccessTokenHash)
+		wid.Valid = s.liveTokenValid(u)
+	} else {
+		wid.Valid = s.liveSessionValid(u, id.SessionID)
 	}
-	// The socket lives only while what opened it would still be let in:
-	// the session (or the access token) and the account as they were.
-	sessionID, tokenHash := id.SessionID, string(u.AccessTokenHash)
-	wid.Valid = func() bool {
+	// The balance is read once the socket is registered: a charge committed
+	// while it was being opened is in it or pushed after it.
+	hello := func() []ws.Message {
 		cur, err := s.store.User(u.ID)
-		if err != nil || checkUsable(cur) != nil || cur.Role != u.Role {
-			return false
+		if err != nil {
+			cur = u
 		}
-		if id.ViaToken {
-			return len(tokenHash) > 0 && string(cur.AccessTokenHash) == tokenHash
+		return []ws.Message{{Topic: TopicUserSelf, Data: LiveUser(cur)}}
+	}
+	if err := s.hub.Serve(w, r, wid, hello); err != nil {
+		slog.Debug("websocket closed", "user", u.ID, "err", err)
+	}
+}
+
+// liveSessionValid is the check of a socket opened under a login session:
+// the session is alive and the account usable with the role it had. A
+// socket moved to a newer session of the same browser (a repeated login, a
+// password change) gets that session's check.
+func (s *Server) liveSessionValid(u *store.User, sessionID string) func() bool {
+	return func() bool {
+		if _, ok := s.liveAccount(u); !ok {
+			return false
 		}
 		sess, err := s.store.Session(sessionID)
 		return err == nil && sess.UserID == u.ID
 	}
-	hello := ws.Message{Topic: TopicUserSelf, Data: LiveUser(u)}
-	if err := s.hub.Serve(w, r, wid, hello); err != nil {
-		slog.Debug("websocket closed", "user", u.ID, "err", err)
+}
+
+// liveTokenValid is the check of a socket opened with a system access
+// token: the account is usable with the role it had and the token has not
+// been rotated.
+func (s *Server) liveTokenValid(u *store.User) func() bool {
+	tokenHash := string(u.AccessTokenHash)
+	return func() bool {
+		cur, ok := s.liveAccount(u)
+		return ok && len(tokenHash) > 0 && string(cur.AccessTokenHash) == tokenHash
 	}
+}
+
+// liveAccount reads u's account and tells whether it can still be used
+// with the role it had when the socket opened.
+func (s *Server) liveAccount(u *store.User) (*store.User, bool) {
+	cur, err := s.store.User(u.ID)
+	return cur, err == nil && checkUsable(cur) == nil && cur.Role == u.Role
 }
 
 // accessTokenTag is the hub's session tag of sockets opened with a system

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,87 @@ func TestLive_TestAllProgress(t *testing.T) {
 	}
 	if !disabled[chs[1].ID] || disabled[chs[0].ID] {
 		t.Fatalf("disabled flags %v, want only the slow channel %d", disabled, chs[1].ID)
+	}
+}
+
+// The console that changes its own password, or logs in again in the same
+// browser, keeps its socket: the socket follows the new session, is checked
+// against it at every ping, and closes when that session is logged out.
+func TestLive_SocketFollowsItsBrowsersNewSession(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.Hub.PingInterval = 50 * time.Millisecond
+	id := ts.UserID(t, "alice")
+	pw := "oldpass123"
+	if _, err := ts.Store.UpdateUser(id, store.UserUpdate{Password: &pw}); err != nil {
+		t.Fatal(err)
+	}
+	cookie, _ := ts.MustSession(t, "alice")
+	c, _, err := dialLive(t, ts, cookie, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	// call sends a request with the browser's cookie and takes the one it sets.
+	call := func(method, path, body string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Cookie", "session="+cookie)
+		req.Header.Set("New-Api-User", strconv.FormatUint(id, 10))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %s", method, path, resp.Status)
+		}
+		for _, ck := range resp.Cookies() {
+			if ck.Name == "session" && ck.Value != "" {
+				cookie = ck.Value
+			}
+		}
+	}
+	// The socket is read in the background: a read whose deadline passes
+	// would close it.
+	ended := make(chan websocket.StatusCode, 1)
+	go func() {
+		for {
+			if _, _, err := c.Read(context.Background()); err != nil {
+				ended <- websocket.CloseStatus(err)
+				return
+			}
+		}
+	}()
+	stillOpen := func(what string) {
+		t.Helper()
+		// Many pings, each asking whether the socket may stay.
+		select {
+		case code := <-ended:
+			t.Fatalf("after %s the socket ended with %d", what, code)
+		case <-time.After(20 * ts.Hub.PingInterval):
+		}
+	}
+	old := cookie
+	call("PUT", "/api/user/self", `{"password":"newpass123","original_password":"oldpass123"}`)
+	if cookie == old {
+		t.Fatal("the password change kept the session id")
+	}
+	stillOpen("the password change")
+	old = cookie
+	call("POST", "/api/user/login", `{"username":"alice","password":"newpass123"}`)
+	if cookie == old {
+		t.Fatal("the login kept the session id")
+	}
+	stillOpen("a second login")
+	call("GET", "/api/user/logout", "")
+	select {
+	case code := <-ended:
+		if code != ws.CloseUnauthorized {
+			t.Fatalf("after logout the socket ended with %d, want %d", code, ws.CloseUnauthorized)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the socket outlived the logout")
 	}
 }

@@ -36,11 +36,20 @@ type Identity struct {
 	// allow this connection as it was opened (same role, session or token
 	// alive). It is asked once the connection is registered, which closes
 	// the gap between authentication and registration, and at every ping.
+	// MoveSession replaces it with the new session's.
 	Valid func() bool
 }
 
-// CloseUnauthorized is the close code sent when the owner's session ends.
-const CloseUnauthorized websocket.StatusCode = 4401
+// Close codes of the hub besides the standard ones.
+const (
+	// CloseUnauthorized is sent when the owner's session ends.
+	CloseUnauthorized websocket.StatusCode = 4401
+	// CloseReplaced is sent to an account's oldest connection when a newer
+	// one takes its place beyond MaxPerUser. A console closed so does not
+	// reconnect by itself (two tabs would take turns for ever), only when
+	// it is looked at again.
+	CloseReplaced websocket.StatusCode = 4409
+)
 
 type subscriber struct {
 	id   Identity
@@ -68,14 +77,77 @@ type Hub struct {
 	// PingInterval is how often a connection is pinged (and its Valid asked).
 	PingInterval time.Duration
 
-	mu   sync.Mutex
-	seq  uint64
-	subs map[*subscriber]struct{}
+	mu     sync.Mutex
+	seq    uint64
+	subs   map[*subscriber]struct{}
+	byUser map[uint64]map[*subscriber]struct{}
+	byRole map[int]map[*subscriber]struct{}
 }
 
 // NewHub returns a hub with default limits.
 func NewHub() *Hub {
-	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, MaxPerUser: 16, MaxTotal: 10000, PingInterval: 30 * time.Second, subs: make(map[*subscriber]struct{})}
+	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, MaxPerUser: 16, MaxTotal: 10000, PingInterval: 30 * time.Second,
+		subs: make(map[*subscriber]struct{}), byUser: make(map[uint64]map[*subscriber]struct{}), byRole: make(map[int]map[*subscriber]struct{})}
+}
+
+// add and remove keep the indexes with the set; h.mu is held.
+func (h *Hub) add(s *subscriber) {
+	h.subs[s] = struct{}{}
+	addTo(h.byUser, s.id.UserID, s)
+	addTo(h.byRole, s.id.Role, s)
+}
+
+func (h *Hub) remove(s *subscriber) bool {
+	if _, ok := h.subs[s]; !ok {
+		return false
+	}
+	delete(h.subs, s)
+	removeFrom(h.byUser, s.id.UserID, s)
+	removeFrom(h.byRole, s.id.Role, s)
+	return true
+}
+
+func addTo[K comparable](m map[K]map[*subscriber]struct{}, k K, s *subscriber) {
+	set := m[k]
+	if set == nil {
+		set = make(map[*subscriber]struct{})
+		m[k] = set
+	}
+	set[s] = struct{}{}
+}
+
+func removeFrom[K comparable](m map[K]map[*subscriber]struct{}, k K, s *subscriber) {
+	if set := m[k]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// each calls f for every subscriber in aud, visiting only the user's
+// connections or the roles in range, so that a user's message costs the
+// same with one console open as with thousands; h.mu is held. f returns
+// false to stop.
+func (h *Hub) each(aud Audience, f func(*subscriber) bool) {
+	if aud.UserID != 0 {
+		for s := range h.byUser[aud.UserID] {
+			if aud.matches(s.id) && !f(s) {
+				return
+			}
+		}
+		return
+	}
+	for role, set := range h.byRole {
+		if role < aud.MinRole || (aud.MaxRole != 0 && role > aud.MaxRole) {
+			continue
+		}
+		for s := range set {
+			if !f(s) {
+				return
+			}
+		}
+	}
 }
 
 // ErrFull is Serve's answer when MaxTotal connections are open.
@@ -90,27 +162,16 @@ func (h *Hub) register(s *subscriber) bool {
 	}
 	h.seq++
 	s.seq = h.seq
-	h.subs[s] = struct{}{}
-	if h.MaxPerUser <= 0 {
-		return true
-	}
-	var mine []*subscriber
-	for o := range h.subs {
-		if o.id.UserID == s.id.UserID {
-			mine = append(mine, o)
-		}
-	}
-	for len(mine) > h.MaxPerUser {
-		oldest := 0
-		for i := range mine {
-			if mine[i].seq < mine[oldest].seq {
-				oldest = i
+	h.add(s)
+	for h.MaxPerUser > 0 && len(h.byUser[s.id.UserID]) > h.MaxPerUser {
+		var oldest *subscriber
+		for o := range h.byUser[s.id.UserID] {
+			if oldest == nil || o.seq < oldest.seq {
+				oldest = o
 			}
 		}
-		o := mine[oldest]
-		delete(h.subs, o)
-		go o.kick(websocket.StatusPolicyViolation, "too many connections for this account")
-		mine = append(mine[:oldest], mine[oldest+1:]...)
+		h.remove(oldest)
+		go oldest.kick(CloseReplaced, "too many connections for this account")
 	}
 	return true
 }
@@ -127,12 +188,12 @@ func (a Audience) matches(id Identity) bool {
 func (h *Hub) Wants(aud Audience) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		if aud.matches(s.id) {
-			return true
-		}
-	}
-	return false
+	found := false
+	h.each(aud, func(*subscriber) bool {
+		found = true
+		return false
+	})
+	return found
 }
 
 // Publish queues msg for every subscriber in the audience without blocking.
@@ -146,19 +207,18 @@ func (h *Hub) Publish(aud Audience, topic string, data any) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		if aud.UserID != 0 && s.id.UserID != aud.UserID {
-			continue
-		}
-		if s.id.Role < aud.MinRole || (aud.MaxRole != 0 && s.id.Role > aud.MaxRole) {
-			continue
-		}
+	var slow []*subscriber
+	h.each(aud, func(s *subscriber) bool {
 		select {
 		case s.msgs <- payload:
 		default:
-			delete(h.subs, s)
-			go s.kick(websocket.StatusPolicyViolation, "connection too slow to keep up with messages")
+			slow = append(slow, s)
 		}
+		return true
+	})
+	for _, s := range slow {
+		h.remove(s)
+		go s.kick(websocket.StatusPolicyViolation, "connection too slow to keep up with messages")
 	}
 }
 
@@ -166,11 +226,9 @@ func (h *Hub) Publish(aud Audience, topic string, data any) {
 func (h *Hub) Disconnect(userID uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		if s.id.UserID == userID {
-			delete(h.subs, s)
-			go s.kick(CloseUnauthorized, "session ended")
-		}
+	for s := range h.byUser[userID] {
+		h.remove(s)
+		go s.kick(CloseUnauthorized, "session ended")
 	}
 }
 
@@ -183,7 +241,7 @@ func (h *Hub) DisconnectSession(session string) {
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		if s.id.Session == session {
-			delete(h.subs, s)
+			h.remove(s)
 			go s.kick(CloseUnauthorized, "session ended")
 		}
 	}
@@ -194,21 +252,22 @@ func (h *Hub) DisconnectSession(session string) {
 func (h *Hub) DisconnectOthers(userID uint64, keep string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		if s.id.UserID == userID && (keep == "" || s.id.Session != keep) {
-			delete(h.subs, s)
+	for s := range h.byUser[userID] {
+		if keep == "" || s.id.Session != keep {
+			h.remove(s)
 			go s.kick(CloseUnauthorized, "session ended")
 		}
 	}
 }
 
-// MoveSession hands the connections opened under session from over to
-// session to, when userID has started a new login session in the same
-// browser (a repeated login, a password change), so that logging out of the
-// new session still closes them. Connections of any other user under from
+// MoveSession hands the connections opened under session from over to the
+// new login session to, when to.UserID has started one in the same browser
+// (a repeated login, a password change), so that logging out of the new
+// session still closes them; to.Valid, when set, replaces their check.
+// Connections under from of any other user, or opened with another role,
 // are closed: that login session is over.
-func (h *Hub) MoveSession(from, to string, userID uint64) {
-	if from == "" || from == to {
+func (h *Hub) MoveSession(from string, to Identity) {
+	if from == "" || from == to.Session {
 		return
 	}
 	h.mu.Lock()
@@ -217,11 +276,14 @@ func (h *Hub) MoveSession(from, to string, userID uint64) {
 		if s.id.Session != from {
 			continue
 		}
-		if to != "" && s.id.UserID == userID {
-			s.id.Session = to
+		if to.Session != "" && s.id.UserID == to.UserID && s.id.Role == to.Role {
+			s.id.Session = to.Session
+			if to.Valid != nil {
+				s.id.Valid = to.Valid
+			}
 			continue
 		}
-		delete(h.subs, s)
+		h.remove(s)
 		go s.kick(CloseUnauthorized, "session ended")
 	}
 }
@@ -231,7 +293,7 @@ func (h *Hub) CloseAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		delete(h.subs, s)
+		h.remove(s)
 		go s.kick(websocket.StatusGoingAway, "server shutting down")
 	}
 }
@@ -243,9 +305,15 @@ func (h *Hub) Count() int {
 	return len(h.subs)
 }
 
+// errDataMessage ends a connection whose client sent a message: consoles
+// only listen.
+var errDataMessage = errors.New("ws: unexpected data message")
+
 // Serve upgrades the request and streams messages to it until the client
-// goes away. The caller has authenticated the request as id.
-func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello ...Message) error {
+// goes away. The caller has authenticated the request as id. hello, when
+// set, gives the first messages; it is asked once the connection is
+// registered, so that nothing published meanwhile is missed by them.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello func() []Message) error {
 	if h.MaxTotal > 0 && h.Count() >= h.MaxTotal {
 		http.Error(w, "too many live connections", http.StatusServiceUnavailable)
 		return ErrFull
@@ -258,35 +326,48 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 	if err != nil {
 		return err
 	}
-	ctx := c.CloseRead(r.Context())
+	// The client's frames are read here, not with CloseRead, whose own
+	// goroutine closing the connection on a data message would wait for
+	// itself: the connection lingered 15 s, still counted.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	go func() {
+		if _, _, err := c.Reader(ctx); err == nil {
+			cancel(errDataMessage)
+		} else {
+			cancel(err)
+		}
+	}()
 	var once sync.Once
 	s := &subscriber{id: id, msgs: make(chan []byte, h.SendBuffer)}
 	s.kick = func(code websocket.StatusCode, reason string) {
 		once.Do(func() { c.Close(code, reason) })
 	}
 	if !h.register(s) {
-		c.Close(websocket.StatusTryAgainLater, "too many connections")
+		s.kick(websocket.StatusTryAgainLater, "too many connections")
 		return ErrFull
 	}
 	defer func() {
 		h.mu.Lock()
-		delete(h.subs, s)
+		h.remove(s)
 		h.mu.Unlock()
 		s.kick(websocket.StatusNormalClosure, "")
 	}()
-	if id.Valid != nil && !id.Valid() {
+	if !h.valid(s) {
 		// The session ended, or the account changed, while this one was
 		// being opened.
 		s.kick(CloseUnauthorized, "session ended")
 		return nil
 	}
-	for _, m := range hello {
-		payload, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := h.write(ctx, c, payload); err != nil {
-			return err
+	if hello != nil {
+		for _, m := range hello() {
+			payload, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			if err := h.write(ctx, c, payload); err != nil {
+				return err
+			}
 		}
 	}
 	ping := time.NewTicker(h.PingInterval)
@@ -298,7 +379,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 				return err
 			}
 		case <-ping.C:
-			if id.Valid != nil && !id.Valid() {
+			if !h.valid(s) {
 				s.kick(CloseUnauthorized, "session ended")
 				return nil
 			}
@@ -309,12 +390,20 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello .
 				return err
 			}
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return nil
+			if errors.Is(context.Cause(ctx), errDataMessage) {
+				s.kick(websocket.StatusPolicyViolation, "unexpected data message")
 			}
-			return ctx.Err()
+			return nil
 		}
 	}
+}
+
+// valid asks s's current Valid (MoveSession may have replaced it).
+func (h *Hub) valid(s *subscriber) bool {
+	h.mu.Lock()
+	v := s.id.Valid
+	h.mu.Unlock()
+	return v == nil || v()
 }
 
 func (h *Hub) write(ctx context.Context, c *websocket.Conn, payload []byte) error {

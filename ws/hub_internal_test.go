@@ -18,8 +18,8 @@ func TestPublishDropsFullQueue(t *testing.T) {
 		kick: func(code websocket.StatusCode, _ string) { kicked <- code }}
 	other := &subscriber{id: Identity{UserID: 2, Role: 1}, msgs: make(chan []byte, 8),
 		kick: func(code websocket.StatusCode, _ string) { t.Errorf("other kicked with %d", code) }}
-	h.subs[slow] = struct{}{}
-	h.subs[other] = struct{}{}
+	h.add(slow)
+	h.add(other)
 
 	done := make(chan struct{})
 	go func() {
@@ -51,5 +51,32 @@ func TestPublishDropsFullQueue(t *testing.T) {
 	case code := <-kicked:
 		t.Fatalf("kicked twice (%d)", code)
 	default:
+	}
+}
+
+// BenchmarkPublishAmongMany publishes one user's message and one
+// administrators' message with 10 000 other consoles connected: the cost
+// follows the connections addressed, not all of them.
+func BenchmarkPublishAmongMany(b *testing.B) {
+	h := NewHub()
+	h.MaxTotal = 0
+	for i := range 10000 {
+		h.add(&subscriber{id: Identity{UserID: uint64(100 + i), Role: 1}, msgs: make(chan []byte, 1),
+			kick: func(websocket.StatusCode, string) {}})
+	}
+	mine := &subscriber{id: Identity{UserID: 1, Role: 1}, msgs: make(chan []byte, 2), kick: func(websocket.StatusCode, string) {}}
+	admin := &subscriber{id: Identity{UserID: 2, Role: 100}, msgs: make(chan []byte, 2), kick: func(websocket.StatusCode, string) {}}
+	h.add(mine)
+	h.add(admin)
+	data := map[string]int64{"quota": 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Publish(Audience{UserID: 1}, "user.self", data)
+		h.Publish(Audience{MinRole: 10}, "log.tail", data)
+		<-mine.msgs
+		<-admin.msgs
+	}
+	if h.Count() != 10002 {
+		b.Fatalf("Count = %d", h.Count())
 	}
 }

@@ -32,7 +32,9 @@ func MustStartHub(tb testing.TB, hub *ws.Hub) *httptest.Server {
 		}
 		uid, _ := strconv.ParseUint(q.Get("uid"), 10, 64)
 		role, _ := strconv.Atoi(q.Get("role"))
-		hub.Serve(w, r, ws.Identity{UserID: uid, Role: role, Session: q.Get("session")}, ws.Message{Topic: "hello", Data: uid})
+		hub.Serve(w, r, ws.Identity{UserID: uid, Role: role, Session: q.Get("session")}, func() []ws.Message {
+			return []ws.Message{{Topic: "hello", Data: uid}}
+		})
 	}))
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, c)
@@ -312,8 +314,8 @@ func TestMoveSession(t *testing.T) {
 	foreign := dial(t, srv, 2, 1, "old") // another user under the same tag
 	bystander := dial(t, srv, 1, 1, "elsewhere")
 
-	hub.MoveSession("", "new", 1) // nothing to move
-	hub.MoveSession("old", "new", 1)
+	hub.MoveSession("", ws.Identity{UserID: 1, Role: 1, Session: "new"}) // nothing to move
+	hub.MoveSession("old", ws.Identity{UserID: 1, Role: 1, Session: "new"})
 	if got := readClose(t, foreign, 15*time.Second); got != ws.CloseUnauthorized {
 		t.Fatalf("foreign socket closed with %d, want %d", got, ws.CloseUnauthorized)
 	}

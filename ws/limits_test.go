@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,7 @@ func TestConnectionLimits(t *testing.T) {
 	dial(t, srv, 1, 1, "a")
 	other := dial(t, srv, 2, 1, "b")
 	dial(t, srv, 1, 1, "a") // the third of user 1 closes its first
-	if code := readClose(t, first, 15*time.Second); code != websocket.StatusPolicyViolation {
+	if code := readClose(t, first, 15*time.Second); code != ws.CloseReplaced {
 		t.Fatalf("oldest connection closed with %v", code)
 	}
 	waitCount(t, hub, 3)
@@ -54,7 +55,7 @@ func TestValidChecked(t *testing.T) {
 	var valid atomic.Bool
 	valid.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hub.Serve(w, r, ws.Identity{UserID: 7, Role: 10, Valid: valid.Load}, ws.Message{Topic: "hello"})
+		hub.Serve(w, r, ws.Identity{UserID: 7, Role: 10, Valid: valid.Load}, func() []ws.Message { return []ws.Message{{Topic: "hello"}} })
 	}))
 	t.Cleanup(srv.Close)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -112,5 +113,79 @@ func TestOriginsFunc(t *testing.T) {
 	public.Store("gw.example.com")
 	if resp := try(); resp == nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("the configured origin: %v", resp)
+	}
+}
+
+// A client that sends a message is not a console: it is closed with a
+// policy violation and stops counting at once, not after the library's
+// 15 s wait for its own reader.
+func TestDataMessageCloses(t *testing.T) {
+	t.Parallel()
+	hub := ws.NewHub()
+	srv := MustStartHub(t, hub)
+	c := dial(t, srv, 1, 1, "a")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"subscribe":"everything"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if code := readClose(t, c, 15*time.Second); code != websocket.StatusPolicyViolation {
+		t.Fatalf("closed with %v, want %v", code, websocket.StatusPolicyViolation)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for hub.Count() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed connection still counts 5 s later")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A socket moved to a new login session is checked against that session
+// from then on; one opened with another role than the new session's is
+// closed instead of moved.
+func TestMoveSessionReplacesValid(t *testing.T) {
+	t.Parallel()
+	hub := ws.NewHub()
+	hub.PingInterval = 20 * time.Millisecond
+	var oldAlive, newAlive atomic.Bool
+	oldAlive.Store(true)
+	newAlive.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		role, _ := strconv.Atoi(r.URL.Query().Get("role"))
+		hub.Serve(w, r, ws.Identity{UserID: 7, Role: role, Session: "old", Valid: oldAlive.Load},
+			func() []ws.Message { return []ws.Message{{Topic: "hello"}} })
+	}))
+	t.Cleanup(srv.Close)
+	open := func(role int) *websocket.Conn {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/?role="+strconv.Itoa(role), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		if m := read(t, c); m.Topic != "hello" {
+			t.Fatalf("first message %q", m.Topic)
+		}
+		return c
+	}
+	user := open(1)
+	admin := open(10) // opened before a demotion to role 1
+	waitCount(t, hub, 2)
+
+	hub.MoveSession("old", ws.Identity{UserID: 7, Role: 1, Session: "new", Valid: newAlive.Load})
+	if code := readClose(t, admin, 15*time.Second); code != ws.CloseUnauthorized {
+		t.Fatalf("the socket of the old role closed with %v, want %v", code, ws.CloseUnauthorized)
+	}
+	oldAlive.Store(false) // the old session was deleted by the new login
+	time.Sleep(10 * hub.PingInterval)
+	hub.Publish(ws.Audience{UserID: 7}, "still-here", nil)
+	if m := read(t, user); m.Topic != "still-here" {
+		t.Fatalf("moved socket got %q", m.Topic)
+	}
+	newAlive.Store(false)
+	if code := readClose(t, user, 15*time.Second); code != ws.CloseUnauthorized {
+		t.Fatalf("moved socket closed with %v, want %v", code, ws.CloseUnauthorized)
 	}
 }

@@ -1,8 +1,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiSession, gatewaySuite, loginToPersonalSettings, newPage, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { ApiSession, gatewaySuite, login, loginToPersonalSettings, newPage, newUser, putOption, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
-const suite = gatewaySuite();
+let upstream;
+
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream({ chunks: ["live"], delayMs: 0 });
+    const root = await rootApi(gw.baseURL);
+    await putOption(root, "QuotaForNewUser", "50000000");
+    await createChannel(root, upstream.url, ["gpt-4o-mini"], "live-upstream");
+  },
+  teardown: () => upstream?.close(),
+});
 
 // addQuota raises root's quota through whichever quota-changing API the server offers,
 // and returns false when it offers none yet.
@@ -81,5 +92,70 @@ test("the console that changed the password stays logged in and live", async () 
   await page.waitForTimeout(1500);
   assert.match(page.url(), /\/setting\?tab=personal/);
   assert.notEqual(await page.evaluate(() => localStorage.getItem("user")), null);
+  await context.close();
+});
+
+// followSockets lets the test close the page's live socket as the server or the network would.
+async function followSockets(page) {
+  const sockets = [];
+  await page.routeWebSocket(/\/api\/ws$/, (ws) => {
+    ws.connectToServer();
+    sockets.push(ws);
+  });
+  return sockets;
+}
+
+const liveState = (page) => page.evaluate(() => document.documentElement.dataset.live);
+
+test("after the live socket drops, the open log page catches up on what it missed", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "cat", "catch-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "catch-up", unlimited_quota: true, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const list = await api.call("GET", "/api/token/?p=0&size=10");
+  const key = list.json.data.find((x) => x.name === "catch-up").key;
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const sockets = await followSockets(page);
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="logs-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const rows = page.locator('[data-testid="log-row"]');
+  const before = await rows.count();
+
+  // The socket drops (a proxy restart, a network change); a call is charged while it is down.
+  await sockets.at(-1).close({ code: 1011, reason: "e2e" });
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  const r = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "while away" }] }),
+  });
+  assert.equal(r.status, 200, await r.text());
+  // Nothing pushed it; the reconnect's reload shows it.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 15000 });
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="log-row"]').length > n, before, { timeout: 15000 });
+  await context.close();
+});
+
+test("a tab whose socket a newer tab took stays quiet until it is looked at again", async () => {
+  const { username, password } = await registerUser(suite.gw.baseURL, "rep", "replace-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const sockets = await followSockets(page);
+  await login(page, username, password);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  assert.equal(sockets.length, 1);
+
+  // The server closes an account's oldest socket with 4409 when a newer one takes its place.
+  await sockets[0].close({ code: 4409, reason: "too many connections for this account" });
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  await page.waitForTimeout(3000); // longer than any reconnect delay after a first close
+  assert.equal(sockets.length, 1, "the replaced tab reconnected by itself");
+  assert.equal(await liveState(page), "closed");
+
+  // Looked at again, it takes a socket back.
+  await page.evaluate(() => window.dispatchEvent(new Event("focus")));
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 15000 });
+  assert.equal(sockets.length, 2);
   await context.close();
 });

@@ -292,6 +292,18 @@ test("an administrator's log page has channel and username filters, the retry ch
   await page.click('[data-testid="log-query"]');
   await logRow.first().waitFor();
 
+  // Channel 0 is no channel filter, for the server and for the live tail alike.
+  await page.fill('[data-testid="log-filter-channel"]', "0");
+  await page.click('[data-testid="log-query"]');
+  await logRow.first().waitFor();
+  const shown = await logRow.count();
+  assert.equal((await chat(`sk-${tok.key}`)).status, 200);
+  for (let i = 0; i < 100 && (await logRow.count()) <= shown; i++) await page.waitForTimeout(100);
+  assert.ok((await logRow.count()) > shown, "the live entry was dropped under channel filter 0");
+  await page.fill('[data-testid="log-filter-channel"]', "");
+  await page.click('[data-testid="log-query"]');
+  await logRow.first().waitFor();
+
   await logRow.first().locator('[data-testid="log-user"]').click();
   const info = page.locator('[data-testid="user-info"]');
   await info.waitFor();

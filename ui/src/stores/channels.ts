@@ -6,7 +6,7 @@ import { readPageSize, writePageSize } from "../components/pagination";
 import type { RowKey } from "../components/data-table";
 import { t } from "../i18n";
 import { readBool, writeString } from "../lib/storage";
-import { onTopic } from "../ws/socket";
+import { onReconnected, onTopic } from "../ws/socket";
 import { toast } from "./toast";
 
 /** Channel statuses: enabled, disabled by an administrator, disabled by the health checks. */
@@ -366,12 +366,14 @@ function onProgress(data: unknown): void {
   }
 }
 
-/** subscribeChannelLive follows channel health and test-all progress while the page is open. */
+/** subscribeChannelLive follows channel health and test-all progress while the page is open, reloading the list after a reconnect. */
 export function subscribeChannelLive(): () => void {
   const offHealth = onTopic("channel.health", onHealth);
   const offProgress = onTopic("task.progress", onProgress);
+  const offReconnect = onReconnected(() => void refreshChannels());
   return () => {
     offHealth();
     offProgress();
+    offReconnect();
   };
 }

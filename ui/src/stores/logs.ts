@@ -4,7 +4,7 @@ import * as logApi from "../api/logs";
 import type { LogEntry, LogOther, LogQuery, LogStat } from "../api/logs";
 import { nowSeconds, startOfToday } from "../components/format";
 import { readPageSize, writePageSize } from "../components/pagination";
-import { onTopic } from "../ws/socket";
+import { onReconnected, onTopic } from "../ws/socket";
 import { isAdmin, onUserChange } from "./user";
 
 /** Row is a log entry with a key that stays stable across live prepends. */
@@ -120,7 +120,9 @@ export function matchesQuery(l: LogEntry, q: LogQuery, admin: boolean): boolean 
   if (q.end_timestamp && l.created_at > q.end_timestamp) return false;
   // Usernames are matched without regard to case, as the server finds them.
   if (admin && q.username.trim() && l.username.toLowerCase() !== q.username.trim().toLowerCase()) return false;
-  if (admin && q.channel && String(l.channel ?? "") !== q.channel.trim()) return false;
+  // As the server reads it: a channel number, 0 meaning any.
+  const channel = Number(q.channel.trim() || 0);
+  if (admin && channel > 0 && l.channel !== channel) return false;
   return true;
 }
 
@@ -146,11 +148,16 @@ function onTail(data: unknown): void {
   });
 }
 
-/** subscribeLogTail prepends live entries while the log page is open. */
+/** subscribeLogTail prepends live entries while the log page is open; after a reconnect it reloads what was missed. */
 export function subscribeLogTail(): () => void {
   const off = onTopic("log.tail", onTail);
+  const offReconnect = onReconnected(() => {
+    scheduleStat();
+    if (logPage.value === 1) void loadLogs(1);
+  });
   return () => {
     off();
+    offReconnect();
     if (statTimer) clearTimeout(statTimer);
     statTimer = null;
   };

@@ -5,7 +5,7 @@ import type { Token, TokenInput } from "../api/tokens";
 import type { RowKey } from "../components/data-table";
 import { readPageSize, writePageSize } from "../components/pagination";
 import { t } from "../i18n";
-import { onTopic } from "../ws/socket";
+import { onReconnected, onTopic } from "../ws/socket";
 import { toast } from "./toast";
 import { onUserChange } from "./user";
 
@@ -132,9 +132,14 @@ function onUsage(data: unknown): void {
   patchToken(u.id, fields);
 }
 
-/** subscribeTokenLive follows the quota of the listed tokens while the page is open. */
+/** subscribeTokenLive follows the quota of the listed tokens while the page is open, reloading them after a reconnect. */
 export function subscribeTokenLive(): () => void {
-  return onTopic("token.usage", onUsage);
+  const offUsage = onTopic("token.usage", onUsage);
+  const offReconnect = onReconnected(() => void refreshTokens());
+  return () => {
+    offUsage();
+    offReconnect();
+  };
 }
 
 /** toggleKey reveals or hides a token's full key. */

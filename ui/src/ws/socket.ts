@@ -9,8 +9,15 @@ export type Handler = (data: unknown) => void;
 
 /** CLOSE_UNAUTHORIZED is the close code the server uses when the session is no longer valid. */
 export const CLOSE_UNAUTHORIZED = 4401;
+/**
+ * CLOSE_REPLACED is the close code of an account's oldest socket when a newer one takes its place
+ * (too many tabs). Such a tab reconnects only when it is looked at again, or two tabs would take
+ * turns closing each other for ever.
+ */
+export const CLOSE_REPLACED = 4409;
 
 const handlers = new Map<string, Set<Handler>>();
+const reconnectHandlers = new Set<() => void>();
 let onSessionEnded: () => Promise<boolean> = async () => false;
 let onReconnect: () => void = () => {};
 
@@ -23,6 +30,12 @@ export function onTopic(topic: string, handler: Handler): () => void {
   }
   set.add(handler);
   return () => set.delete(handler);
+}
+
+/** onReconnected registers what a page reloads after a reconnect (what was pushed meanwhile was missed); it returns a function that removes it. */
+export function onReconnected(handler: () => void): () => void {
+  reconnectHandlers.add(handler);
+  return () => reconnectHandlers.delete(handler);
 }
 
 /** SocketHooks connect the socket to the session. */
@@ -60,11 +73,14 @@ export function dispatch(raw: string): void {
 const MIN_BACKOFF_MS = 1000;
 const SESSION_CHECK_DELAY_MS = 1500;
 const MAX_BACKOFF_MS = 30000;
+/** STABLE_MS is how long a socket must have stayed open for the backoff to start again from its shortest wait. */
+const STABLE_MS = 10000;
 
 let socket: WebSocket | null = null;
 let wanted = false;
 let attempts = 0;
 let everOpened = false;
+let replaced = false;
 let retryTimer: ReturnType<typeof setTimeout> | null = null;
 
 function socketUrl(): string {
@@ -97,10 +113,20 @@ function open(): void {
     return;
   }
   socket = ws;
+  let openedAt = 0;
   ws.onopen = () => {
-    attempts = 0;
+    openedAt = Date.now();
     markLive("open");
-    if (everOpened) onReconnect();
+    if (everOpened) {
+      onReconnect();
+      for (const h of reconnectHandlers) {
+        try {
+          h();
+        } catch (err) {
+          console.error("reconnect handler failed:", err);
+        }
+      }
+    }
     everOpened = true;
   };
   ws.onmessage = (ev) => {
@@ -109,6 +135,12 @@ function open(): void {
   ws.onclose = (ev) => {
     if (socket === ws) socket = null;
     markLive("closed");
+    // A socket that keeps closing soon after opening backs off further each time.
+    if (openedAt && Date.now() - openedAt >= STABLE_MS) attempts = 0;
+    if (ev.code === CLOSE_REPLACED) {
+      replaced = true;
+      return;
+    }
     if (ev.code === CLOSE_UNAUTHORIZED) {
       // The close can overtake the answer that rotated this console's session
       // (a password change), so the session is checked only after a pause.
@@ -127,6 +159,17 @@ function open(): void {
   };
 }
 
+// A tab whose socket was taken by a newer one takes it back when it is looked at again (shown or
+// focused), closing the account's oldest socket in turn.
+function takeBack(): void {
+  if (!replaced || document.visibilityState !== "visible") return;
+  replaced = false;
+  attempts = 0;
+  if (!retryTimer) open();
+}
+document.addEventListener("visibilitychange", takeBack);
+window.addEventListener("focus", takeBack);
+
 /** connectSocket opens the single live-update socket (a no-op when it is already open). */
 export function connectSocket(): void {
   wanted = true;
@@ -137,6 +180,7 @@ export function connectSocket(): void {
 export function disconnectSocket(): void {
   wanted = false;
   everOpened = false;
+  replaced = false;
   attempts = 0;
   if (retryTimer) {
     clearTimeout(retryTimer);

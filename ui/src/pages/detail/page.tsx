@@ -2,7 +2,7 @@ import { Flex, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { loadDashboard } from "../../stores/dashboard";
-import { onTopic } from "../../ws/socket";
+import { onReconnected, onTopic } from "../../ws/socket";
 import { Charts } from "./parts/charts";
 import { FilterBar } from "./parts/filter-bar";
 import { Totals } from "./parts/totals";
@@ -23,8 +23,11 @@ export default function DetailPage() {
       if (timer) clearTimeout(timer);
       timer = setTimeout(() => void loadDashboard(true), LIVE_DEBOUNCE_MS);
     });
+    // Charges made while the socket was down were not announced.
+    const offReconnect = onReconnected(() => void loadDashboard(true));
     return () => {
       off();
+      offReconnect();
       if (timer) clearTimeout(timer);
     };
   }, []);
