@@ -54,9 +54,10 @@ type BlockedError struct {
 	Host string
 }
 
-// Error implements the error interface.
+// Error implements the error interface. It says how an administrator
+// allows the host, without saying why it was refused.
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("egress: destination %q is not allowed", e.Host)
+	return fmt.Sprintf("egress: destination %q is not allowed (an administrator can allow it with the EgressAllowedHosts option or --allow-private-upstreams)", e.Host)
 }
 
 // ErrScheme is wrapped by the error returned for a URL, or a redirect

@@ -57,7 +57,7 @@ func requireBlocked(tb testing.TB, err error, host string) {
 	if be.Host != host {
 		tb.Fatalf("BlockedError.Host = %q, want %q", be.Host, host)
 	}
-	if want := fmt.Sprintf("egress: destination %q is not allowed", host); be.Error() != want {
+	if want := fmt.Sprintf("egress: destination %q is not allowed (an administrator can allow it with the EgressAllowedHosts option or --allow-private-upstreams)", host); be.Error() != want {
 		tb.Fatalf("message = %q, want %q", be.Error(), want)
 	}
 }

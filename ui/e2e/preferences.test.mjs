@@ -42,3 +42,18 @@ test("the language switch persists across reloads", async () => {
   await page.locator("h1", { hasText: "用户登录" }).waitFor();
   await context.close();
 });
+
+test("a first visit speaks the browser's language when the console has it, else Chinese", async () => {
+  for (const [locale, heading] of [["en-US", "Log in"], ["zh-TW", "用户登录"], ["fr-FR", "用户登录"]]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale });
+    await page.goto("/login");
+    await page.locator("h1", { hasText: heading }).waitFor();
+    await context.close();
+  }
+  // A choice made in the console wins over the browser's.
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale: "en-US" });
+  await context.addInitScript(() => localStorage.setItem("i18nextLng", "zh"));
+  await page.goto("/login");
+  await page.locator("h1", { hasText: "用户登录" }).waitFor();
+  await context.close();
+});

@@ -86,6 +86,13 @@ test("a rate-limited call shows the catalogue's message; a mail code's cooldown 
   await page.route("**/api/about", limited("请求过于频繁，请稍后再试"));
   await page.goto("/about");
   await expectToast(page, "错误：请求次数过多，请稍后再试！");
+  // A limited status fetch says so alone: the server is reachable.
+  await page.route("**/api/status", limited("请求过于频繁，请稍后再试"));
+  await page.goto("/about");
+  await expectToast(page, "错误：请求次数过多，请稍后再试！");
+  await page.waitForTimeout(500);
+  assert.equal(await page.locator(".toast-error", { hasText: "无法正常连接至服务器！" }).count(), 0);
+  await page.unroute("**/api/status");
   // The reset mail's cooldown says how long to wait.
   await page.route("**/api/reset_password?**", limited("请 25 秒后再试"));
   await page.goto("/reset");

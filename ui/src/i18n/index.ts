@@ -20,9 +20,23 @@ export type Language = (typeof LANGUAGES)[number];
 /** LANGUAGE_KEY is the localStorage key holding the chosen language. */
 export const LANGUAGE_KEY = "i18nextLng";
 
+/** languageOf maps a language tag (a stored choice, a browser preference) to a supported language, or null. */
+function languageOf(tag: string | null | undefined): Language | null {
+  const t = (tag ?? "").toLowerCase();
+  if (t.startsWith("en")) return "en";
+  if (t.startsWith("zh")) return "zh";
+  return null;
+}
+
+/** initialLanguage is the language chosen in this browser before, else the first supported one the browser prefers, else Chinese. */
 function initialLanguage(): Language {
   const stored = readString(LANGUAGE_KEY);
-  if (stored && stored.toLowerCase().startsWith("en")) return "en";
+  if (stored) return languageOf(stored) ?? "zh";
+  const preferred = navigator.languages?.length ? navigator.languages : [navigator.language];
+  for (const tag of preferred) {
+    const lang = languageOf(tag);
+    if (lang) return lang;
+  }
   return "zh";
 }
 

@@ -1,4 +1,5 @@
 import { computed, signal } from "@preact/signals-react";
+import { ApiError } from "../api/client";
 import { fetchStatus } from "../api/status";
 import type { Status } from "../api/types";
 import { t } from "../i18n";
@@ -72,8 +73,10 @@ export async function loadStatus(quiet = false): Promise<void> {
     persist(s);
     applyDocument(s);
     applyDefaultCollapse(s.default_collapse_sidebar === true);
-  } catch {
-    if (!quiet) toast.error(t("error.cannotConnect"));
+  } catch (err) {
+    // A refusal for too many requests has said so already; the server is reachable.
+    const limited = err instanceof ApiError && err.status === 429;
+    if (!quiet && !limited) toast.error(t("error.cannotConnect"));
   } finally {
     statusLoaded.value = true;
   }
