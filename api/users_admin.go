@@ -127,6 +127,9 @@ type updateUserRequest struct {
 	Password    *string `json:"password"`
 	Group       *string `json:"group"`
 	Quota       *int64  `json:"quota"`
+	// AddQuota adds to the live quota instead of setting it (the console's
+	// add-quota button), so that a charge or a top-up made meanwhile stays.
+	AddQuota *int64 `json:"add_quota"`
 }
 
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
@@ -158,8 +161,18 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// The rights are judged again on the record the change is made to.
+	upd.Check = func(u *store.User) error {
+		if u.Deleted() {
+			return store.Errorf(store.EINVALID, "该用户已注销")
+		}
+		if !mayAdminister(me, u) {
+			return errLowerRoleOnly
+		}
+		return nil
+	}
 	// The fields and the quota are saved in one transaction: whole or not at all.
-	updated, err := s.store.UpdateUserAsAdmin(me.Username, target.ID, upd, req.Quota)
+	updated, err := s.store.EditUserAsAdmin(me.Username, target.ID, upd, store.QuotaChange{Set: req.Quota, Add: req.AddQuota})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -218,14 +231,21 @@ func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	upd, del, err := manageChange(currentUser(r), target, req.Action)
+	me := currentUser(r)
+	upd, del, err := manageChange(me, target, req.Action)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	// The rules are applied again to the record the change is made to.
+	check := func(u *store.User) error {
+		_, _, err := manageChange(me, u, req.Action)
+		return err
+	}
 	if del {
-		err = s.store.DeleteUser(target.ID)
+		err = s.store.DeleteUserIf(target.ID, check)
 	} else {
+		upd.Check = check
 		_, err = s.store.UpdateUser(target.ID, upd)
 	}
 	if err != nil {
@@ -258,11 +278,16 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if _, _, err := manageChange(currentUser(r), target, "delete"); err != nil {
+	me := currentUser(r)
+	check := func(u *store.User) error {
+		_, _, err := manageChange(me, u, "delete")
+		return err
+	}
+	if err := check(target); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := s.store.DeleteUser(target.ID); err != nil {
+	if err := s.store.DeleteUserIf(target.ID, check); err != nil {
 		writeError(w, r, err)
 		return
 	}

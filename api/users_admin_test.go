@@ -148,6 +148,13 @@ func TestAdminUsers_Update(t *testing.T) {
 			WantStatus: 200, WantContains: []string{msg(msgUserUpdated), `"display_name":"Alice A"`, `"quota":1000`, `"group":"default"`}},
 		{Name: "GroupAndQuota", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":"vip","quota":5000,"role":100`),
 			WantStatus: 200, WantContains: []string{`"group":"vip"`, `"quota":5000`, `"role":1`, `"display_name":"Alice A"`}},
+		// An addition is applied to the balance as it is; a set and an addition together are refused.
+		{Name: "AddQuota", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"add_quota":-1500`),
+			WantStatus: 200, WantContains: []string{`"quota":3500`}},
+		{Name: "SetAndAdd", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"quota":1,"add_quota":1`),
+			WantStatus: 400, WantContains: []string{"额度与增加额度只能给出一个"}},
+		{Name: "AddPastBound", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"add_quota":9007199254740992`),
+			WantStatus: 400, WantContains: []string{"额度不能超过"}},
 		// Root may edit an administrator.
 		{Name: "RootEditsAdmin", Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"display_name":"Boss"}`, admin),
 			WantStatus: 200, WantContains: []string{`"display_name":"Boss"`}},
@@ -164,11 +171,11 @@ func TestAdminUsers_Update(t *testing.T) {
 	})
 	ts.MustSetOptions(t, "GroupRatio", `{"default":1,"vip":1}`)
 	// The quota change went through the ledger with a manage log naming both values.
-	if bal, _ := ts.Store.LiveBalance(alice); bal.Quota != 5000 {
-		t.Fatalf("live quota %d, want 5000", bal.Quota)
+	if bal, _ := ts.Store.LiveBalance(alice); bal.Quota != 3500 {
+		t.Fatalf("live quota %d, want 3500", bal.Quota)
 	}
 	logs, err := ts.Store.Logs(store.LogFilter{UserID: alice, Type: store.LogTypeManage}, 1, 10)
-	if err != nil || len(logs.Items) != 2 || !strings.Contains(logs.Items[0].Content, "管理员 admin") {
+	if err != nil || len(logs.Items) != 3 || !strings.Contains(logs.Items[0].Content, "管理员 admin") {
 		t.Fatalf("manage logs = %+v, %v", logs, err)
 	}
 	// The session survives a profile edit …

@@ -50,3 +50,34 @@ func TestQuotaBounds(t *testing.T) {
 		t.Fatalf("quota after reopen = %d, want %d", got, int64(store.MaxQuota))
 	}
 }
+
+// A paid order that would take the balance past MaxQuota is not credited:
+// it stays pending, nothing is logged, and it can be completed once the
+// balance has room.
+func TestTopUpQuotaBound(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	root := MustPutUser(t, s, store.User{Username: "boss", Role: store.RoleRoot})
+	u := MustPutUser(t, s, store.User{Username: "alice"})
+	if _, err := s.UpdateUserAsAdmin(root.Username, u.ID, store.UserUpdate{}, ptr(int64(store.MaxQuota-10))); err != nil {
+		t.Fatal(err)
+	}
+	order := &store.TopUp{UserID: u.ID, TradeNo: "T1", Quota: 11, Money: 1}
+	if err := s.CreateTopUp(order); err != nil {
+		t.Fatal(err)
+	}
+	_, done, err := s.CompleteTopUp("T1", 1)
+	wantCode(t, err, store.EINVALID, "额度不能超过")
+	if done || MustUser(t, s, u.ID).Quota != store.MaxQuota-10 {
+		t.Fatalf("done %v, quota %d", done, MustUser(t, s, u.ID).Quota)
+	}
+	if _, err := s.UpdateUserAsAdmin(root.Username, u.ID, store.UserUpdate{}, ptr(int64(0))); err != nil {
+		t.Fatal(err)
+	}
+	if _, done, err := s.CompleteTopUp("T1", 1); err != nil || done {
+		t.Fatalf("completing with room: done %v, %v", done, err)
+	}
+	if got := MustUser(t, s, u.ID).Quota; got != 11 {
+		t.Fatalf("quota = %d, want 11", got)
+	}
+}

@@ -110,18 +110,43 @@ func (s *Store) Close() error {
 // Path returns the data file path.
 func (s *Store) Path() string { return s.path }
 
-// Backup writes a consistent snapshot of the whole file to w from one read
-// transaction; size is reported first so callers can set Content-Length.
-// The copy stops when ctx ends (the transaction must not outlive its
-// reader).
+// Backup writes a consistent snapshot of the whole file to w; size is
+// reported first so callers can set Content-Length. The snapshot is copied
+// from one read transaction into an unlinked temporary file beside the data
+// file first, and only then sent: a slow reader never holds the
+// transaction, which would stop every commit that must grow the file's
+// mapping (and so the charges) until the download ended. The copy stops
+// when ctx ends.
 func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		if size != nil {
-			size(tx.Size())
-		}
-		_, err := tx.WriteTo(ctxWriter{ctx, w})
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".backup-*")
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	// Unlinked at once: the copy leaves nothing behind, even after a crash.
+	if err := os.Remove(tmp.Name()); err != nil {
+		return err
+	}
+	var n int64
+	err = s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		_, err := tx.WriteTo(ctxWriter{ctx, tmp})
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if size != nil {
+		size(n)
+	}
+	if _, err := io.Copy(ctxWriter{ctx, w}, io.LimitReader(tmp, n)); err != nil {
+		return err
+	}
+	// A reader gone while its last bytes were written has not got them.
+	return ctx.Err()
 }
 
 // ctxWriter fails its writes once ctx has ended.

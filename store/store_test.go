@@ -255,3 +255,61 @@ func TestBackupEndsWithItsContext(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A backup whose reader is slow does not hold the file: the snapshot is
+// taken first, so the store can even be closed (which waits for every read
+// transaction) while the download stalls, and the download then completes
+// whole.
+func TestBackupDoesNotHoldTheFileWhileSending(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := store.Open(filepath.Join(dir, "gateway.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustPutUser(t, s, store.User{Username: "alice"})
+	wrote, release := make(chan struct{}), make(chan struct{})
+	var got bytes.Buffer
+	var size int64
+	result := make(chan error, 1)
+	go func() {
+		first := true
+		result <- s.Backup(context.Background(), writerFunc(func(p []byte) (int, error) {
+			if first {
+				first = false
+				close(wrote)
+				<-release // a client that stalls
+			}
+			return got.Write(p)
+		}), func(n int64) { size = n })
+	}()
+	<-wrote
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stalled download held the file's read transaction")
+	}
+	close(release)
+	if err := <-result; err != nil {
+		t.Fatal(err)
+	}
+	if int64(got.Len()) != size {
+		t.Fatalf("sent %d bytes of %d", got.Len(), size)
+	}
+	path := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(path, got.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MustOpenStoreAt(t, path).UserByLogin("alice"); err != nil {
+		t.Fatalf("the copy: %v", err)
+	}
+	// Nothing is left beside the data file.
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("data directory holds %d entries", len(entries))
+	}
+}

@@ -81,6 +81,11 @@ func (s *Store) CompleteTopUp(tradeNo string, paid float64) (order *TopUp, done 
 		if err != nil {
 			return nil, err
 		}
+		// The order stays pending (and the provider's notification is
+		// answered as failed) rather than wrap the balance around.
+		if s.ledger.liveQuotaLocked(u) > MaxQuota-t.Quota {
+			return nil, errQuotaTooLarge
+		}
 		now := s.nowUnix()
 		t.Status, t.CompleteTime = TopUpSuccess, now
 		if err := putJSON(tx.Bucket(bucketTopUps), idb, &t); err != nil {

@@ -545,6 +545,12 @@ type UserUpdate struct {
 	WeChatID    *string
 	TelegramID  *string
 	LinuxDOID   *string
+	// Check, when set, is asked inside the transaction with the account as
+	// it is there; an error refuses the update. An administrator's rights
+	// over an account are so judged on the record the change is made to,
+	// not on one read before (the account may have been deleted or
+	// promoted meanwhile).
+	Check func(*User) error
 }
 
 // UpdateUser applies upd to the user in one transaction. A password, role or
@@ -572,6 +578,25 @@ func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
 // quota is set, sets the user's live quota to it with its manage log: one
 // transaction, so the edit is saved whole or not at all.
 func (s *Store) UpdateUserAsAdmin(adminName string, id uint64, upd UserUpdate, quota *int64) (*User, error) {
+	return s.EditUserAsAdmin(adminName, id, upd, QuotaChange{Set: quota})
+}
+
+// QuotaChange is how an administrator's edit changes a user's quota: Set
+// sets the live quota, Add adds to it (a negative amount takes away). Add
+// is applied to the live balance inside the transaction, so a top-up or a
+// charge made while the administrator's form was open is kept.
+type QuotaChange struct {
+	Set, Add *int64
+}
+
+// EditUserAsAdmin applies an administrator's edit of a user and its quota
+// change, with a manage log naming the old and new quota: one transaction,
+// so the edit is saved whole or not at all. Errors: as UpdateUser, and
+// EINVALID for both a Set and an Add, or a quota beyond MaxQuota.
+func (s *Store) EditUserAsAdmin(adminName string, id uint64, upd UserUpdate, q QuotaChange) (*User, error) {
+	if q.Set != nil && q.Add != nil {
+		return nil, Errorf(EINVALID, "额度与增加额度只能给出一个")
+	}
 	hash, err := prepareUserUpdate(&upd)
 	if err != nil {
 		return nil, err
@@ -583,10 +608,19 @@ func (s *Store) UpdateUserAsAdmin(adminName string, id uint64, upd UserUpdate, q
 			return nil, err
 		}
 		out = u
-		if quota == nil {
+		target := q.Set
+		if q.Add != nil {
+			live := s.ledger.liveQuotaLocked(u)
+			if *q.Add > MaxQuota || *q.Add < -MaxQuota {
+				return nil, errQuotaTooLarge
+			}
+			sum := live + *q.Add
+			target = &sum
+		}
+		if target == nil {
 			return nil, nil
 		}
-		d, err := s.setQuotaTx(tx, adminName, u, *quota)
+		d, err := s.setQuotaTx(tx, adminName, u, *target)
 		if err != nil || d == 0 {
 			return nil, err
 		}
@@ -638,6 +672,11 @@ func applyUserUpdate(tx *bolt.Tx, id uint64, upd UserUpdate, hash string) (*User
 	if err != nil {
 		return nil, err
 	}
+	if upd.Check != nil {
+		if err := upd.Check(u); err != nil {
+			return nil, err
+		}
+	}
 	old := *u
 	endSessions := false
 	setIf(&u.Username, upd.Username)
@@ -678,10 +717,21 @@ func applyUserUpdate(tx *bolt.Tx, id uint64, upd UserUpdate, hash string) (*User
 // DeleteUser soft-deletes the user and ends their sessions. Root accounts
 // cannot be deleted. Errors: ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteUser(id uint64) error {
+	return s.DeleteUserIf(id, nil)
+}
+
+// DeleteUserIf is DeleteUser when check, asked inside the transaction with
+// the account as it is there, allows it.
+func (s *Store) DeleteUserIf(id uint64, check func(*User) error) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		u, err := getUser(tx, id)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(u); err != nil {
+				return err
+			}
 		}
 		if u.Role >= RoleRoot {
 			return Errorf(EFORBIDDEN, "不能删除超级管理员账户")

@@ -146,6 +146,21 @@ test("root edits a user's quota, also by a negative addition, and the row update
   const stored = await root.call("GET", `/api/user/${id}`);
   assert.equal(stored.json.data.quota, before + perUnit * 3);
 
+  // An addition keeps what changed the balance while the drawer was open.
+  await row.locator('[data-testid="user-edit"]').click();
+  const drawer = page.locator('[data-testid="user-edit-drawer"]');
+  await drawer.locator("#edit-user-quota").waitFor();
+  await drawer.locator('[data-testid="user-add-quota"]').click();
+  await page.locator('[data-testid="add-quota-input"]').fill(String(perUnit));
+  await page.locator('[data-testid="add-quota-confirm"]').click();
+  const meanwhile = await root.call("PUT", "/api/user/", { id, add_quota: perUnit * 2 });
+  assert.equal(meanwhile.json?.success, true, JSON.stringify(meanwhile.json));
+  await page.locator('[data-testid="user-edit-submit"]').click();
+  await expectToast(page, "用户信息更新成功！");
+  await drawer.waitFor({ state: "detached" });
+  assert.equal((await root.call("GET", `/api/user/${id}`)).json.data.quota, before + perUnit * 6);
+  await row.locator('[data-testid="user-quota"]', { hasText: money(before + perUnit * 6, perUnit) }).waitFor();
+
   // /user/edit/{id} opens that user's drawer by its address; closing it returns to /user.
   assert.equal((await root.call("PUT", "/api/user/", { id, display_name: "Shown Name" })).json?.success, true);
   await page.goto(`/user/edit/${id}`);

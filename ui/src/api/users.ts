@@ -26,7 +26,10 @@ export interface UserUpdate {
   display_name?: string;
   password?: string;
   group?: string;
+  /** quota sets the live quota. */
   quota?: number;
+  /** add_quota adds to the live quota (negative takes away), keeping what changed it meanwhile. */
+  add_quota?: number;
 }
 
 /** listUsers reads one server page (p is 0-based, 10 users each), deleted users included. */

@@ -37,6 +37,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
   const { t } = useTranslation();
   const [user, setUser] = useState<AdminUser | null>(null);
   const [form, setForm] = useState<Form | null>(null);
+  // What the add-quota button added to the loaded quota.
+  const [added, setAdded] = useState(0);
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
@@ -46,6 +48,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       .then((u) => {
         if (!live) return;
         setUser(u);
+        setAdded(0);
         setForm({ username: u.username, display_name: u.display_name ?? "", password: "", group: u.group || "default", quota: String(u.quota ?? 0) });
       })
       .catch(() => live && onClose());
@@ -83,10 +86,13 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       display_name: form.display_name.trim() || form.username.trim(),
       group: form.group,
     };
-    // The quota is an absolute value: sent only when the administrator changed it,
-    // so saving other fields never undoes a top-up or charge made meanwhile.
+    // The quota is sent only when the administrator changed it, so saving other fields
+    // never undoes a top-up or charge made meanwhile. What the add-quota button did is
+    // sent as an addition, applied to the balance as it is then; a typed value is a set.
+    const loaded = user?.quota ?? 0;
     const newQuota = Number.parseInt(form.quota, 10);
-    if (newQuota !== (user?.quota ?? 0)) update.quota = newQuota;
+    if (added !== 0 && newQuota === loaded + added) update.add_quota = added;
+    else if (newQuota !== loaded) update.quota = newQuota;
     if (form.password) update.password = form.password;
     setBusy(true);
     try {
@@ -159,7 +165,14 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
                   value={form.quota}
                   onChange={(e) => setForm({ ...form, quota: e.target.value })}
                 />
-                <AddQuotaPopover quota={quotaValid ? quota : 0} onApply={(next) => setForm({ ...form, quota: String(next) })} />
+                <AddQuotaPopover
+                  quota={quotaValid ? quota : 0}
+                  onApply={(next) => {
+                    // An addition to the loaded quota; once the field was typed over, the whole is a set.
+                    setAdded(quotaValid && quota === (user?.quota ?? 0) + added ? added + next - quota : 0);
+                    setForm({ ...form, quota: String(next) });
+                  }}
+                />
               </Flex>
             </Field>
             <Text size="2" weight="bold" mt="2">
