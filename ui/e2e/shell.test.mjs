@@ -136,3 +136,18 @@ test("an open console shows quota the new way as soon as the display options cha
   await balance.filter({ hasText: before }).waitFor({ timeout: 10000 });
   await context.close();
 });
+
+test("the default home page tells where OpenAI clients point", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await page.goto("/");
+  // No public address saved: the one the console was opened at.
+  await page.locator('[data-testid="api-base"]', { hasText: `${suite.gw.baseURL}/v1` }).waitFor();
+  await putOption(root, "ServerAddress", "https://gw.example.com/");
+  try {
+    await page.reload();
+    await page.locator('[data-testid="api-base"]', { hasText: "https://gw.example.com/v1" }).waitFor();
+  } finally {
+    await putOption(root, "ServerAddress", "");
+  }
+  await context.close();
+});

@@ -127,6 +127,7 @@ const en: Dictionary = {
     systemName: "System name",
     version: "Version",
     startTime: "Started",
+    apiBase: "API base URL",
   },
   about: {
     title: "About",

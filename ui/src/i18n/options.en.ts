@@ -246,7 +246,7 @@ const optionsEn: typeof optionsZh = {
     },
     telegram: {
       title: "Telegram login",
-      description: "Lets users log in and register with Telegram",
+      description: "Lets users whose accounts are bound to Telegram log in with it",
       TelegramBotToken: "Telegram bot token",
       TelegramBotName: "Telegram bot name",
       save: "Save Telegram settings",

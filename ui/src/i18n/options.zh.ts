@@ -244,7 +244,7 @@ const optionsZh = {
     },
     telegram: {
       title: "配置 Telegram 登录",
-      description: "用以支持通过 Telegram 进行登录注册",
+      description: "用以支持已绑定 Telegram 的用户通过 Telegram 进行登录",
       TelegramBotToken: "Telegram Bot Token",
       TelegramBotName: "Telegram Bot 名称",
       save: "保存 Telegram 登录设置",

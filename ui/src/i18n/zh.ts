@@ -125,6 +125,7 @@ const zh = {
     systemName: "系统名称",
     version: "版本",
     startTime: "启动时间",
+    apiBase: "API 地址",
   },
   about: {
     title: "关于",
