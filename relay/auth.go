@@ -57,10 +57,10 @@ func (rl *Relay) authenticate(r *http.Request) (*Caller, *Error) {
 		return nil, unauthorized("该令牌已过期")
 	}
 	if !tok.UnlimitedQuota && tok.RemainQuota <= 0 {
-		// 401 like the other token checks (S §5.2). The live balance counts
-		// quota held by calls in flight, which may still come back: refuse
-		// this call without marking the token exhausted (the ledger does
-		// that when a commit empties it).
+		// 401 like the other token checks (S §5.2). This is the balance
+		// charged calls left; quota that calls in flight hold is refused by
+		// the reservation (令牌额度不足). The token is not marked exhausted
+		// here: the ledger does that when a commit empties it.
 		return nil, unauthorized("该令牌额度已用尽")
 	}
 	u, err := rl.store.User(tok.UserID)

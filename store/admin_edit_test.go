@@ -95,3 +95,66 @@ func TestUserChecksSeeTheCommittedRecord(t *testing.T) {
 		t.Fatalf("username = %q", got)
 	}
 }
+
+// A balance set while calls are in flight is the balance as if none were:
+// the records show it at once, the calls' reservations do not come back on
+// top of it, and once they settle the balance is the set value minus what
+// they were charged, in memory and in the file alike. The same holds for a
+// token's remaining quota set by its owner.
+func TestSetWhileCallsAreInFlight(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "alice", Quota: 1_000_000})
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "t", RemainQuota: 1_000, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := s.Reserve(u.ID, 0, 900_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := s.Reserve(u.ID, tok.ID, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the records show does not move with reservations.
+	if got := MustUser(t, s, u.ID).Quota; got != 1_000_000 {
+		t.Fatalf("shown quota with calls in flight = %d", got)
+	}
+	if got, _ := s.Token(0, tok.ID); got.RemainQuota != 1_000 {
+		t.Fatalf("shown remain with a call in flight = %d", got.RemainQuota)
+	}
+
+	zero := int64(0)
+	if _, err := s.EditUserAsAdmin("boss", u.ID, store.UserUpdate{}, store.QuotaChange{Set: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustUser(t, s, u.ID).Quota; got != 0 {
+		t.Fatalf("shown quota after the set = %d", got)
+	}
+	// Nothing more can be spent while the reservations are out.
+	if _, err := s.Reserve(u.ID, 0, 1); err == nil {
+		t.Fatal("a call was reserved against a balance set to 0")
+	}
+	remain := int64(500)
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{RemainQuota: &remain}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(big, 0, 100, &store.Log{UserID: u.ID, Username: "alice", Type: store.LogTypeConsume, ModelName: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(small, 0, 300, &store.Log{UserID: u.ID, Username: "alice", TokenID: tok.ID, Type: store.LogTypeConsume, ModelName: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *store.Store, when string) {
+		t.Helper()
+		if got := MustUser(t, s, u.ID).Quota; got != -400 {
+			t.Fatalf("%s: quota = %d, want 0 - 100 - 300", when, got)
+		}
+		if got, _ := s.Token(0, tok.ID); got.RemainQuota != 200 {
+			t.Fatalf("%s: token remain = %d, want 500 - 300", when, got.RemainQuota)
+		}
+	}
+	check(s, "in memory")
+	check(MustReopen(t, s), "in the file")
+}

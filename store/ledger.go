@@ -12,7 +12,12 @@ import (
 )
 
 // The ledger keeps balances in memory as the authority while this process
-// owns the file: the committed value minus open reservations. Every settled
+// owns the file: the committed value minus open reservations (what a new
+// call may spend). What is shown (and what an administrator sets) is the
+// balance as if no call were in flight, the spendable value plus the open
+// reservations: it moves only by what calls are charged, and a balance set
+// while calls are in flight ends, once they settle, at the set value minus
+// their charges. Every settled
 // call becomes one charge (its consume log plus its balance deltas); one
 // writer groups concurrent charges into a single bbolt transaction, so the
 // fsync cost is shared, and a caller waits until its charge is durable.
@@ -34,16 +39,25 @@ type balanceDelta struct {
 	unlimited *bool
 }
 
-// liveBalance is one user's live balance.
+// liveBalance is one user's live balance: quota is what new calls may
+// spend, held what open reservations hold.
 type liveBalance struct {
 	quota, used, count int64
+	held               int64
 }
 
-// liveToken is one token's live balance.
+// shown is the balance as if no call were in flight.
+func (b *liveBalance) shown() int64 { return b.quota + b.held }
+
+// liveToken is one token's live balance; held is what open reservations
+// hold of its remaining quota.
 type liveToken struct {
 	remain, used int64
+	held         int64
 	unlimited    bool
 }
+
+func (t *liveToken) shown() int64 { return t.remain + t.held }
 
 // Balance is a user's live balance as published after a charge.
 type Balance struct {
@@ -158,10 +172,11 @@ const MaxQuota = 1 << 53
 // errQuotaTooLarge refuses an amount or a balance beyond MaxQuota.
 var errQuotaTooLarge = Errorf(EINVALID, "额度不能超过 %d", int64(MaxQuota))
 
-// liveQuotaLocked is user u's live quota; the ledger lock is held.
+// liveQuotaLocked is user u's balance as if no call were in flight (the
+// committed value); the ledger lock is held.
 func (l *ledger) liveQuotaLocked(u *User) int64 {
 	if b := l.users[u.ID]; b != nil {
-		return b.quota
+		return b.shown()
 	}
 	return u.Quota
 }
@@ -198,7 +213,7 @@ func (l *ledger) overlay(u *User) {
 	}
 	l.mu.Lock()
 	if b := l.users[u.ID]; b != nil {
-		u.Quota, u.UsedQuota, u.RequestCount = b.quota, b.used, b.count
+		u.Quota, u.UsedQuota, u.RequestCount = b.shown(), b.used, b.count
 	}
 	l.mu.Unlock()
 }
@@ -209,7 +224,7 @@ func (l *ledger) overlayToken(t *Token) {
 	}
 	l.mu.Lock()
 	if lt := l.tokens[t.ID]; lt != nil {
-		t.RemainQuota, t.UsedQuota = lt.remain, lt.used
+		t.RemainQuota, t.UsedQuota = lt.shown(), lt.used
 	}
 	l.mu.Unlock()
 }
@@ -263,9 +278,11 @@ func (s *Store) Reserve(userID, tokenID uint64, amount int64) (*Reservation, err
 		return nil, Errorf(EQUOTA, "令牌额度不足")
 	}
 	u.quota -= amount
+	u.held += amount
 	held := t != nil && !t.unlimited
 	if held {
 		t.remain -= amount
+		t.held += amount
 	}
 	return &Reservation{UserID: userID, TokenID: tokenID, Amount: amount, tokenHeld: held}, nil
 }
@@ -280,10 +297,12 @@ func (s *Store) Refund(r *Reservation) {
 	l.mu.Lock()
 	if u := l.users[r.UserID]; u != nil {
 		u.quota += r.Amount
+		u.held -= r.Amount
 	}
 	if r.tokenHeld {
 		if t := l.tokens[r.TokenID]; t != nil {
 			t.remain += r.Amount
+			t.held -= r.Amount
 		}
 	}
 	l.mu.Unlock()
@@ -311,6 +330,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	delta := quota - r.Amount
 	if u := l.users[r.UserID]; u != nil {
 		u.quota -= delta
+		u.held -= r.Amount
 		u.used += quota
 		u.count++
 	}
@@ -321,6 +341,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 			// limited now pays from its remaining quota.
 			if r.tokenHeld {
 				t.remain += r.Amount
+				t.held -= r.Amount
 			}
 			if !t.unlimited {
 				t.remain -= quota
@@ -625,13 +646,13 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 		if !seen[c.userID] {
 			seen[c.userID] = true
 			if b := l.users[c.userID]; b != nil {
-				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.quota, UsedQuota: b.used, RequestCount: b.count})
+				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.shown(), UsedQuota: b.used, RequestCount: b.count})
 			}
 		}
 		if c.tokenID != 0 && !seenToken[c.tokenID] {
 			seenToken[c.tokenID] = true
 			if t := l.tokens[c.tokenID]; t != nil {
-				out.Tokens = append(out.Tokens, TokenBalance{TokenID: c.tokenID, UserID: c.userID, RemainQuota: t.remain, UsedQuota: t.used, Unlimited: t.unlimited})
+				out.Tokens = append(out.Tokens, TokenBalance{TokenID: c.tokenID, UserID: c.userID, RemainQuota: t.shown(), UsedQuota: t.used, Unlimited: t.unlimited})
 			}
 		}
 	}
@@ -652,7 +673,9 @@ func getTokenAny(tx *bolt.Tx, id uint64) (*Token, error) {
 	return &t, nil
 }
 
-// LiveBalance returns the user's live balance.
+// LiveBalance returns the user's live balance; its Quota is what a new call
+// may spend (open reservations taken off), unlike the balance the user
+// records show.
 func (s *Store) LiveBalance(userID uint64) (Balance, error) {
 	l := &s.ledger
 	l.mu.Lock()

@@ -305,7 +305,7 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		// The ledger lock is held here: read the live value directly.
 		live := *t
 		if lt := s.ledger.tokens[id]; lt != nil {
-			live.RemainQuota, live.UsedQuota = lt.remain, lt.used
+			live.RemainQuota, live.UsedQuota = lt.shown(), lt.used
 		}
 		var remainDelta int64
 		if upd.Name != nil {
