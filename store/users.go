@@ -361,7 +361,9 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 			}
 			old := *inviter
 			inviter.AffCount++
-			if q := set.Int("QuotaForInviter"); q > 0 {
+			// Invite earnings stay within the bound every balance keeps, so
+			// that many invitations cannot wrap them around.
+			if q := set.Int("QuotaForInviter"); q > 0 && inviter.AffQuota <= MaxQuota-q && inviter.AffHistoryQuota <= MaxQuota-q {
 				inviter.AffQuota += q
 				inviter.AffHistoryQuota += q
 				if err := appendLog(tx, &Log{UserID: inviter.ID, Username: inviter.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),

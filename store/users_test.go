@@ -250,6 +250,18 @@ func TestCreateUser_QuotaAndInvites(t *testing.T) {
 		return out
 	}
 
+	// Invite earnings near the bound every balance keeps get no more, rather
+	// than wrap around after enough invitations.
+	t.Run("EarningsBounded", func(t *testing.T) {
+		t.Parallel()
+		s, inviter := setup(t)
+		store.SetAffQuota(t, s, inviter.ID, store.MaxQuota-100)
+		MustCreateUser(t, s, store.NewUser{Username: "invitee", Password: "password1", InviterCode: inviter.AffCode})
+		if got := MustUser(t, s, inviter.ID); got.AffQuota != store.MaxQuota-100 || got.AffCount != 1 {
+			t.Fatalf("inviter aff_quota %d, count %d", got.AffQuota, got.AffCount)
+		}
+	})
+
 	t.Run("WithInviteCode", func(t *testing.T) {
 		t.Parallel()
 		s, inviter := setup(t)
