@@ -177,3 +177,53 @@ func TestChannelBalance(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An answer of 200 that holds no balance (another gateway's error object,
+// {"success": false}, a document without the fields) is a failed query
+// with the upstream's message, never a balance of 0 stored over the last
+// one read.
+func TestChannelBalanceAnswersWithoutABalance(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		body any
+		want string
+	}{
+		{"error object", map[string]any{"error": map[string]any{"message": "无效的令牌", "type": "upstream_error"}}, "无效的令牌"},
+		{"success false", map[string]any{"success": false, "message": "无权进行此操作"}, "无权进行此操作"},
+		{"no fields", map[string]any{"object": "billing_subscription"}, "hard_limit_usd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := relaytest.New(t, "sk-"+strings.ReplaceAll(tc.name, " ", "-"), relaytest.Routes{
+				"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+					relaytest.WriteJSON(w, http.StatusOK, tc.body)
+				},
+			})
+			ch := g.MustCreateChannel(t, up, "m-"+strings.ReplaceAll(tc.name, " ", "-"), nil)
+			if err := g.st.RecordChannelBalance(ch.ID, 42); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := g.rl.UpdateBalance(ctx, ch); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("balance %v, %v; want an error naming %q", b, err, tc.want)
+			}
+			if stored, _ := channelBalance(t, g, ch.ID); stored != 42 {
+				t.Fatalf("stored balance %v, want the last one read (42)", stored)
+			}
+		})
+	}
+	// The usage query answering without its field fails the same way.
+	up := relaytest.New(t, "sk-usage-less", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"has_payment_method": true, "hard_limit_usd": 10})
+		},
+		"GET /v1/dashboard/billing/usage": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"object": "list"})
+		},
+	})
+	ch := g.MustCreateChannel(t, up, "m-usage-less", nil)
+	if b, err := g.rl.UpdateBalance(ctx, ch); err == nil || !strings.Contains(err.Error(), "total_usage") {
+		t.Fatalf("balance %v, %v; want an error naming total_usage", b, err)
+	}
+}

@@ -50,20 +50,21 @@ func (rl *Relay) maybeDisableFor(ch *store.Channel, status int, typ, code, msg s
 	if ch.AutoBan != 1 || !set.Bool("AutomaticDisableChannelEnabled") || !disableRule(ch.Type, status, typ, code, msg) {
 		return
 	}
-	rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, fmt.Sprintf("上游返回 %d：%s", status, msg))
+	rl.setStatus(ch, store.ChannelStatusAutoDisabled, fmt.Sprintf("上游返回 %d：%s", status, msg))
 }
 
-// setStatus changes a channel's status automatically, publishes the change
-// and, for a channel it disabled, tells Events so root is mailed. It
-// reports whether the status changed.
-func (rl *Relay) setStatus(id uint64, status int, reason string) bool {
-	changed, c, err := rl.store.SetChannelStatusAuto(id, status, reason)
+// setStatus changes a channel's status automatically on a verdict reached
+// on seen (the channel as the call or test used it; a channel changed since
+// keeps its status), publishes the change and, for a channel it disabled,
+// tells Events so root is mailed. It reports whether the status changed.
+func (rl *Relay) setStatus(seen *store.Channel, status int, reason string) bool {
+	changed, c, err := rl.store.SetChannelStatusAutoAfter(seen.ID, status, reason, seen)
 	if err != nil {
-		slog.Error("channel status", "channel", id, "err", err)
+		slog.Error("channel status", "channel", seen.ID, "err", err)
 		return false
 	}
 	if changed {
-		slog.Warn("channel status changed", "channel", id, "status", status, "reason", reason)
+		slog.Warn("channel status changed", "channel", seen.ID, "status", status, "reason", reason)
 		if rl.cfg.Events != nil {
 			rl.cfg.Events.ChannelChanged(c)
 			if status == store.ChannelStatusAutoDisabled {
@@ -121,7 +122,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		return res
 	}
 	body := map[string]any{"model": upstream, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
-	if strings.HasPrefix(upstream, "o1") || strings.HasPrefix(upstream, "o3") {
+	if reasoningModel(upstream) {
 		body["max_completion_tokens"] = 1
 	} else {
 		body["max_tokens"] = 1
@@ -185,6 +186,20 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	return res
 }
 
+// reasoningModel reports whether model is one of OpenAI's reasoning models
+// (o1, o3, o4-mini, gpt-5 and their versions, also behind a provider/
+// prefix), which refuse max_tokens and take max_completion_tokens.
+func reasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	if strings.HasPrefix(m, "gpt-5") {
+		return true
+	}
+	return len(m) >= 2 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9'
+}
+
 // ApplyTestOutcome runs the auto-disable and auto-enable rules on a test
 // result: disable on a credential failure or a response slower than
 // ChannelDisableThreshold (only when automatic disabling is on), enable a
@@ -205,13 +220,13 @@ func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) int {
 		default:
 			return 0
 		}
-		if rl.setStatus(ch.ID, store.ChannelStatusAutoDisabled, reason) {
+		if rl.setStatus(ch, store.ChannelStatusAutoDisabled, reason) {
 			return store.ChannelStatusAutoDisabled
 		}
 		return 0
 	}
 	if ch.Status == store.ChannelStatusAutoDisabled && r.Err == nil && !slow && set.Bool("AutomaticEnableChannelEnabled") {
-		if rl.setStatus(ch.ID, store.ChannelStatusEnabled, "测试通过，自动启用") {
+		if rl.setStatus(ch, store.ChannelStatusEnabled, "测试通过，自动启用") {
 			return store.ChannelStatusEnabled
 		}
 	}
@@ -246,7 +261,16 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 		if report != nil && len(chs) > 0 {
 			report(Progress{Total: len(chs)})
 		}
-		for i, ch := range chs {
+		for i, listed := range chs {
+			// Each channel as it is now: one edited or deleted since the
+			// run began is tested (or skipped) as it is, not as listed.
+			ch, err := rl.store.Channel(listed.ID)
+			if err != nil {
+				if report != nil {
+					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("渠道已删除")}})
+				}
+				continue
+			}
 			r := rl.TestChannel(context.Background(), ch, "", by)
 			status := rl.ApplyTestOutcome(ch, r)
 			if report != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,5 +432,100 @@ func TestHealth_SlowTestDisables(t *testing.T) {
 				t.Errorf("status %d, want %d (%s)", fresh.Status, tc.status, fresh.OtherInfo)
 			}
 		})
+	}
+}
+
+// A test-all run tests each channel as it is when its turn comes: a key an
+// administrator fixed while the run was testing another channel is the one
+// tested, and a verdict reached on the old key does not disable the channel
+// once its key has changed.
+func TestHealth_TestAllUsesTheChannelAsItIsNow(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+	release := make(chan struct{})
+	reached := make(chan struct{}, 1)
+	slow := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
+		<-release
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	})
+	var mu sync.Mutex
+	var keys []string
+	fixed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer sk-new-working" {
+			relaytest.WriteError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided")
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	}))
+	t.Cleanup(fixed.Close)
+	// The run goes newest first: the slow channel is created last.
+	second := g.MustCreateChannel(t, &relaytest.Upstream{Server: fixed, Key: "sk-old-revoked"}, ratioModel, nil)
+	g.MustCreateChannel(t, slow, ratioModel, nil)
+	if err := g.rl.TestAll(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	newKey := "sk-new-working"
+	if _, err := g.st.UpdateChannel(second.ID, store.ChannelUpdate{Key: &newKey}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	eventually(t, 10*time.Second, "the run to end", func() bool { return !g.rl.Testing() })
+	mu.Lock()
+	got := append([]string(nil), keys...)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "Bearer sk-new-working" {
+		t.Fatalf("the fixed channel was tested with %q", got)
+	}
+	if c, _ := g.st.Channel(second.ID); c.Status != store.ChannelStatusEnabled {
+		t.Fatalf("fixed channel status %d", c.Status)
+	}
+
+	// A verdict on the old key, applied after the key changed, changes nothing.
+	stale := *second // as it was, with the revoked key
+	r := g.rl.TestChannel(context.Background(), &stale, "", nil)
+	if r.Err == nil || r.Status != http.StatusUnauthorized {
+		t.Fatalf("test with the old key: %+v", r)
+	}
+	if status := g.rl.ApplyTestOutcome(&stale, r); status != 0 {
+		t.Fatalf("a stale verdict set status %d", status)
+	}
+	if c, _ := g.st.Channel(second.ID); c.Status != store.ChannelStatusEnabled {
+		t.Fatalf("channel disabled by a verdict on its old key: status %d", c.Status)
+	}
+}
+
+// Channel tests of OpenAI's reasoning models ask with max_completion_tokens,
+// which they take, not max_tokens, which they refuse.
+func TestHealth_TestBodyOfReasoningModels(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	for _, tc := range []struct {
+		model     string
+		reasoning bool
+	}{
+		{"o1-mini", true}, {"o3", true}, {"o4-mini", true}, {"gpt-5", true}, {"gpt-5-mini-2025-08-07", true},
+		{"openai/o3-mini", true}, {"gpt-4o-mini", false}, {"omni-moderation-latest", false}, {"gpt-3.5-turbo", false},
+	} {
+		up := relaytest.NewChat(t, "sk-"+strings.ReplaceAll(tc.model, "/", "-"), func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			_, hasMax := req.JSON["max_tokens"]
+			_, hasMaxCompletion := req.JSON["max_completion_tokens"]
+			if tc.reasoning && (hasMax || !hasMaxCompletion) || !tc.reasoning && (!hasMax || hasMaxCompletion) {
+				relaytest.WriteError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "Unsupported parameter: "+string(req.Body))
+				return
+			}
+			relaytest.WriteJSON(w, 200, relaytest.Completion(tc.model, "ok", relaytest.NewUsage(1, 1)))
+		})
+		ch := g.MustCreateChannel(t, up, tc.model, nil)
+		if r := g.rl.TestChannel(context.Background(), ch, tc.model, nil); r.Err != nil {
+			t.Errorf("%s: %v", tc.model, r.Err)
+		}
 	}
 }

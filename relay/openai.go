@@ -170,12 +170,17 @@ func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Chan
 			base = u.Scheme + "://" + u.Host
 		}
 	}
+	// A member missing is no balance: an answer without it (another
+	// gateway's {"success":false,...}) must not be stored as 0.
 	var sub struct {
-		HasPaymentMethod bool    `json:"has_payment_method"`
-		HardLimitUSD     float64 `json:"hard_limit_usd"`
+		HasPaymentMethod bool     `json:"has_payment_method"`
+		HardLimitUSD     *float64 `json:"hard_limit_usd"`
 	}
 	if err := getJSON(ctx, client, ch, base+"/v1/dashboard/billing/subscription", &sub); err != nil {
 		return 0, err
+	}
+	if sub.HardLimitUSD == nil {
+		return 0, errors.New("上游返回中没有 hard_limit_usd")
 	}
 	now := time.Now()
 	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -183,13 +188,16 @@ func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Chan
 		start = now.AddDate(0, 0, -100)
 	}
 	var usage struct {
-		TotalUsage float64 `json:"total_usage"`
+		TotalUsage *float64 `json:"total_usage"`
 	}
 	u := fmt.Sprintf("%s/v1/dashboard/billing/usage?start_date=%s&end_date=%s", base, start.Format("2006-01-02"), now.AddDate(0, 0, 1).Format("2006-01-02"))
 	if err := getJSON(ctx, client, ch, u, &usage); err != nil {
 		return 0, err
 	}
-	return sub.HardLimitUSD - usage.TotalUsage/100, nil
+	if usage.TotalUsage == nil {
+		return 0, errors.New("上游返回中没有 total_usage")
+	}
+	return *sub.HardLimitUSD - *usage.TotalUsage/100, nil
 }
 
 var errBalanceUnsupported = errors.New("该渠道类型不支持查询余额")
@@ -215,6 +223,19 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 			msg = resp.Status
 		}
 		return fmt.Errorf("上游返回 %d：%s", resp.StatusCode, msg)
+	}
+	// Gateways of this kind answer a failed billing query with 200 and an
+	// error object, or with {"success": false, "message": ...}.
+	var probe struct {
+		Success *bool `json:"success"`
+	}
+	failed := json.Unmarshal(data, &probe) == nil && probe.Success != nil && !*probe.Success
+	if failed || errorIn(data) {
+		msg := upstreamMessage(data, ch.Key)
+		if msg == "" {
+			msg = "error"
+		}
+		return fmt.Errorf("上游返回错误：%s", msg)
 	}
 	return json.Unmarshal(data, v)
 }

@@ -381,12 +381,26 @@ type ChannelStatusInfo struct {
 // only enables a channel that was disabled automatically. It reports whether
 // the status changed.
 func (s *Store) SetChannelStatusAuto(id uint64, status int, reason string) (bool, *Channel, error) {
+	return s.SetChannelStatusAutoAfter(id, status, reason, nil)
+}
+
+// SetChannelStatusAutoAfter is SetChannelStatusAuto for a verdict reached on
+// seen, the channel as a call or a test used it: nothing changes when the
+// channel has since been given another key, base URL, type or settings (an
+// administrator fixed it while a test-all run or a call was under way), or,
+// for a disable, no longer allows automatic disabling.
+func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, seen *Channel) (bool, *Channel, error) {
 	changed := false
 	var out *Channel
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		c, err := getChannel(tx, id)
 		if err != nil {
 			return err
+		}
+		if seen != nil && (c.Key != seen.Key || c.BaseURL != seen.BaseURL || c.Type != seen.Type || c.Other != seen.Other ||
+			(status == ChannelStatusAutoDisabled && c.AutoBan != 1)) {
+			out = c
+			return nil
 		}
 		switch {
 		case c.Status == ChannelStatusManuallyOff, c.Status == status:

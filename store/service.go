@@ -60,6 +60,7 @@ type ChannelService interface {
 	FindChannels(f ChannelFilter) ([]*Channel, error)
 	UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error)
 	SetChannelStatusAuto(id uint64, status int, reason string) (bool, *Channel, error)
+	SetChannelStatusAutoAfter(id uint64, status int, reason string, seen *Channel) (bool, *Channel, error)
 	RecordChannelTest(id uint64, responseMs int64) error
 	RecordChannelBalance(id uint64, balance float64) error
 	DeleteChannels(ids []uint64) (int, error)
