@@ -179,9 +179,10 @@ func newTransport(g *guard) *http.Transport {
 var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "Proxy-Authorization"}
 
 // checkRedirect stops after MaxRedirects and refuses redirects to a scheme
-// other than http(s); a redirect to another host loses every credential
-// header, so a key never follows a provider's redirect elsewhere. The
-// destination address is checked when it is dialled.
+// other than http(s); a redirect to another host, or from https to plain
+// http, loses every credential header, so a key never follows a provider's
+// redirect elsewhere or onto the wire in clear. The destination address is
+// checked when it is dialled.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return fmt.Errorf("egress: stopped after %d redirects", MaxRedirects)
@@ -189,7 +190,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("%w: redirect to %q", ErrScheme, req.URL.Scheme)
 	}
-	if len(via) > 0 && !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
+	if len(via) > 0 && (!strings.EqualFold(req.URL.Host, via[0].URL.Host) || via[0].URL.Scheme == "https" && req.URL.Scheme != "https") {
 		for _, h := range credentialHeaders {
 			req.Header.Del(h)
 		}

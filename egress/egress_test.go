@@ -595,3 +595,27 @@ func TestClient_RedirectDropsCredentials(t *testing.T) {
 		t.Fatalf("credentials lost on a redirect within the host: %v", h)
 	}
 }
+
+// A redirect from https to plain http on the same host loses the
+// credentials too: the key would cross the network in clear.
+func TestCheckRedirectDowngradeDropsCredentials(t *testing.T) {
+	t.Parallel()
+	first, _ := http.NewRequest(http.MethodGet, "https://api.example.com/v1/models", nil)
+	for _, tc := range []struct {
+		to   string
+		keep bool
+	}{
+		{"http://api.example.com/v1/models", false},
+		{"https://api.example.com/v2/models", true},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, tc.to, nil)
+		req.Header.Set("Authorization", "Bearer sk-secret")
+		req.Header.Set("api-key", "AZURE-SECRET")
+		if err := checkRedirect(req, []*http.Request{first}); err != nil {
+			t.Fatal(err)
+		}
+		if kept := req.Header.Get("Authorization") != "" && req.Header.Get("api-key") != ""; kept != tc.keep {
+			t.Errorf("redirect to %s: credentials kept %v, want %v", tc.to, kept, tc.keep)
+		}
+	}
+}
