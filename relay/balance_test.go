@@ -22,12 +22,16 @@ type billingUpstream struct {
 	*relaytest.Upstream
 	mu      sync.Mutex
 	queries []url.Values
+	orgs    []string // OpenAI-Organization of each subscription query
 }
 
 func newBillingUpstream(t *testing.T, key string, hasPayment bool, hardLimitUSD, usageCents float64) *billingUpstream {
 	b := &billingUpstream{}
 	b.Upstream = relaytest.New(t, key, relaytest.Routes{
 		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			b.mu.Lock()
+			b.orgs = append(b.orgs, r.Header.Get("OpenAI-Organization"))
+			b.mu.Unlock()
 			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"object": "billing_subscription",
 				"has_payment_method": hasPayment, "hard_limit_usd": hardLimitUSD})
 		},
@@ -80,7 +84,7 @@ func TestChannelBalance(t *testing.T) {
 	// Any request to this one is a test failure (relaytest reports unknown routes).
 	silent := relaytest.New(t, "sk-silent", relaytest.Routes{})
 
-	openai := g.MustCreateChannel(t, paid.Upstream, "m-openai", nil)
+	openai := g.MustCreateChannel(t, paid.Upstream, "m-openai", func(c *store.Channel) { c.OpenAIOrganization = "org-billed" })
 	custom := g.MustCreateChannel(t, trial.Upstream, "m-custom", func(c *store.Channel) {
 		c.Type = relay.TypeCustom
 		c.BaseURL = trial.URL + "/v1/chat/completions" // a custom base is the whole endpoint
@@ -98,6 +102,13 @@ func TestChannelBalance(t *testing.T) {
 	}
 	if stored, at := channelBalance(t, g, openai.ID); stored != 99.5 || at == 0 {
 		t.Fatalf("stored balance %v at %d", stored, at)
+	}
+	// The organisation the channel's calls are billed to is the one asked.
+	paid.mu.Lock()
+	orgs := append([]string(nil), paid.orgs...)
+	paid.mu.Unlock()
+	if len(orgs) != 1 || orgs[0] != "org-billed" {
+		t.Errorf("subscription asked for organisations %q", orgs)
 	}
 	now := time.Now()
 	q := paid.lastQuery(t)

@@ -208,6 +208,10 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+ch.Key)
+	// The balance of the organisation the channel's calls are billed to.
+	if ch.OpenAIOrganization != "" {
+		req.Header.Set("OpenAI-Organization", ch.OpenAIOrganization)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
