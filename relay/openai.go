@@ -209,7 +209,7 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 	}
 	req.Header.Set("Authorization", "Bearer "+ch.Key)
 	// The balance of the organisation the channel's calls are billed to.
-	if ch.OpenAIOrganization != "" {
+	if ch.Type == TypeOpenAI && ch.OpenAIOrganization != "" {
 		req.Header.Set("OpenAI-Organization", ch.OpenAIOrganization)
 	}
 	resp, err := client.Do(req)
