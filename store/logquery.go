@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -105,13 +106,13 @@ type keyWalk struct {
 	pk, v  []byte
 }
 
-func newKeyWalk(b *bolt.Bucket, prefix, hi []byte) *keyWalk {
+func newKeyWalk(b *bolt.Bucket, prefix, hi []byte, strict bool) *keyWalk {
 	w := &keyWalk{c: b.Cursor(), prefix: prefix}
 	seek := append(append([]byte(nil), prefix...), hi...)
 	k, v := w.c.Seek(seek)
 	if k == nil {
 		k, v = w.c.Last()
-	} else if bytes.Compare(k, seek) > 0 {
+	} else if c := bytes.Compare(k, seek); c > 0 || strict && c == 0 {
 		k, v = w.c.Prev()
 	}
 	w.set(k, v)
@@ -128,11 +129,47 @@ func (w *keyWalk) set(k, v []byte) {
 
 func (w *keyWalk) next() { w.set(w.c.Prev()) }
 
+// scanSlice bounds one read transaction of a log scan: a long scan is cut
+// into transactions of about this length, so that it never holds up a
+// commit that must remap the file (charges among them) for longer.
+const scanSlice = 50 * time.Millisecond
+
 // scanLogs walks the entries matching f newest first, using the most
 // selective index available together with the entries still waiting for
 // the indexer. When the index covers the filter, indexed rows are not
-// decoded unless fn asks. fn returns false to stop.
-func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) error {
+// decoded unless fn asks. fn returns false to stop; it must not keep the
+// row, which lives only as long as its read transaction. first, when set,
+// runs in the first transaction. The walk runs in read transactions of
+// about scanSlice each, each going on below the last entry the one before
+// reached: entries written meanwhile are newer, so they are not seen, and
+// one the indexer moved meanwhile is seen once.
+func (s *Store) scanLogs(f LogFilter, first func(tx *bolt.Tx), fn func(r *logRow) bool) error {
+	var below []byte
+	for {
+		more := false
+		err := s.db.View(func(tx *bolt.Tx) (err error) {
+			if first != nil {
+				first(tx)
+				first = nil
+			}
+			slice := s.scanSlice
+			if slice == 0 {
+				slice = scanSlice
+			}
+			below, more, err = s.scanSome(tx, f, below, time.Now().Add(slice), fn)
+			return err
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// scanSome is one transaction of scanLogs: it walks the entries below the
+// log key below (from the newest when nil) until fn stops it, the entries
+// run out, or deadline passes; more tells that the walk stopped at the
+// deadline, last where.
+func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
 	idx, prefix, _ := logIndex(tx, f)
 	lazy := covered(f)
 	end := uint64(math.MaxInt64)
@@ -142,17 +179,25 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 	hi := make([]byte, 16)
 	binary.BigEndian.PutUint64(hi, end)
 	binary.BigEndian.PutUint64(hi[8:], math.MaxUint64)
+	strict := false
+	if below != nil && bytes.Compare(below, hi) < 0 {
+		hi, strict = below, true
+	}
 	primary := tx.Bucket(bucketLogs)
 	var main, waiting *keyWalk
 	if idx != nil {
-		main = newKeyWalk(idx, prefix, hi)
-		waiting = newKeyWalk(tx.Bucket(bucketLogUnindexed), nil, hi)
+		main = newKeyWalk(idx, prefix, hi, strict)
+		waiting = newKeyWalk(tx.Bucket(bucketLogUnindexed), nil, hi, strict)
 	} else {
 		// The primary bucket holds every entry, indexed or not.
-		main = newKeyWalk(primary, nil, hi)
+		main = newKeyWalk(primary, nil, hi, strict)
 		waiting = &keyWalk{}
 	}
-	for main.pk != nil || waiting.pk != nil {
+	for n := 0; main.pk != nil || waiting.pk != nil; n++ {
+		if n&255 == 255 && time.Now().After(deadline) {
+			// Both walks are below last: the next transaction goes on there.
+			return last, true, nil
+		}
 		var row *logRow
 		if waiting.pk == nil || (main.pk != nil && bytes.Compare(main.pk, waiting.pk) > 0) {
 			row = &logRow{primary: primary, pk: main.pk}
@@ -164,6 +209,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 			r, ok := decodeRef(waiting.v)
 			row = &logRow{primary: primary, pk: waiting.pk}
 			waiting.next()
+			last = append(last[:0], row.pk...)
 			if !ok || !r.matches(f) {
 				continue
 			}
@@ -171,6 +217,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 				continue
 			}
 		}
+		last = append(last[:0], row.pk...)
 		ts := int64(binary.BigEndian.Uint64(row.pk[:8]))
 		if f.Start > 0 && ts < f.Start {
 			// Both walks go back in time: nothing older can match.
@@ -182,7 +229,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 		if !lazy {
 			l, err := row.Log()
 			if err != nil {
-				return err
+				return last, false, err
 			}
 			if !logMatches(l, f) {
 				continue
@@ -192,7 +239,7 @@ func (s *Store) scanLogs(tx *bolt.Tx, f LogFilter, fn func(r *logRow) bool) erro
 			break
 		}
 	}
-	return nil
+	return last, false, nil
 }
 
 // countLogs returns the number of entries matching f from the row counters
@@ -243,41 +290,46 @@ func logMatches(l *Log, f LogFilter) bool {
 	return true
 }
 
-// likeMatch implements SQL LIKE with % and _ wildcards; without them it is
-// an exact match.
+// likeMatch implements SQL LIKE with % (any run of characters) and _ (one
+// character) wildcards; without them it is an exact match. It runs in time
+// linear in len(s) × len(pattern) at worst, whatever the pattern: a
+// backtracking matcher took seconds on a row for a pattern of many %.
 func likeMatch(s, pattern string) bool {
 	if !strings.ContainsAny(pattern, "%_") {
 		return s == pattern
 	}
-	var match func(s, p string) bool
-	match = func(s, p string) bool {
-		for len(p) > 0 {
-			switch p[0] {
-			case '%':
-				for i := 0; i <= len(s); i++ {
-					if match(s[i:], p[1:]) {
-						return true
-					}
-				}
-				return false
-			case '_':
-				if len(s) == 0 {
-					return false
-				}
-				s, p = s[1:], p[1:]
-			default:
-				if len(s) == 0 || s[0] != p[0] {
-					return false
-				}
-				s, p = s[1:], p[1:]
-			}
+	str, pat := []rune(s), []rune(pattern)
+	// The classic greedy matcher: on a mismatch, go back to the last %
+	// only, letting it take one more character.
+	si, pi := 0, 0
+	star, mark := -1, 0
+	for si < len(str) {
+		switch {
+		case pi < len(pat) && (pat[pi] == '_' || pat[pi] == str[si]) && pat[pi] != '%':
+			si++
+			pi++
+		case pi < len(pat) && pat[pi] == '%':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
 		}
-		return len(s) == 0
 	}
-	return match(s, pattern)
+	for pi < len(pat) && pat[pi] == '%' {
+		pi++
+	}
+	return pi == len(pat)
 }
 
 func (s *Store) resolveLogFilter(f *LogFilter) bool {
+	// Types are stored as one byte; another number names no type.
+	if f.Type < 0 || f.Type > 255 {
+		return false
+	}
 	if f.Username != "" {
 		u, err := s.UserByUsername(f.Username)
 		if err != nil {
@@ -306,27 +358,27 @@ func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
 		return out, nil
 	}
 	skip := (page - 1) * pageSize
-	err := s.db.View(func(tx *bolt.Tx) error {
-		total, counted := countLogs(tx, f, s.nowUnix())
-		seen := 0
-		err := s.scanLogs(tx, f, func(r *logRow) bool {
-			if seen >= skip && len(out.Items) < pageSize {
-				l, err := r.Log()
-				if err == nil {
-					out.Items = append(out.Items, l)
-				}
-			}
-			seen++
-			// With a counted total, stop once the page is full.
-			return !(counted && len(out.Items) >= pageSize)
-		})
-		if counted {
-			out.Total = total
-		} else {
-			out.Total = seen
+	total, counted, seen := 0, false, 0
+	err := s.scanLogs(f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f, s.nowUnix()) }, func(r *logRow) bool {
+		// With a counted total, a page past the end needs no walk.
+		if counted && skip >= total {
+			return false
 		}
-		return err
+		if seen >= skip && len(out.Items) < pageSize {
+			l, err := r.Log()
+			if err == nil {
+				out.Items = append(out.Items, l)
+			}
+		}
+		seen++
+		// With a counted total, stop once the page is full.
+		return !(counted && len(out.Items) >= pageSize)
 	})
+	if counted {
+		out.Total = total
+	} else {
+		out.Total = seen
+	}
 	return out, Internal(err)
 }
 
@@ -336,13 +388,11 @@ func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
 	if !s.resolveLogFilter(&f) {
 		return out, nil
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return s.scanLogs(tx, f, func(r *logRow) bool {
-			if l, err := r.Log(); err == nil {
-				out = append(out, l)
-			}
-			return limit <= 0 || len(out) < limit
-		})
+	err := s.scanLogs(f, nil, func(r *logRow) bool {
+		if l, err := r.Log(); err == nil {
+			out = append(out, l)
+		}
+		return limit <= 0 || len(out) < limit
 	})
 	return out, Internal(err)
 }
@@ -354,20 +404,22 @@ func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
 	if !s.resolveLogFilter(&f) {
 		return 0, nil
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return s.scanLogs(tx, f, func(r *logRow) bool {
-			if l, err := r.Log(); err == nil {
-				sum += l.Quota
-			}
-			return true
-		})
+	err := s.scanLogs(f, nil, func(r *logRow) bool {
+		if l, err := r.Log(); err == nil {
+			sum += l.Quota
+		}
+		return true
 	})
 	return sum, Internal(err)
 }
 
-// logDeleteChunk bounds one transaction of a log clear, so the relay's
-// charges are never held up for long.
-const logDeleteChunk = 5000
+// logDeleteChunk and logDeleteSlice bound one transaction of a log clear
+// (in entries, and in time spent deleting), so the relay's charges are
+// never held up for long: an entry's deletes touch its five index pages.
+const (
+	logDeleteChunk = 1000
+	logDeleteSlice = 20 * time.Millisecond
+)
 
 // DeleteLogsBefore removes entries created before ts (unix seconds) in
 // bounded transactions and returns how many it removed.
@@ -379,7 +431,7 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 	binary.BigEndian.PutUint64(limit, uint64(ts))
 	total := 0
 	for {
-		n := 0
+		n, more := 0, false
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			primary := tx.Bucket(bucketLogs)
 			c := primary.Cursor()
@@ -391,9 +443,16 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 				keys = append(keys, append([]byte(nil), k...))
 				logs = append(logs, l)
 			}
+			collected := len(keys)
 			waiting := tx.Bucket(bucketLogUnindexed)
 			counts := logCounter{}
+			start := time.Now()
 			for i, k := range keys {
+				if i&31 == 31 && time.Since(start) > logDeleteSlice {
+					// The rest goes in the next transaction.
+					keys = keys[:i]
+					break
+				}
 				// An entry the indexer has not reached only loses its reference.
 				if waiting.Get(k) != nil {
 					if err := waiting.Delete(k); err != nil {
@@ -407,13 +466,14 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 				}
 			}
 			n = len(keys)
+			more = len(keys) < collected || collected == logDeleteChunk
 			return counts.flush(tx)
 		})
 		if err != nil {
 			return total, Internal(err)
 		}
 		total += n
-		if n < logDeleteChunk {
+		if !more {
 			return total, nil
 		}
 	}

@@ -33,8 +33,11 @@ type Store struct {
 	hooks   hooks
 	ledger  ledger
 	indexer logIndexer
-	routing atomic.Pointer[routing]
-	auth    *authCache
+	// scanSlice, when set, replaces the length of a log scan's read
+	// transactions (tests cut scans into many).
+	scanSlice time.Duration
+	routing   atomic.Pointer[routing]
+	auth      *authCache
 }
 
 // Options configures Open.

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// A scan cut into many read transactions (one every 256 entries) finds
+// exactly what one transaction finds: the same pages, totals and sums, with
+// entries indexed and entries still waiting for the indexer, and with the
+// indexer moving entries between the transactions.
+func TestLogScanInSlices(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "scan.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.stopIndexer() // the test decides when entries are indexed
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			l := &Log{UserID: uint64(1 + i%3), Username: "u", Type: 1 + i%4, ModelName: []string{"gpt-4o", "gpt-4o-mini", "o3"}[i%3],
+				ChannelID: uint64(i % 5), TokenName: "t", Quota: int64(i), CreatedAt: int64(1_700_000_000 + i)}
+			if err := s.AppendLog(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(0, 3000)
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	add(3000, 4000) // waiting for the indexer
+	filters := []LogFilter{
+		{}, {Type: 2}, {UserID: 2}, {UserID: 2, Type: 3}, {ModelName: "gpt-4o%"}, {ModelName: "o3"},
+		{ChannelID: 4, Start: 1_700_000_500, End: 1_700_003_500}, {TokenName: "t", Start: 1_700_003_900},
+	}
+	type result struct {
+		pages []*LogPage
+		sum   int64
+		found int
+	}
+	run := func() []result {
+		var out []result
+		for _, f := range filters {
+			var r result
+			for _, p := range []int{1, 7, 40, 1000} {
+				page, err := s.Logs(f, p, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.pages = append(r.pages, page)
+			}
+			if r.sum, err = s.LogQuotaSum(f); err != nil {
+				t.Fatal(err)
+			}
+			found, err := s.SearchLogs(f, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.found = len(found)
+			out = append(out, r)
+		}
+		return out
+	}
+	whole := run()
+	s.scanSlice = time.Nanosecond
+	if sliced := run(); !reflect.DeepEqual(sliced, whole) {
+		t.Fatal("a scan in slices found other entries than one in a single transaction")
+	}
+	// The indexer runs between the slices of a scan.
+	seen := 0
+	err = s.scanLogs(LogFilter{UserID: 1}, nil, func(r *logRow) bool {
+		if seen++; seen == 300 {
+			if err := s.indexLogs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1334; seen != want { // i%3 == 0 for i below 4000
+		t.Fatalf("user 1's entries seen %d times, want %d", seen, want)
+	}
+
+	// A clear over several of its transactions removes exactly what is older.
+	add(4000, 4100) // some waiting for the indexer again
+	n, err := s.DeleteLogsBefore(1_700_002_500)
+	if err != nil || n != 2500 {
+		t.Fatalf("cleared %d, %v; want 2500", n, err)
+	}
+	for _, f := range []LogFilter{{}, {UserID: 1}, {Type: 2}} {
+		page, err := s.Logs(f, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for i := 2500; i < 4100; i++ {
+			if (f.UserID == 0 || uint64(1+i%3) == f.UserID) && (f.Type == 0 || 1+i%4 == f.Type) {
+				want++
+			}
+		}
+		if page.Total != want {
+			t.Fatalf("%+v after the clear: total %d, want %d", f, page.Total, want)
+		}
+	}
+}
