@@ -37,6 +37,9 @@ var indexFilters = []LogFilter{
 	{}, {UserID: 2}, {TokenID: 5}, {ChannelID: 3}, {ModelName: "m-1"}, {ModelName: "m-%"}, {Type: LogTypeConsume},
 	{Type: LogTypeTopup}, {UserID: 3, ModelName: "m-2"}, {TokenID: 4, Type: LogTypeConsume}, {ChannelID: 1, TokenName: "t1"},
 	{UserID: 1, Start: 1_700_000_100, End: 1_700_000_300}, {ModelName: "m-0", End: 1_700_000_250}, {Keyword: "4"},
+	// Patterns read through the models they match.
+	{ModelName: "m-_"}, {ModelName: "%2"}, {ModelName: "x%"}, {ModelName: "m-%", Type: LogTypeTopup},
+	{ModelName: "%", Start: 1_700_000_100}, {ModelName: "%1", UserID: 2},
 }
 
 // checkLogQueries compares every query path with a brute-force answer.

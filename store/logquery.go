@@ -34,43 +34,89 @@ type LogPage struct {
 	PageSize int    `json:"page_size"`
 }
 
-// logIndex picks the most selective index for f: user, token, channel,
-// then model, else none (the primary bucket). counterKey names the counter
-// that holds the index's row count.
-func logIndex(tx *bolt.Tx, f LogFilter) (idx *bolt.Bucket, prefix []byte, counterKey []byte) {
-	switch {
-	case f.UserID != 0:
-		return tx.Bucket(bucketIdxLogsByUser), itob(f.UserID), append([]byte("u"), itob(f.UserID)...)
-	case f.TokenID != 0:
-		return tx.Bucket(bucketIdxLogsByToken), itob(f.TokenID), append([]byte("t"), itob(f.TokenID)...)
-	case f.ChannelID != 0:
-		return tx.Bucket(bucketIdxLogsByChannel), itob(f.ChannelID), append([]byte("c"), itob(f.ChannelID)...)
-	case f.ModelName != "" && !strings.ContainsAny(f.ModelName, "%_"):
-		return tx.Bucket(bucketIdxLogsByModel), append([]byte(f.ModelName), 0), append([]byte("m"), f.ModelName...)
-	case f.Type != 0:
-		return tx.Bucket(bucketIdxLogsByType), []byte{byte(f.Type)}, []byte{'y', byte(f.Type)}
-	}
-	return nil, nil, []byte("all")
+// maxPatternModels bounds the models a model_name pattern is resolved to
+// through the model index; a pattern matching more is checked row by row.
+const maxPatternModels = 64
+
+// logPlan is how a filter is read: an index and its prefixes (one walk
+// each, merged newest first; no index is the primary bucket), the counters
+// holding their row counts, and whether the index alone decides a match,
+// so that rows can be counted from keys without decoding them.
+type logPlan struct {
+	idx      *bolt.Bucket
+	prefixes [][]byte
+	counters [][]byte
+	covered  bool
 }
 
-// covered reports whether the chosen index alone decides a match, so rows
-// can be counted from keys without decoding them.
-func covered(f LogFilter) bool {
+// planLogs picks the most selective index for f: user, token, channel, then
+// model (a pattern through the models it matches), then type, else none.
+func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 	rest := f
+	rest.Start, rest.End, rest.Username = 0, 0, ""
+	var p logPlan
+	one := func(bucket, prefix, counter []byte) {
+		p = logPlan{idx: tx.Bucket(bucket), prefixes: [][]byte{prefix}, counters: [][]byte{counter}}
+	}
+	wild := strings.ContainsAny(f.ModelName, "%_")
 	switch {
 	case f.UserID != 0:
+		one(bucketIdxLogsByUser, itob(f.UserID), append([]byte("u"), itob(f.UserID)...))
 		rest.UserID = 0
 	case f.TokenID != 0:
+		one(bucketIdxLogsByToken, itob(f.TokenID), append([]byte("t"), itob(f.TokenID)...))
 		rest.TokenID = 0
 	case f.ChannelID != 0:
+		one(bucketIdxLogsByChannel, itob(f.ChannelID), append([]byte("c"), itob(f.ChannelID)...))
 		rest.ChannelID = 0
-	case f.ModelName != "" && !strings.ContainsAny(f.ModelName, "%_"):
+	case f.ModelName != "" && !wild:
+		one(bucketIdxLogsByModel, append([]byte(f.ModelName), 0), append([]byte("m"), f.ModelName...))
 		rest.ModelName = ""
-	case f.Type != 0:
-		rest.Type = 0
+	default:
+		if f.ModelName != "" {
+			b := tx.Bucket(bucketIdxLogsByModel)
+			if models, ok := patternModels(b, f.ModelName); ok {
+				p = logPlan{idx: b}
+				for _, m := range models {
+					p.prefixes = append(p.prefixes, append([]byte(m), 0))
+					p.counters = append(p.counters, append([]byte("m"), m...))
+				}
+				rest.ModelName = ""
+				break
+			}
+		}
+		if f.Type != 0 {
+			one(bucketIdxLogsByType, []byte{byte(f.Type)}, []byte{'y', byte(f.Type)})
+			rest.Type = 0
+		} else {
+			p = logPlan{counters: [][]byte{[]byte("all")}}
+		}
 	}
-	rest.Start, rest.End, rest.Username = 0, 0, ""
-	return rest == LogFilter{}
+	p.covered = rest == LogFilter{}
+	return p
+}
+
+// patternModels lists the models in the model index that pattern matches,
+// visiting each model once (a seek past its entries); ok is false when
+// more than maxPatternModels match.
+func patternModels(b *bolt.Bucket, pattern string) (models []string, ok bool) {
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; {
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			k, _ = c.Next()
+			continue
+		}
+		model := string(k[:i])
+		if likeMatch(model, pattern) {
+			if len(models) == maxPatternModels {
+				return nil, false
+			}
+			models = append(models, model)
+		}
+		k, _ = c.Seek(append([]byte(model), 1))
+	}
+	return models, true
 }
 
 // logRow is one matching entry; Log decodes it on first use.
@@ -129,6 +175,35 @@ func (w *keyWalk) set(k, v []byte) {
 
 func (w *keyWalk) next() { w.set(w.c.Prev()) }
 
+// mergedWalk walks several keyWalks as one, newest log key first.
+type mergedWalk struct {
+	walks []*keyWalk
+	cur   int
+	pk, v []byte
+}
+
+func newMergedWalk(walks ...*keyWalk) *mergedWalk {
+	m := &mergedWalk{walks: walks}
+	m.pick()
+	return m
+}
+
+func (m *mergedWalk) pick() {
+	m.cur, m.pk, m.v = -1, nil, nil
+	for i, w := range m.walks {
+		if w.pk != nil && (m.pk == nil || bytes.Compare(w.pk, m.pk) > 0) {
+			m.cur, m.pk, m.v = i, w.pk, w.v
+		}
+	}
+}
+
+func (m *mergedWalk) next() {
+	if m.cur >= 0 {
+		m.walks[m.cur].next()
+		m.pick()
+	}
+}
+
 // scanSlice bounds one read transaction of a log scan: a long scan is cut
 // into transactions of about this length, so that it never holds up a
 // commit that must remap the file (charges among them) for longer.
@@ -170,8 +245,8 @@ func (s *Store) scanLogs(f LogFilter, first func(tx *bolt.Tx), fn func(r *logRow
 // run out, or deadline passes; more tells that the walk stopped at the
 // deadline, last where.
 func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
-	idx, prefix, _ := logIndex(tx, f)
-	lazy := covered(f)
+	plan := planLogs(tx, f)
+	idx, lazy := plan.idx, plan.covered
 	end := uint64(math.MaxInt64)
 	if f.End > 0 {
 		end = uint64(f.End)
@@ -184,13 +259,18 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 		hi, strict = below, true
 	}
 	primary := tx.Bucket(bucketLogs)
-	var main, waiting *keyWalk
+	var main *mergedWalk
+	var waiting *keyWalk
 	if idx != nil {
-		main = newKeyWalk(idx, prefix, hi, strict)
+		var walks []*keyWalk
+		for _, prefix := range plan.prefixes {
+			walks = append(walks, newKeyWalk(idx, prefix, hi, strict))
+		}
+		main = newMergedWalk(walks...)
 		waiting = newKeyWalk(tx.Bucket(bucketLogUnindexed), nil, hi, strict)
 	} else {
 		// The primary bucket holds every entry, indexed or not.
-		main = newKeyWalk(primary, nil, hi, strict)
+		main = newMergedWalk(newKeyWalk(primary, nil, hi, strict))
 		waiting = &keyWalk{}
 	}
 	for n := 0; main.pk != nil || waiting.pk != nil; n++ {
@@ -247,12 +327,14 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 // no time bound that excludes anything; ok is false when the rows must be
 // counted.
 func countLogs(tx *bolt.Tx, f LogFilter, now int64) (n int, ok bool) {
-	if !covered(f) || f.Start > 0 || (f.End > 0 && f.End < now) {
+	plan := planLogs(tx, f)
+	if !plan.covered || f.Start > 0 || (f.End > 0 && f.End < now) {
 		return 0, false
 	}
-	_, _, ck := logIndex(tx, f)
-	if v := tx.Bucket(bucketLogCounts).Get(ck); v != nil {
-		n = int(btoi(v))
+	for _, ck := range plan.counters {
+		if v := tx.Bucket(bucketLogCounts).Get(ck); v != nil {
+			n += int(btoi(v))
+		}
 	}
 	c := tx.Bucket(bucketLogUnindexed).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {

@@ -56,6 +56,7 @@ func BenchmarkLogsPage(b *testing.B) {
 		{"type+user/first", LogFilter{UserID: 8, Type: LogTypeConsume}, 1},
 		{"channel+range/first", LogFilter{ChannelID: 3, Start: 1_700_000_000 + rows - 86400, End: 1_700_000_000 + rows}, 1},
 		{"type/first", LogFilter{Type: LogTypeConsume}, 1},
+		{"model-pattern/first", LogFilter{ModelName: "model-1_"}, 1},
 	}
 	run := func(prefix string) {
 		for _, c := range cases {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -106,6 +107,44 @@ func TestLogScanInSlices(t *testing.T) {
 		}
 		if page.Total != want {
 			t.Fatalf("%+v after the clear: total %d, want %d", f, page.Total, want)
+		}
+	}
+}
+
+// A pattern matching more models than are read through the model index is
+// checked row by row, with the same answer.
+func TestLogPatternOverManyModels(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "models.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range maxPatternModels + 6 {
+		for j := range 3 {
+			if err := s.AppendLog(&Log{UserID: 1, Type: LogTypeConsume, ModelName: fmt.Sprintf("model-%03d", i), Quota: 1, CreatedAt: int64(1_700_000_000 + 3*i + j)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pattern string
+		want    int
+	}{{"model-%", 3 * (maxPatternModels + 6)}, {"model-00_", 30}, {"model-06%", 30}, {"%-069", 3}} {
+		page, err := s.Logs(LogFilter{ModelName: tc.pattern}, 1, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != tc.want || len(page.Items) != min(5, tc.want) {
+			t.Fatalf("%q: total %d, %d items; want %d", tc.pattern, page.Total, len(page.Items), tc.want)
+		}
+		for _, l := range page.Items {
+			if !likeMatch(l.ModelName, tc.pattern) {
+				t.Fatalf("%q listed %q", tc.pattern, l.ModelName)
+			}
 		}
 	}
 }
