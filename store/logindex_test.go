@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -283,4 +284,90 @@ func TestLogIndexerChunks(t *testing.T) {
 	if err != nil || p.Total != total {
 		t.Fatalf("type total %d, want %d (%v)", p.Total, total, err)
 	}
+}
+
+// Entries indexed by an older build carry neither type nor quota in their
+// index entries, and their waiting references are of the older layout:
+// every query still agrees with a full scan over a file that mixes them
+// with entries of the present layout.
+func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "logs.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.stopIndexer()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []*Log
+	add := func(n int) {
+		for range n {
+			typ := []int{LogTypeConsume, LogTypeConsume, LogTypeTopup, LogTypeManage}[rng.IntN(4)]
+			tok := uint64(rng.IntN(6) + 1)
+			l := &Log{UserID: uint64(rng.IntN(4) + 1), TokenID: tok, TokenName: fmt.Sprintf("t%d", tok), ChannelID: uint64(rng.IntN(3) + 1),
+				ModelName: fmt.Sprintf("m-%d", rng.IntN(3)), Type: typ, Quota: int64(rng.IntN(1000)), CreatedAt: 1_700_000_000 + int64(rng.IntN(400))}
+			if err := s.AppendLog(l); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, l)
+		}
+	}
+	add(300)
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	add(200)
+	// Every other index entry loses its value, and every waiting reference
+	// takes the older layout, as an older build wrote them.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType} {
+			b := tx.Bucket(name)
+			var keys [][]byte
+			i := 0
+			if err := b.ForEach(func(k, v []byte) error {
+				if i++; i%2 == 0 {
+					keys = append(keys, append([]byte(nil), k...))
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if err := b.Put(k, nil); err != nil {
+					return err
+				}
+			}
+		}
+		w := tx.Bucket(bucketLogUnindexed)
+		refs := map[string][]byte{}
+		if err := w.ForEach(func(k, v []byte) error {
+			r, ok := decodeRef(v)
+			if !ok || !r.hasQuota {
+				t.Fatalf("a present reference does not decode")
+			}
+			old := make([]byte, 25, 25+len(r.model))
+			binary.BigEndian.PutUint64(old, r.user)
+			binary.BigEndian.PutUint64(old[8:], r.token)
+			binary.BigEndian.PutUint64(old[16:], r.channel)
+			old[24] = byte(r.typ)
+			refs[string(k)] = append(old, r.model...)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for k, v := range refs {
+			if err := w.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLogQueries(t, s, all, "older entries waiting")
+	if err := s.indexLogs(); err != nil { // older references indexed without meta
+		t.Fatal(err)
+	}
+	add(100)
+	checkLogQueries(t, s, all, "older entries indexed")
 }

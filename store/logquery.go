@@ -47,6 +47,9 @@ type logPlan struct {
 	prefixes [][]byte
 	counters [][]byte
 	covered  bool
+	// byType: what the index leaves to check is the type alone, which an
+	// index entry that carries it decides without decoding the row.
+	byType bool
 }
 
 // planLogs picks the most selective index for f: user, token, channel, then
@@ -93,6 +96,7 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 		}
 	}
 	p.covered = rest == LogFilter{}
+	p.byType = rest.Type != 0 && rest == LogFilter{Type: rest.Type}
 	return p
 }
 
@@ -119,12 +123,26 @@ func patternModels(b *bolt.Bucket, pattern string) (models []string, ok bool) {
 	return models, true
 }
 
-// logRow is one matching entry; Log decodes it on first use.
+// logRow is one matching entry; Log decodes it on first use. meta is the
+// index value that carries its type and quota, when it does.
 type logRow struct {
 	primary *bolt.Bucket
 	pk      []byte
 	v       []byte
+	meta    []byte
 	log     *Log
+}
+
+// quota is the entry's quota, from its index entry when that carries it.
+func (r *logRow) quota() (int64, error) {
+	if _, q, ok := indexMeta(r.meta); ok {
+		return q, nil
+	}
+	l, err := r.Log()
+	if err != nil {
+		return 0, err
+	}
+	return l.Quota, nil
 }
 
 func (r *logRow) Log() (*Log, error) {
@@ -283,6 +301,8 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 			row = &logRow{primary: primary, pk: main.pk}
 			if idx == nil {
 				row.v = main.v
+			} else {
+				row.meta = main.v
 			}
 			main.next()
 		} else {
@@ -296,6 +316,8 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 			if row.v = primary.Get(row.pk); row.v == nil {
 				continue
 			}
+			// The reference has matched every field it carries.
+			row.meta = r.indexValue()
 		}
 		last = append(last[:0], row.pk...)
 		ts := int64(binary.BigEndian.Uint64(row.pk[:8]))
@@ -305,6 +327,17 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 		}
 		if f.End > 0 && ts > f.End {
 			continue
+		}
+		if !lazy && plan.byType {
+			if typ, _, ok := indexMeta(row.meta); ok {
+				if typ != f.Type {
+					continue
+				}
+				if !fn(row) {
+					break
+				}
+				continue
+			}
 		}
 		if !lazy {
 			l, err := row.Log()
@@ -487,8 +520,8 @@ func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
 		return 0, nil
 	}
 	err := s.scanLogs(f, nil, func(r *logRow) bool {
-		if l, err := r.Log(); err == nil {
-			sum += l.Quota
+		if q, err := r.quota(); err == nil {
+			sum += q
 		}
 		return true
 	})

@@ -89,6 +89,29 @@ func BenchmarkLogsPage(b *testing.B) {
 	run("waiting/")
 }
 
+// BenchmarkLogQuotaSum sums the consume quota of 500 000 rows (the log
+// page's summary badge), for everyone and for one user.
+func BenchmarkLogQuotaSum(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "logs.db"), Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	fillLogs(b, s, 500000)
+	for _, c := range []struct {
+		name string
+		f    LogFilter
+	}{{"all", LogFilter{}}, {"user", LogFilter{UserID: 7}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if sum, err := s.LogQuotaSum(c.f); err != nil || sum == 0 {
+					b.Fatalf("sum %d, %v", sum, err)
+				}
+			}
+		})
+	}
+}
+
 func TestLogCountersMatchScan(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "logs.db"), Options{NoSync: true})
 	if err != nil {

@@ -76,33 +76,73 @@ func appendLog(tx *bolt.Tx, l *Log) error {
 // and keep the default.
 const appendFill = 0.9
 
-// logRef is what the indexes and row counters need of an entry.
+// logRef is what the indexes and row counters need of an entry, and its
+// quota, which the index entries carry so that sums and type checks need
+// not decode the entry (hasQuota is false for references written before).
 type logRef struct {
 	user, token, channel uint64
 	typ                  int
+	quota                int64
+	hasQuota             bool
 	model                string
 }
 
 func refOf(l *Log) logRef {
-	return logRef{user: l.UserID, token: l.TokenID, channel: l.ChannelID, typ: l.Type, model: l.ModelName}
+	return logRef{user: l.UserID, token: l.TokenID, channel: l.ChannelID, typ: l.Type, quota: l.Quota, hasQuota: true, model: l.ModelName}
 }
 
-// encode lays the reference out as user(8) token(8) channel(8) type(1) model.
+// refMark starts a reference that carries the quota. An older reference
+// starts with a user id, whose first byte is 0 for any id below 2^56.
+const refMark = 0xFF
+
+// encode lays the reference out as mark(1) user(8) token(8) channel(8)
+// type(1) quota(8) model.
 func (r logRef) encode() []byte {
-	v := make([]byte, 25, 25+len(r.model))
-	binary.BigEndian.PutUint64(v, r.user)
-	binary.BigEndian.PutUint64(v[8:], r.token)
-	binary.BigEndian.PutUint64(v[16:], r.channel)
-	v[24] = byte(r.typ)
+	v := make([]byte, 34, 34+len(r.model))
+	v[0] = refMark
+	binary.BigEndian.PutUint64(v[1:], r.user)
+	binary.BigEndian.PutUint64(v[9:], r.token)
+	binary.BigEndian.PutUint64(v[17:], r.channel)
+	v[25] = byte(r.typ)
+	binary.BigEndian.PutUint64(v[26:], uint64(r.quota))
 	return append(v, r.model...)
 }
 
+// decodeRef reads a reference in either layout (the older one lacks the
+// mark and the quota).
 func decodeRef(v []byte) (logRef, bool) {
+	if len(v) >= 34 && v[0] == refMark {
+		return logRef{user: binary.BigEndian.Uint64(v[1:]), token: binary.BigEndian.Uint64(v[9:]),
+			channel: binary.BigEndian.Uint64(v[17:]), typ: int(v[25]), quota: int64(binary.BigEndian.Uint64(v[26:])),
+			hasQuota: true, model: string(v[34:])}, true
+	}
 	if len(v) < 25 {
 		return logRef{}, false
 	}
 	return logRef{user: binary.BigEndian.Uint64(v), token: binary.BigEndian.Uint64(v[8:]),
 		channel: binary.BigEndian.Uint64(v[16:]), typ: int(v[24]), model: string(v[25:])}, true
+}
+
+// indexValue is the value of the entry's index keys: its type and quota
+// (a varint), or nothing when the reference does not carry them.
+func (r logRef) indexValue() []byte {
+	if !r.hasQuota {
+		return nil
+	}
+	return binary.AppendVarint([]byte{byte(r.typ)}, r.quota)
+}
+
+// indexMeta reads an index value: the entry's type and quota; ok is false
+// for an entry indexed without them.
+func indexMeta(v []byte) (typ int, quota int64, ok bool) {
+	if len(v) < 2 {
+		return 0, 0, false
+	}
+	q, n := binary.Varint(v[1:])
+	if n <= 0 {
+		return 0, 0, false
+	}
+	return int(v[0]), q, true
 }
 
 // matches reports whether the fields the reference carries agree with f;
@@ -136,6 +176,7 @@ func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
 	if r.typ != 0 {
 		es = append(es, entry{bucketIdxLogsByType, append([]byte{byte(r.typ)}, key...), true})
 	}
+	value := r.indexValue()
 	for _, e := range es {
 		b := tx.Bucket(e.bucket)
 		var err error
@@ -143,7 +184,7 @@ func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
 			if e.appendOnly {
 				b.FillPercent = appendFill
 			}
-			err = b.Put(e.key, nil)
+			err = b.Put(e.key, value)
 		} else {
 			err = b.Delete(e.key)
 		}

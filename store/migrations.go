@@ -38,6 +38,11 @@ var migrations = []func(tx *bolt.Tx) error{
 	// builds, which would not see waiting entries in filtered pages, from
 	// opening the file.
 	func(tx *bolt.Tx) error { return nil },
+	// 4: waiting references carry the entry's quota in a marked layout, and
+	// index entries its type and quota. Entries written before keep the
+	// older forms, which every query still reads; the version keeps older
+	// builds, which would misread a marked reference, from opening the file.
+	func(tx *bolt.Tx) error { return nil },
 }
 
 // SchemaVersion is the schema version this build writes.
