@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,30 +383,14 @@ func (a *RecentActivity) Stats(f ActivityFilter) (rpm, tpm int64) {
 	return rpm, tpm
 }
 
-// likeMatcher returns a matcher for a log-filter model pattern: empty matches
-// all, % and _ are SQL LIKE wildcards, anything else is exact.
+// likeMatcher returns a matcher for a log-filter model pattern, matching
+// as the log list does: empty matches all, % and _ are SQL LIKE wildcards,
+// anything else is exact.
 func likeMatcher(pattern string) func(string) bool {
 	if pattern == "" {
 		return func(string) bool { return true }
 	}
-	if !strings.ContainsAny(pattern, "%_") {
-		return func(s string) bool { return s == pattern }
-	}
-	var b strings.Builder
-	b.WriteString(`^(?s:`)
-	for _, r := range pattern {
-		switch r {
-		case '%':
-			b.WriteString(`.*`)
-		case '_':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(`)$`)
-	re := regexp.MustCompile(b.String())
-	return re.MatchString
+	return func(s string) bool { return store.LikeMatch(s, pattern) }
 }
 
 // recent is the process-wide activity window the stat routes read. It lives

@@ -405,6 +405,10 @@ func logMatches(l *Log, f LogFilter) bool {
 	return true
 }
 
+// LikeMatch reports whether s matches a log filter's model pattern, as the
+// log list matches it (see likeMatch).
+func LikeMatch(s, pattern string) bool { return likeMatch(s, pattern) }
+
 // likeMatch implements SQL LIKE with % (any run of characters) and _ (one
 // character) wildcards; without them it is an exact match. It runs in time
 // linear in len(s) × len(pattern) at worst, whatever the pattern: a
