@@ -97,14 +97,13 @@ func (h *Hub) add(s *subscriber) {
 	addTo(h.byRole, s.id.Role, s)
 }
 
-func (h *Hub) remove(s *subscriber) bool {
+func (h *Hub) remove(s *subscriber) {
 	if _, ok := h.subs[s]; !ok {
-		return false
+		return
 	}
 	delete(h.subs, s)
 	removeFrom(h.byUser, s.id.UserID, s)
 	removeFrom(h.byRole, s.id.Role, s)
-	return true
 }
 
 func addTo[K comparable](m map[K]map[*subscriber]struct{}, k K, s *subscriber) {
