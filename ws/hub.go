@@ -304,10 +304,6 @@ func (h *Hub) Count() int {
 	return len(h.subs)
 }
 
-// errDataMessage ends a connection whose client sent a message: consoles
-// only listen.
-var errDataMessage = errors.New("ws: unexpected data message")
-
 // Serve upgrades the request and streams messages to it until the client
 // goes away. The caller has authenticated the request as id. hello, when
 // set, gives the first messages; it is asked once the connection is
@@ -327,14 +323,18 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 	}
 	// The client's frames are read here, not with CloseRead, whose own
 	// goroutine closing the connection on a data message would wait for
-	// itself: the connection lingered 15 s, still counted.
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
+	// itself: the connection lingered 15 s, still counted. A data message
+	// (consoles only listen) is told apart from the end of the connection:
+	// cancelling the context of a message being read would drop the
+	// connection without its close frame.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	dataMessage := make(chan struct{})
 	go func() {
 		if _, _, err := c.Reader(ctx); err == nil {
-			cancel(errDataMessage)
+			close(dataMessage)
 		} else {
-			cancel(err)
+			cancel()
 		}
 	}()
 	var once sync.Once
@@ -388,10 +388,10 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 			if err != nil {
 				return err
 			}
+		case <-dataMessage:
+			s.kick(websocket.StatusPolicyViolation, "unexpected data message")
+			return nil
 		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), errDataMessage) {
-				s.kick(websocket.StatusPolicyViolation, "unexpected data message")
-			}
 			return nil
 		}
 	}
