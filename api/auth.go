@@ -38,17 +38,20 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.U
 	old := ""
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		old = c.Value
-		_ = s.store.DeleteSession(old)
 	}
 	id, _, err := s.store.CreateSession(u.ID)
 	if err != nil {
 		if old != "" {
+			_ = s.store.DeleteSession(old)
 			s.hub.DisconnectSession(sessionTag(old))
 		}
 		return err
 	}
 	if old != "" {
+		// The sockets move before the old session ends, so that none is
+		// checked against it in between.
 		s.hub.MoveSession(sessionTag(old), ws.Identity{UserID: u.ID, Role: u.Role, Session: sessionTag(id), Valid: s.liveSessionValid(u, id)})
+		_ = s.store.DeleteSession(old)
 	}
 	s.setSessionCookie(w, r, id)
 	return nil

@@ -76,6 +76,11 @@ type Hub struct {
 	MaxTotal   int
 	// PingInterval is how often a connection is pinged (and its Valid asked).
 	PingInterval time.Duration
+	// ValidGrace is how long a connection whose Valid said no at a ping
+	// lives before it is asked again and closed: a login or password change
+	// in the same browser ends the old session a moment before
+	// MoveSession hands its connections the new one.
+	ValidGrace time.Duration
 
 	mu     sync.Mutex
 	seq    uint64
@@ -86,7 +91,7 @@ type Hub struct {
 
 // NewHub returns a hub with default limits.
 func NewHub() *Hub {
-	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, MaxPerUser: 16, MaxTotal: 10000, PingInterval: 30 * time.Second,
+	return &Hub{SendBuffer: 64, WriteTimeout: 5 * time.Second, MaxPerUser: 16, MaxTotal: 10000, PingInterval: 30 * time.Second, ValidGrace: 2 * time.Second,
 		subs: make(map[*subscriber]struct{}), byUser: make(map[uint64]map[*subscriber]struct{}), byRole: make(map[int]map[*subscriber]struct{})}
 }
 
@@ -371,16 +376,22 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 	}
 	ping := time.NewTicker(h.PingInterval)
 	defer ping.Stop()
+	var recheck <-chan time.Time
 	for {
 		select {
 		case payload := <-s.msgs:
 			if err := h.write(ctx, c, payload); err != nil {
 				return err
 			}
-		case <-ping.C:
+		case <-recheck:
+			recheck = nil
 			if !h.valid(s) {
 				s.kick(CloseUnauthorized, "session ended")
 				return nil
+			}
+		case <-ping.C:
+			if recheck == nil && !h.valid(s) {
+				recheck = time.After(h.ValidGrace)
 			}
 			pctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
 			err := c.Ping(pctx)

@@ -189,3 +189,40 @@ func TestMoveSessionReplacesValid(t *testing.T) {
 		t.Fatalf("moved socket closed with %v, want %v", code, ws.CloseUnauthorized)
 	}
 }
+
+// A check that fails at a ping is asked again after ValidGrace before the
+// connection is closed: a login in the same browser ends the old session a
+// moment before the connection is handed the new one.
+func TestValidGrace(t *testing.T) {
+	t.Parallel()
+	hub := ws.NewHub()
+	hub.PingInterval, hub.ValidGrace = 10*time.Millisecond, 500*time.Millisecond
+	var valid atomic.Bool
+	valid.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hub.Serve(w, r, ws.Identity{UserID: 7, Role: 1, Valid: valid.Load}, func() []ws.Message { return []ws.Message{{Topic: "hello"}} })
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	if m := read(t, c); m.Topic != "hello" {
+		t.Fatalf("first message %q", m.Topic)
+	}
+	valid.Store(false)
+	time.Sleep(50 * time.Millisecond) // several pings find it invalid
+	valid.Store(true)                 // and then valid again, within the grace
+	time.Sleep(hub.ValidGrace + 100*time.Millisecond)
+	hub.Publish(ws.Audience{UserID: 7}, "still-here", nil)
+	if m := read(t, c); m.Topic != "still-here" {
+		t.Fatalf("got %q", m.Topic)
+	}
+	valid.Store(false)
+	if code := readClose(t, c, 15*time.Second); code != ws.CloseUnauthorized {
+		t.Fatalf("closed with %v, want %v", code, ws.CloseUnauthorized)
+	}
+}
