@@ -64,6 +64,10 @@ func writeRaw(w http.ResponseWriter, status int, v any) {
 // internal errors are logged with their cause; the cause never reaches the
 // client.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The client went away and the work stopped for it: nobody to answer.
+		return
+	}
 	code := store.ErrorCode(err)
 	status, ok := statusOf[code]
 	if !ok {

@@ -78,7 +78,7 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out, err := s.store.Logs(f, page, size)
+	out, err := s.store.LogsContext(r.Context(), f, page, size)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -94,7 +94,7 @@ func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.UserID = currentUser(r).ID
-	out, err := s.store.Logs(f, page, size)
+	out, err := s.store.LogsContext(r.Context(), f, page, size)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) {
-	logs, err := s.store.SearchLogs(store.LogFilter{Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}, logSearchLimit)
+	logs, err := s.store.SearchLogsContext(r.Context(), store.LogFilter{Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}, logSearchLimit)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -119,7 +119,7 @@ func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, []*store.Log{})
 		return
 	}
-	logs, err := s.store.SearchLogs(store.LogFilter{UserID: currentUser(r).ID, Type: typ}, logSearchLimit)
+	logs, err := s.store.SearchLogsContext(r.Context(), store.LogFilter{UserID: currentUser(r).ID, Type: typ}, logSearchLimit)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -143,7 +143,7 @@ func (s *Server) logStat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	quota, err := s.store.LogQuotaSum(f)
+	quota, err := s.store.LogQuotaSumContext(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -170,7 +170,7 @@ func (s *Server) selfLogStat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.UserID = currentUser(r).ID
-	quota, err := s.store.LogQuotaSum(f)
+	quota, err := s.store.LogQuotaSumContext(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -46,7 +46,7 @@ func (s *Server) tokenLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "无效的令牌"))
 		return
 	}
-	logs, err := s.store.SearchLogs(store.LogFilter{TokenID: tok.ID}, 1000)
+	logs, err := s.store.SearchLogsContext(r.Context(), store.LogFilter{TokenID: tok.ID}, 1000)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"math"
 	"strconv"
@@ -236,9 +237,13 @@ const scanSlice = 50 * time.Millisecond
 // about scanSlice each, each going on below the last entry the one before
 // reached: entries written meanwhile are newer, so they are not seen, and
 // one the indexer moved meanwhile is seen once.
-func (s *Store) scanLogs(f LogFilter, first func(tx *bolt.Tx), fn func(r *logRow) bool) error {
+// The scan ends with ctx's error once ctx is done (the client went away).
+func (s *Store) scanLogs(ctx context.Context, f LogFilter, first func(tx *bolt.Tx), fn func(r *logRow) bool) error {
 	var below []byte
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		more := false
 		err := s.db.View(func(tx *bolt.Tx) (err error) {
 			if first != nil {
@@ -466,6 +471,11 @@ func (s *Store) resolveLogFilter(f *LogFilter) bool {
 // the total count. Rows outside the page are counted from keys or counters
 // without being decoded where the filter allows.
 func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
+	return s.LogsContext(context.Background(), f, page, pageSize)
+}
+
+// LogsContext is Logs ending early, with ctx's error, once ctx is done.
+func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int) (*LogPage, error) {
 	if page < 1 {
 		page = 1
 	}
@@ -478,7 +488,7 @@ func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
 	}
 	skip := (page - 1) * pageSize
 	total, counted, seen := 0, false, 0
-	err := s.scanLogs(f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f, s.nowUnix()) }, func(r *logRow) bool {
+	err := s.scanLogs(ctx, f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f, s.nowUnix()) }, func(r *logRow) bool {
 		// With a counted total, a page past the end needs no walk.
 		if counted && skip >= total {
 			return false
@@ -503,11 +513,17 @@ func (s *Store) Logs(f LogFilter, page, pageSize int) (*LogPage, error) {
 
 // SearchLogs returns up to limit entries matching f, newest first.
 func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
+	return s.SearchLogsContext(context.Background(), f, limit)
+}
+
+// SearchLogsContext is SearchLogs ending early, with ctx's error, once ctx
+// is done.
+func (s *Store) SearchLogsContext(ctx context.Context, f LogFilter, limit int) ([]*Log, error) {
 	out := []*Log{}
 	if !s.resolveLogFilter(&f) {
 		return out, nil
 	}
-	err := s.scanLogs(f, nil, func(r *logRow) bool {
+	err := s.scanLogs(ctx, f, nil, func(r *logRow) bool {
 		if l, err := r.Log(); err == nil {
 			out = append(out, l)
 		}
@@ -518,12 +534,18 @@ func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
 
 // LogQuotaSum returns the sum of consume quota of entries matching f.
 func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
+	return s.LogQuotaSumContext(context.Background(), f)
+}
+
+// LogQuotaSumContext is LogQuotaSum ending early, with ctx's error, once
+// ctx is done.
+func (s *Store) LogQuotaSumContext(ctx context.Context, f LogFilter) (int64, error) {
 	f.Type = LogTypeConsume
 	var sum int64
 	if !s.resolveLogFilter(&f) {
 		return 0, nil
 	}
-	err := s.scanLogs(f, nil, func(r *logRow) bool {
+	err := s.scanLogs(ctx, f, nil, func(r *logRow) bool {
 		if q, err := r.quota(); err == nil {
 			sum += q
 		}

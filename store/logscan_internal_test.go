@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -73,7 +75,7 @@ func TestLogScanInSlices(t *testing.T) {
 	}
 	// The indexer runs between the slices of a scan.
 	seen := 0
-	err = s.scanLogs(LogFilter{UserID: 1}, nil, func(r *logRow) bool {
+	err = s.scanLogs(context.Background(), LogFilter{UserID: 1}, nil, func(r *logRow) bool {
 		if seen++; seen == 300 {
 			if err := s.indexLogs(); err != nil {
 				t.Fatal(err)
@@ -86,6 +88,16 @@ func TestLogScanInSlices(t *testing.T) {
 	}
 	if want := 1334; seen != want { // i%3 == 0 for i below 4000
 		t.Fatalf("user 1's entries seen %d times, want %d", seen, want)
+	}
+
+	// A query whose client went away ends with the context's error.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.LogsContext(gone, LogFilter{TokenName: "t"}, 1, 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a query after its context ended: %v", err)
+	}
+	if _, err := s.LogQuotaSumContext(gone, LogFilter{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a sum after its context ended: %v", err)
 	}
 
 	// A clear over several of its transactions removes exactly what is older.
