@@ -59,7 +59,6 @@ type ChannelService interface {
 	Channels() ([]*Channel, error)
 	FindChannels(f ChannelFilter) ([]*Channel, error)
 	UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error)
-	SetChannelStatusAuto(id uint64, status int, reason string) (bool, *Channel, error)
 	SetChannelStatusAutoAfter(id uint64, status int, reason string, seen *Channel) (bool, *Channel, error)
 	RecordChannelTest(id uint64, responseMs int64) error
 	RecordChannelBalance(id uint64, balance float64) error
