@@ -61,6 +61,7 @@ type topUpQuote struct {
 	Dollars float64 // what the order buys, in US$
 	Quota   int64   // what a paid order credits
 	Money   float64 // what the caller pays, rounded to cents
+	raw     float64 // the money before rounding, which the minimums judge
 }
 
 // quoteTopUp prices amount for a user of group: amount is dollars when the
@@ -91,9 +92,11 @@ func quoteTopUp(set *store.Settings, group string, amount int64) (topUpQuote, er
 	if ratio == 0 {
 		ratio = 1
 	}
-	q := topUpQuote{Dollars: dollars, Quota: int64(math.Round(dollars * qpu)),
-		Money: math.Round(dollars*set.Float("Price")*ratio*100) / 100}
-	if q.Money < 0.01 {
+	raw := dollars * set.Float("Price") * ratio
+	q := topUpQuote{Dollars: dollars, Quota: int64(math.Round(dollars * qpu)), Money: math.Round(raw*100) / 100, raw: raw}
+	// Judged before rounding: 0.005 would round up to a cent and be charged
+	// twice its price.
+	if q.raw < 0.01 {
 		return topUpQuote{}, store.Errorf(store.EINVALID, "充值金额过低")
 	}
 	return q, nil
@@ -107,7 +110,7 @@ func (s *Server) topUpAmount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, err := quoteTopUp(s.store.Settings(), currentUser(r).Group, req.Amount)
-	if err == nil && q.Money <= 0.01 {
+	if err == nil && q.raw <= 0.01 {
 		// The quote is stricter than the order (S §6.3): 0.01 itself is refused here.
 		err = store.Errorf(store.EINVALID, "充值金额过低")
 	}

@@ -214,6 +214,17 @@ func TestTopUp_Amount(t *testing.T) {
 		{Name: "MoneyAboveCent", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":3}`,
 			WantStatus: 200, WantContains: []string{`"data":"0.02"`}},
 	})
+	// The minimums judge the money before rounding: half a cent is not a
+	// cent, for the quote and for the order alike.
+	ts.MustSetOptions(t, "Price", "0.001")
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "HalfCentQuote", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":5}`,
+			WantStatus: 400, WantContains: []string{`"data":"充值金额过低"`}},
+		{Name: "HalfCentOrder", Method: "POST", URL: "/api/user/pay", As: "user", Body: `{"amount":5,"payment_method":"zfb"}`,
+			WantStatus: 400, WantContains: []string{`"data":"充值金额过低"`}},
+		{Name: "JustAboveCent", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":11}`,
+			WantStatus: 200, WantContains: []string{`"data":"0.01"`}},
+	})
 	ts.MustSetOptions(t, "Price", "7.3")
 	// In quota units the minimum is MinTopUp × QuotaPerUnit.
 	ts.MustSetOptions(t, "DisplayInCurrencyEnabled", "false")
