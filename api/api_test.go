@@ -404,6 +404,7 @@ func msg(s string) string { return `"message":` + jsonString(s) }
 
 // Messages the guard answers with.
 const (
-	msgNotLoggedIn  = "未登录或登录已过期，请重新登录！"
-	msgNoPermission = "无权进行此操作，权限不足"
+	msgNotLoggedIn   = "未登录或登录已过期，请重新登录！"
+	msgNoCredentials = "无权进行此操作，未登录且未提供 access token"
+	msgNoPermission  = "无权进行此操作，权限不足"
 )

@@ -40,7 +40,7 @@ func TestEnvelope(t *testing.T) {
 	if e := ok.Envelope(t); !e.Success || e.Message != "" {
 		t.Errorf("success envelope = %+v", e)
 	}
-	if e := refused.Envelope(t); e.Success || e.Message != msgNotLoggedIn || string(e.Data) != "null" {
+	if e := refused.Envelope(t); e.Success || e.Message != msgNoCredentials || string(e.Data) != "null" {
 		t.Errorf("failure envelope = %+v", e)
 	}
 }

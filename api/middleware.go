@@ -176,10 +176,12 @@ func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) h
 // that a proxy in front adds (HTTP Basic, say) does not log a signed-in
 // console out. It returns nil and an error for a request that has neither.
 func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, error) {
+	expired := false
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		if sess, err := s.store.Session(c.Value); err == nil && sess.UserID != 0 {
 			return s.sessionIdentity(r, c.Value, sess.UserID, needHeader)
 		}
+		expired = true
 	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		tok := strings.TrimSpace(strings.TrimPrefix(auth, "Bearer "))
@@ -192,7 +194,10 @@ func (s *Server) authenticate(r *http.Request, needHeader bool) (*Identity, erro
 		}
 		return &Identity{User: u, ViaToken: true}, nil
 	}
-	return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	if expired {
+		return nil, store.Errorf(store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	}
+	return nil, store.Errorf(store.EUNAUTHORIZED, "无权进行此操作，未登录且未提供 access token")
 }
 
 // sessionIdentity finishes authenticate for a live session of userID.

@@ -736,7 +736,7 @@ func TestOAuthWeChat(t *testing.T) {
 	wantAnswer(t, b.get("/api/oauth/wechat", false), 400, "请输入验证码")
 
 	// Binding needs a logged-in user with New-Api-User.
-	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/wechat/bind?code=222222", false), 401, msgNotLoggedIn)
+	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/wechat/bind?code=222222", false), 401, msgNoCredentials)
 	alice := newBrowser(t, env.TestServer)
 	alice.loginAs("alice")
 	wantAnswer(t, alice.get("/api/oauth/wechat/bind?code=222222", true), 200, "bind")

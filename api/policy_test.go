@@ -215,7 +215,7 @@ func TestPolicyMatrix(t *testing.T) {
 				resp := ApiScenario{Method: r.Method, URL: url, As: role, Body: `{}`}.Do(t, ts)
 				guardRefusal := false
 				if resp.StatusCode == 401 || resp.StatusCode == 403 {
-					if e, err := decodeEnvelope(resp.Body); err == nil && (e.Message == msgNotLoggedIn || e.Message == msgNoPermission) {
+					if e, err := decodeEnvelope(resp.Body); err == nil && (e.Message == msgNotLoggedIn || e.Message == msgNoCredentials || e.Message == msgNoPermission) {
 						guardRefusal = true
 					}
 				}
