@@ -94,6 +94,9 @@ type createUserRequest struct {
 	Username    string `json:"username"`
 	DisplayName string `json:"display_name"`
 	Password    string `json:"password"`
+	// Role is only checked: a role at or above the caller's is refused
+	// (S §3.3), any other is ignored.
+	Role *int `json:"role"`
 }
 
 // createUser adds a common user (role 1 whatever the body asks) with
@@ -106,6 +109,10 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(req.Username) == "" || req.Password == "" {
 		writeError(w, r, store.Errorf(store.EINVALID, "用户名和密码不能为空"))
+		return
+	}
+	if req.Role != nil && *req.Role >= currentUser(r).Role {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "无法创建权限大于等于自己的用户"))
 		return
 	}
 	u, err := s.store.CreateUser(store.NewUser{Username: req.Username, DisplayName: strings.TrimSpace(req.DisplayName),

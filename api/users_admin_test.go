@@ -52,7 +52,10 @@ func TestAdminUsers_ListSearchGet(t *testing.T) {
 	// Secrets and hashes never leave the server, whoever asks.
 	secrets := []string{`"password`, `"access_token"`, "access_token_hash", "$2a$"}
 	runScenarios(t, ts, []ApiScenario{
-		{Name: "ListGuest", URL: "/api/user/", WantStatus: 401, WantContains: []string{msg(msgNotLoggedIn)}},
+		{Name: "ListGuest", URL: "/api/user/", WantStatus: 401, WantContains: []string{msg(msgNoCredentials)}},
+		// A session cookie the server no longer knows: the login expired.
+		{Name: "ListExpiredSession", URL: "/api/user/", Headers: map[string]string{"Cookie": "session=ended"}, WantStatus: 401,
+			WantContains: []string{msg(msgNotLoggedIn)}},
 		{Name: "ListUser", URL: "/api/user/", As: "user", WantStatus: 403, WantContains: []string{msg(msgNoPermission)}},
 		{Name: "ListAdmin", URL: "/api/user/?p=0", As: "admin", WantStatus: 200,
 			WantContains:    []string{`"username":"alice"`, `"username":"root"`, `"has_access_token":true`, `"DeletedAt":"`},
@@ -103,9 +106,18 @@ func TestAdminUsers_Create(t *testing.T) {
 			WantStatus: 400, WantContains: []string{"密码长度不得小于 8 位！"}},
 		{Name: "Taken", Method: "POST", URL: "/api/user/", As: "admin", Body: `{"username":"Alice","password":"password-1"}`,
 			WantStatus: 409, WantContains: []string{"用户名已存在"}},
-		// A requested role is ignored: an administrator creates common users only.
+		// A requested role at or above the caller's is refused (S §3.3), root's too.
+		{Name: "RoleOfCaller", Method: "POST", URL: "/api/user/", As: "admin", Body: `{"username":"x2","password":"password-1","role":10}`,
+			WantStatus: 403, WantContains: []string{msg("无法创建权限大于等于自己的用户")}},
+		{Name: "RoleAboveCaller", Method: "POST", URL: "/api/user/", As: "admin", Body: `{"username":"x2","password":"password-1","role":100}`,
+			WantStatus: 403},
+		{Name: "RootAsRoot", Method: "POST", URL: "/api/user/", As: "root", Body: `{"username":"x2","password":"password-1","role":100}`,
+			WantStatus: 403},
+		// Any other role is ignored: the new user is a common one.
+		{Name: "RoleIgnored", Method: "POST", URL: "/api/user/", As: "root", Body: `{"username":"x3","password":"password-1","role":10}`,
+			WantStatus: 200, WantContains: []string{`"username":"x3"`, `"role":1`}},
 		{Name: "OK", Method: "POST", URL: "/api/user/", As: "admin",
-			Body:       `{"username":" newbie ","display_name":"New Bie","password":"password-1","role":100}`,
+			Body:       `{"username":" newbie ","display_name":"New Bie","password":"password-1","role":5}`,
 			WantStatus: 200, WantContains: []string{msg(msgUserCreated), `"username":"newbie"`, `"role":1`, `"quota":777`},
 			WantNotContains: []string{"password"}},
 	})
@@ -208,7 +220,7 @@ func TestAdminUsers_Manage(t *testing.T) {
 		want   *manageReply
 		msg    string
 	}{
-		{"Guest", "", manage(alice, "disable"), 401, nil, msgNotLoggedIn},
+		{"Guest", "", manage(alice, "disable"), 401, nil, msgNoCredentials},
 		{"User", "user", manage(inviter, "disable"), 403, nil, msgNoPermission},
 		{"Missing", "admin", manage(999, "disable"), 404, nil, ""},
 		{"UnknownAction", "admin", manage(alice, "ban"), 400, nil, "无效的操作：ban"},
