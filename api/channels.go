@@ -306,14 +306,15 @@ func (s *Server) deleteChannelBatch(w http.ResponseWriter, r *http.Request) {
 	writeMessage(w, fmt.Sprintf("已删除 %d 个通道！", n), n)
 }
 
-// fixChannels repairs the ability rows and reports honest counts.
+// fixChannels repairs the ability rows. data is a number as S has it, but
+// an honest one: the rows removed plus the rows added.
 func (s *Server) fixChannels(w http.ResponseWriter, r *http.Request) {
 	removed, added, err := s.store.FixAbilities()
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeMessage(w, fmt.Sprintf("已修复 %d 个通道！", removed+added), map[string]int{"removed": removed, "added": added})
+	writeMessage(w, fmt.Sprintf("已修复 %d 个通道！", removed+added), removed+added)
 }
 
 // copyChannel duplicates a channel on the server, key included, so the

@@ -401,9 +401,9 @@ func TestChannelFix(t *testing.T) {
 	_, admin := e.mustUser("fixer", store.RoleAdmin)
 	e.run(t, []consoleScenario{
 		{name: "fix", method: "POST", url: "/api/channel/fix", token: admin, wantStatus: 200,
-			wantContains: []string{"已修复 4 个通道！", `"removed":2`, `"added":2`}},
+			wantContains: []string{`"message":"已修复 4 个通道！","data":4}`}},
 		{name: "nothing left to fix", method: "POST", url: "/api/channel/fix", token: admin, wantStatus: 200,
-			wantContains: []string{"已修复 0 个通道！", `"removed":0`, `"added":0`}},
+			wantContains: []string{`"message":"已修复 0 个通道！","data":0}`}},
 	})
 	all, _ := e.store.Abilities()
 	if len(all) != 3 {

@@ -156,17 +156,9 @@ export async function deleteChannelBatch(ids: number[]): Promise<number> {
   return Number((await api.post<number>("/api/channel/batch", { ids })).data) || 0;
 }
 
-/** FixResult counts the ability rows the repair removed and added. */
-export interface FixResult {
-  removed: number;
-  added: number;
-}
-
-/** fixChannels repairs the channel-ability index. */
-export async function fixChannels(): Promise<FixResult> {
-  const data = (await api.post<FixResult | number>("/api/channel/fix")).data;
-  if (typeof data === "number") return { removed: 0, added: data };
-  return { removed: Number(data?.removed) || 0, added: Number(data?.added) || 0 };
+/** fixChannels repairs the channel-ability index; it resolves to the rows removed and added. */
+export async function fixChannels(): Promise<number> {
+  return Number((await api.post<number>("/api/channel/fix")).data) || 0;
 }
 
 /** copyChannel duplicates a channel on the server, key included. */

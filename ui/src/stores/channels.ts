@@ -323,8 +323,8 @@ export async function deleteSelected(): Promise<boolean> {
 /** fixAbilities repairs the channel index. */
 export async function fixAbilities(): Promise<void> {
   try {
-    const r = await channelApi.fixChannels();
-    toast.success(t("channels.msg.fixed", { count: r.removed + r.added, removed: r.removed, added: r.added }));
+    const count = await channelApi.fixChannels();
+    toast.success(t("channels.msg.fixed", { count }));
     await refreshChannels();
   } catch (err) {
     handleError(err);
