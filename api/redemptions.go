@@ -71,7 +71,11 @@ func (s *Server) createRedemptions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	list, err := s.store.CreateRedemptions(currentUser(r).ID, deref(req.Name), deref(req.Quota), req.Count)
+	quota := int64(100) // the column's default (S §3.6) when the body names none
+	if req.Quota != nil {
+		quota = *req.Quota
+	}
+	list, err := s.store.CreateRedemptions(currentUser(r).ID, deref(req.Name), quota, req.Count)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -75,6 +75,8 @@ func TestRedemptions_Admin(t *testing.T) {
 			WantStatus: 400, WantContains: []string{"额度不能超过"}},
 		{Name: "CreateNegativeQuota", Method: "POST", URL: "/api/redemption/", As: "admin", Body: `{"name":"x","quota":-5,"count":1}`,
 			WantStatus: 400, WantContains: []string{"兑换码额度必须大于 0"}},
+		{Name: "CreateZeroQuota", Method: "POST", URL: "/api/redemption/", As: "admin", Body: `{"name":"x","quota":0,"count":1}`,
+			WantStatus: 400, WantContains: []string{"兑换码额度必须大于 0"}},
 		{Name: "CreateZeroCount", Method: "POST", URL: "/api/redemption/", As: "admin", Body: `{"name":"x","quota":1,"count":0}`, WantStatus: 400},
 		{Name: "CreateTooMany", Method: "POST", URL: "/api/redemption/", As: "admin", Body: `{"name":"x","quota":1,"count":101}`,
 			WantStatus: 400, WantContains: []string{"1-100"}},
@@ -86,6 +88,10 @@ func TestRedemptions_Admin(t *testing.T) {
 		{Name: "SearchID", URL: fmt.Sprintf("/api/redemption/search?keyword=%d", first.ID), As: "admin", WantStatus: 200,
 			WantContains: []string{keys[0]}, WantNotContains: []string{keys[1]}},
 		{Name: "SearchMiss", URL: "/api/redemption/search?keyword=ift", As: "admin", WantStatus: 200, WantContains: []string{`"data":[]`}},
+		// name LIKE 'kw%': case does not count, % and _ are wildcards.
+		{Name: "SearchOtherCase", URL: "/api/redemption/search?keyword=GI", As: "admin", WantStatus: 200, WantContains: []string{keys[0], keys[2]}},
+		{Name: "SearchPercent", URL: "/api/redemption/search?keyword=%25ft", As: "admin", WantStatus: 200, WantContains: []string{keys[0], keys[2]}},
+		{Name: "SearchUnderscore", URL: "/api/redemption/search?keyword=g_f", As: "admin", WantStatus: 200, WantContains: []string{keys[0], keys[2]}},
 		{Name: "SearchUser", URL: "/api/redemption/search?keyword=gi", As: "user", WantStatus: 403},
 		{Name: "Get", URL: one, As: "admin", WantStatus: 200, WantContains: []string{keys[0], `"status":1`, `"quota":100000`}},
 		{Name: "GetUser", URL: one, As: "user", WantStatus: 403},
@@ -293,4 +299,19 @@ func be64(v uint64) []byte {
 		v >>= 8
 	}
 	return b
+}
+
+// A create without a quota gets the column's default of 100 (S §3.6).
+func TestRedemptions_DefaultQuota(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	var keys []string
+	ApiScenario{Method: "POST", URL: "/api/redemption/", As: "admin", Body: `{"name":"dflt","count":1}`, WantStatus: 200}.
+		Test(t, ts).Envelope(t).DataInto(t, &keys)
+	if len(keys) != 1 {
+		t.Fatalf("keys = %v", keys)
+	}
+	if r := redemptionByKey(t, ts, keys[0]); r.Quota != 100 {
+		t.Fatalf("quota = %d, want 100", r.Quota)
+	}
 }

@@ -100,11 +100,13 @@ func (s *Store) Redemption(id uint64) (*Redemption, error) {
 }
 
 // Redemptions lists codes newest first; keyword matches the id or a name
-// prefix. Offset and limit page the list (limit 0 = all).
+// prefix (S: name LIKE 'kw%', so % and _ are wildcards and ASCII case does
+// not count). Offset and limit page the list (limit 0 = all).
 func (s *Store) Redemptions(keyword string, offset, limit int) ([]*Redemption, error) {
 	out := []*Redemption{}
 	kw := strings.TrimSpace(keyword)
 	id, idErr := strconv.ParseUint(kw, 10, 64)
+	pattern := strings.ToLower(kw) + "%"
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRedemptions).Cursor()
 		skipped := 0
@@ -116,7 +118,7 @@ func (s *Store) Redemptions(keyword string, offset, limit int) ([]*Redemption, e
 			if r.DeletedAt != 0 {
 				continue
 			}
-			if kw != "" && !(idErr == nil && r.ID == id) && !strings.HasPrefix(r.Name, kw) {
+			if kw != "" && !(idErr == nil && r.ID == id) && !likeMatch(strings.ToLower(r.Name), pattern) {
 				continue
 			}
 			if skipped < offset {
