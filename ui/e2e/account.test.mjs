@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { expectToast, gatewaySuite, loginToPersonalSettings, newPage, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
+import { expectToast, gatewaySuite, loginToPersonalSettings, newPage, rootApi, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -145,5 +145,27 @@ test("a refused clipboard opens the manual-copy dialog", async () => {
   const text = page.locator('[data-testid="manual-copy-text"]');
   await text.waitFor();
   assert.match(await text.inputValue(), /\/register\?aff=/);
+  await context.close();
+});
+
+test("with registration off, neither the login form nor the top bar offers to register", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await page.goto("/login");
+  await page.locator('[data-testid="login-submit"]').waitFor();
+  assert.equal(await page.locator('a[href="/register"]').count(), 1);
+  await root.call("PUT", "/api/option/", { key: "RegisterEnabled", value: "false" });
+  try {
+    await page.reload();
+    await page.locator('[data-testid="login-submit"]').waitFor();
+    // Both go once the status saying so has arrived.
+    await page.waitForFunction(
+      () => !document.querySelector('a[href="/register"]') && ![...document.querySelectorAll(".auth-links button")].some((b) => b.textContent === "注册"),
+      undefined,
+      { timeout: 10000 },
+    );
+  } finally {
+    await root.call("PUT", "/api/option/", { key: "RegisterEnabled", value: "true" });
+  }
   await context.close();
 });

@@ -82,6 +82,25 @@ test("bad JSON in ModelRatio is refused with the spec message and the server kee
   await context.close();
 });
 
+test("a section the server refuses in part says so with the spec's message", async () => {
+  const before = await getOptions(root);
+  const { context, page } = await rootPage("operation");
+  // The threshold is refused (above its bound), the interval is stored.
+  await page.fill("#opt-ChannelDisableThreshold", "2000000");
+  await page.fill("#opt-ChannelBalanceInterval", String(Number(before.ChannelBalanceInterval || 0) + 7));
+  await clickAndExpect(page, '[data-testid="save-monitor"]', "部分保存失败，请重试");
+  await expectToast(page, "ChannelDisableThreshold");
+  const after = await getOptions(root);
+  assert.equal(after.ChannelDisableThreshold, before.ChannelDisableThreshold);
+  assert.equal(after.ChannelBalanceInterval, String(Number(before.ChannelBalanceInterval || 0) + 7));
+  // Only the refused key left: nothing saved.
+  await page.fill("#opt-ChannelDisableThreshold", "3000000");
+  await clickAndExpect(page, '[data-testid="save-monitor"]', "保存失败，请重试");
+  await page.locator(".toast-text", { hasText: /^保存失败，请重试$/ }).first().waitFor();
+  await root.call("PUT", "/api/option/", { key: "ChannelBalanceInterval", value: before.ChannelBalanceInterval || "0" });
+  await context.close();
+});
+
 test("a valid GroupRatio is saved and persists across a reload", async () => {
   const want = { default: 1, vip: 1.5, svip: 2, edu: 0.5 };
   const { context, page } = await rootPage("operation");

@@ -85,12 +85,16 @@ export function LoginForm() {
           {t("auth.login")}
         </Button>
         <Flex justify="between" wrap="wrap" gap="2">
-          <Text size="2">
-            {t("auth.noAccount")}{" "}
-            <TextLink asChild>
-              <Link href="/register">{t("auth.register")}</Link>
-            </TextLink>
-          </Text>
+          {status.value.register_enabled !== false ? (
+            <Text size="2">
+              {t("auth.noAccount")}{" "}
+              <TextLink asChild>
+                <Link href="/register">{t("auth.register")}</Link>
+              </TextLink>
+            </Text>
+          ) : (
+            <span />
+          )}
           <Text size="2">
             <TextLink asChild>
               <Link href="/reset">{t("auth.forgotPassword")}</Link>
