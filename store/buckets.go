@@ -27,8 +27,11 @@ var (
 	bucketIdxLogsByChannel = []byte("idx_log_by_channel")
 	bucketIdxLogsByModel   = []byte("idx_log_by_model")
 	bucketIdxLogsByType    = []byte("idx_log_by_type")
-	bucketLogCounts        = []byte("log_counts")
-	bucketLogUnindexed     = []byte("log_unindexed")
+	// idx_log_by_token_name keys entries by the token name they were made
+	// with (a log keeps the name its token had then): name, 0, log key.
+	bucketIdxLogsByTokenName = []byte("idx_log_by_token_name")
+	bucketLogCounts          = []byte("log_counts")
+	bucketLogUnindexed       = []byte("log_unindexed")
 
 	bucketRedemptions      = []byte("redemptions")
 	bucketIdxRedemptionKey = []byte("idx_redemption_by_key")
@@ -51,7 +54,7 @@ var allBuckets = [][]byte{
 	bucketIdxUserByTelegram, bucketIdxUserByLinuxDO,
 	bucketSessions, bucketIdxSessionsByUser,
 	bucketOptions, bucketCodes,
-	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType, bucketLogCounts, bucketLogUnindexed,
+	bucketLogs, bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType, bucketIdxLogsByTokenName, bucketLogCounts, bucketLogUnindexed,
 	bucketRedemptions, bucketIdxRedemptionKey, bucketTopUps, bucketIdxTopUpTradeNo, bucketQuotaData,
 	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }
@@ -59,4 +62,9 @@ var allBuckets = [][]byte{
 // Meta keys.
 var (
 	metaSchemaVersion = []byte("schema_version")
+	// While entries written before the token-name index existed are being
+	// added to it, these hold the next log key to add and the last one
+	// (see backfillTokenNames); the index is read only once they are gone.
+	metaNameBackfillNext = []byte("token_name_backfill_next")
+	metaNameBackfillEnd  = []byte("token_name_backfill_end")
 )

@@ -60,8 +60,94 @@ func (s *Store) startIndexer() {
 			}
 			// A failed pass leaves the references in place for the next one.
 			_ = s.indexLogs()
+			_, _ = s.backfillTokenNames(ix.stop)
 		}
 	}()
+}
+
+const (
+	// backfillBudget bounds the backfill's work per indexer tick, and
+	// backfillSlice one transaction of it: a charge waits for one slice at
+	// most, and the pause between slices lets it in.
+	backfillBudget = 100 * time.Millisecond
+	backfillSlice  = 20 * time.Millisecond
+	backfillPause  = 5 * time.Millisecond
+)
+
+// backfillTokenNames adds the entries written before the token-name index
+// existed to it, oldest first, for about backfillBudget or until stop; it
+// reports whether entries remain. Progress is kept in the file, so a
+// restart goes on where the last transaction ended.
+func (s *Store) backfillTokenNames(stop <-chan struct{}) (more bool, err error) {
+	deadline := time.Now().Add(backfillBudget)
+	for {
+		done, err := s.backfillTokenNameSlice()
+		if err != nil || done {
+			return false, err
+		}
+		if time.Now().After(deadline) {
+			return true, nil
+		}
+		select {
+		case <-stop:
+			return true, nil
+		case <-time.After(backfillPause):
+		}
+	}
+}
+
+// backfillTokenNameSlice runs one transaction of the backfill; done tells
+// that nothing is left.
+func (s *Store) backfillTokenNameSlice() (done bool, err error) {
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		next, end := meta.Get(metaNameBackfillNext), meta.Get(metaNameBackfillEnd)
+		if next == nil {
+			done = true
+			return errNothingToIndex // roll back: nothing was written
+		}
+		counts := logCounter{}
+		start := time.Now()
+		waiting := tx.Bucket(bucketLogUnindexed)
+		c := tx.Bucket(bucketLogs).Cursor()
+		k, v := c.Seek(next)
+		for n := 0; k != nil && bytes.Compare(k, end) <= 0; k, v = c.Next() {
+			if n++; n&63 == 0 && time.Since(start) > backfillSlice || s.backfillRows > 0 && n > s.backfillRows {
+				break
+			}
+			if waiting.Get(k) != nil {
+				// Not indexed yet: the indexer adds it to every index, this
+				// one included (queries read an entry either from the
+				// indexes or from its waiting reference, never both).
+				continue
+			}
+			var l Log
+			if err := jsonUnmarshal(v, &l); err != nil {
+				// An entry that does not decode is left out, as queries
+				// that read it would.
+				continue
+			}
+			r := refOf(&l)
+			if err := indexTokenName(tx, k, r, r.nameIndexValue(), 1, counts); err != nil {
+				return err
+			}
+		}
+		if err := counts.flush(tx); err != nil {
+			return err
+		}
+		if k == nil || bytes.Compare(k, end) > 0 {
+			done = true
+			if err := meta.Delete(metaNameBackfillNext); err != nil {
+				return err
+			}
+			return meta.Delete(metaNameBackfillEnd)
+		}
+		return meta.Put(metaNameBackfillNext, append([]byte(nil), k...))
+	})
+	if errors.Is(err, errNothingToIndex) {
+		err = nil
+	}
+	return done, err
 }
 
 func (s *Store) stopIndexer() {
@@ -100,6 +186,15 @@ func (s *Store) indexLogs() error {
 			for ; k != nil && n < indexChunk; k, v = c.Next() {
 				// A reference and its entry are written and cleared together.
 				if r, ok := decodeRef(v); ok {
+					if !r.hasName {
+						// A reference from before the token-name index: the
+						// entry has the name (the backfill leaves waiting
+						// entries to this pass).
+						var l Log
+						if data := tx.Bucket(bucketLogs).Get(k); data != nil && jsonUnmarshal(data, &l) == nil {
+							r.tokenName, r.hasName = l.TokenName, true
+						}
+					}
 					if err := indexLog(tx, k, r, 1, counts); err != nil {
 						return err
 					}

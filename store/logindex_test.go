@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -41,6 +42,9 @@ var indexFilters = []LogFilter{
 	// Patterns read through the models they match.
 	{ModelName: "m-_"}, {ModelName: "%2"}, {ModelName: "x%"}, {ModelName: "m-%", Type: LogTypeTopup},
 	{ModelName: "%", Start: 1_700_000_100}, {ModelName: "%1", UserID: 2},
+	// Token names through their index, alone or with another filter.
+	{TokenName: "t2"}, {TokenName: "t3", UserID: 2}, {TokenName: "t4", Type: LogTypeConsume},
+	{TokenName: "t1", ModelName: "m-%"}, {TokenName: "t5", Start: 1_700_000_150}, {TokenName: "nobody"},
 }
 
 // checkLogQueries compares every query path with a brute-force answer.
@@ -359,7 +363,13 @@ func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
 				return err
 			}
 		}
-		return nil
+		// As the migration to the token-name index leaves such a file: the
+		// entries present are to be added to it.
+		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
+		if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -370,4 +380,161 @@ func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
 	}
 	add(100)
 	checkLogQueries(t, s, all, "older entries indexed")
+	for done := false; !done; {
+		if done, err = s.backfillTokenNameSlice(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLogQueries(t, s, all, "older entries indexed by token name")
+}
+
+// A file written before the token-name index gets it in the background:
+// until every older entry is in, queries by token name read as before;
+// the backfill goes on across a restart, meets entries written meanwhile
+// and a clear, and ends with index entries and row counters that agree
+// with a full scan.
+func TestTokenNameBackfill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.stopIndexer()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var all []*Log
+	add := func(s *Store, n int) {
+		for range n {
+			tok := uint64(rng.IntN(6) + 1)
+			l := &Log{UserID: uint64(rng.IntN(4) + 1), TokenID: tok, TokenName: fmt.Sprintf("t%d", tok), ChannelID: uint64(rng.IntN(3) + 1),
+				ModelName: fmt.Sprintf("m-%d", rng.IntN(3)), Type: LogTypeConsume, Quota: int64(rng.IntN(1000)), CreatedAt: 1_700_000_000 + int64(rng.IntN(400))}
+			if err := s.AppendLog(l); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, l)
+		}
+	}
+	add(s, 300)
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	add(s, 100)
+	// Make the file one of schema version 4: no token-name index, waiting
+	// references without the name.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketIdxLogsByTokenName); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketIdxLogsByTokenName); err != nil {
+			return err
+		}
+		counts := tx.Bucket(bucketLogCounts)
+		for i := 1; i <= 6; i++ {
+			if err := counts.Delete([]byte(nameCounter(fmt.Sprintf("t%d", i)))); err != nil {
+				return err
+			}
+		}
+		w := tx.Bucket(bucketLogUnindexed)
+		refs := map[string][]byte{}
+		if err := w.ForEach(func(k, v []byte) error {
+			r, _ := decodeRef(v)
+			r.hasName = false
+			old := r.encode()
+			old[0] = refMark
+			refs[string(k)] = append(old[:34:34], r.model...)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for k, v := range refs {
+			if err := w.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(4))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	reopen := func() *Store {
+		s, err := Open(path, Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.stopIndexer()
+		s.backfillRows = 150
+		return s
+	}
+	s = reopen()
+	ready := func(s *Store) (ok bool) {
+		_ = s.db.View(func(tx *bolt.Tx) error { ok = tokenNameIndexReady(tx); return nil })
+		return ok
+	}
+	if ready(s) {
+		t.Fatal("the index counts as complete before the backfill")
+	}
+	checkLogQueries(t, s, all, "before the backfill")
+	if done, err := s.backfillTokenNameSlice(); err != nil || done {
+		t.Fatalf("first slice: done %v, %v", done, err)
+	}
+	add(s, 50) // written meanwhile, indexed by name as they come
+	checkLogQueries(t, s, all, "backfill under way")
+	s.Close()
+	s = reopen()
+	defer s.Close()
+	if err := s.indexLogs(); err != nil { // the older references, without names
+		t.Fatal(err)
+	}
+	if ready(s) {
+		t.Fatal("the index counts as complete after a restart mid-way")
+	}
+	// A clear removes entries on both sides of the backfill's position.
+	cut := int64(1_700_000_050)
+	if _, err := s.DeleteLogsBefore(cut); err != nil {
+		t.Fatal(err)
+	}
+	kept := all[:0:0]
+	for _, l := range all {
+		if l.CreatedAt >= cut {
+			kept = append(kept, l)
+		}
+	}
+	all = kept
+	slices := 0
+	for done := false; !done; slices++ {
+		if done, err = s.backfillTokenNameSlice(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !ready(s) || slices < 2 {
+		t.Fatalf("ready %v after %d slices", ready(s), slices)
+	}
+	add(s, 50)
+	checkLogQueries(t, s, all, "after the backfill")
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	checkLogQueries(t, s, all, "after the backfill, all indexed")
+	// Every name's index entries and counter match the entries.
+	err = s.db.View(func(tx *bolt.Tx) error {
+		for i := 1; i <= 6; i++ {
+			name := fmt.Sprintf("t%d", i)
+			want := len(bruteLogs(all, LogFilter{TokenName: name}))
+			n := 0
+			c := tx.Bucket(bucketIdxLogsByTokenName).Cursor()
+			prefix := modelIndexKey(name, nil)
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				n++
+			}
+			counter := int(btoi(tx.Bucket(bucketLogCounts).Get([]byte(nameCounter(name)))))
+			if n != want || counter != want {
+				t.Errorf("%s: %d index entries, counter %d, want %d", name, n, counter, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -48,9 +48,12 @@ type logPlan struct {
 	prefixes [][]byte
 	counters [][]byte
 	covered  bool
-	// byType: what the index leaves to check is the type alone, which an
-	// index entry that carries it decides without decoding the row.
-	byType bool
+	// byMeta: what the index leaves to check is the type, or the user of a
+	// token-name entry, which an index entry that carries them decides
+	// without decoding the row.
+	byMeta bool
+	// metaUser: the user is among what byMeta checks.
+	metaUser bool
 }
 
 // planLogs picks the most selective index for f: user, token, channel, then
@@ -96,9 +99,37 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 			p = logPlan{counters: [][]byte{[]byte("all")}}
 		}
 	}
+	// A token name is read through its index when that holds fewer rows
+	// than the index picked above (a token id names one token: that stays).
+	if f.TokenName != "" && f.TokenID == 0 && nameIndexable(f.TokenName) && tokenNameIndexReady(tx) {
+		counts := tx.Bucket(bucketLogCounts)
+		size := func(keys [][]byte) (n uint64) {
+			for _, k := range keys {
+				if v := counts.Get(k); v != nil {
+					n += btoi(v)
+				}
+			}
+			return n
+		}
+		counter := []byte(nameCounter(f.TokenName))
+		if size([][]byte{counter}) < size(p.counters) {
+			p = logPlan{idx: tx.Bucket(bucketIdxLogsByTokenName), prefixes: [][]byte{modelIndexKey(f.TokenName, nil)}, counters: [][]byte{counter}}
+			rest = f
+			rest.Start, rest.End, rest.Username, rest.TokenName = 0, 0, "", ""
+			if rest == (LogFilter{Type: rest.Type, UserID: rest.UserID}) && rest.UserID != 0 {
+				p.byMeta, p.metaUser = true, true
+			}
+		}
+	}
 	p.covered = rest == LogFilter{}
-	p.byType = rest.Type != 0 && rest == LogFilter{Type: rest.Type}
+	p.byMeta = p.byMeta || rest.Type != 0 && rest == LogFilter{Type: rest.Type}
 	return p
+}
+
+// tokenNameIndexReady reports whether the token-name index holds every
+// entry: not while entries written before it are still being added.
+func tokenNameIndexReady(tx *bolt.Tx) bool {
+	return tx.Bucket(bucketMeta).Get(metaNameBackfillNext) == nil
 }
 
 // patternModels lists the models in the model index that pattern matches,
@@ -321,6 +352,16 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 			if row.v = primary.Get(row.pk); row.v == nil {
 				continue
 			}
+			if lazy && !r.decides(f) {
+				// An older reference without the token name: the entry says.
+				l, err := row.Log()
+				if err != nil {
+					return last, false, err
+				}
+				if !logMatches(l, f) {
+					continue
+				}
+			}
 			// The reference has matched every field it carries.
 			row.meta = r.indexValue()
 		}
@@ -333,9 +374,11 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 		if f.End > 0 && ts > f.End {
 			continue
 		}
-		if !lazy && plan.byType {
-			if typ, _, ok := indexMeta(row.meta); ok {
-				if typ != f.Type {
+		if !lazy && plan.byMeta {
+			typ, _, ok := indexMeta(row.meta)
+			user, uok := indexUser(row.meta)
+			if ok && (!plan.metaUser || uok) {
+				if f.Type != 0 && typ != f.Type || plan.metaUser && user != f.UserID {
 					continue
 				}
 				if !fn(row) {
@@ -376,9 +419,18 @@ func countLogs(tx *bolt.Tx, f LogFilter, now int64) (n int, ok bool) {
 	}
 	c := tx.Bucket(bucketLogUnindexed).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if r, ok := decodeRef(v); ok && r.matches(f) {
-			n++
+		r, ok := decodeRef(v)
+		if !ok || !r.matches(f) {
+			continue
 		}
+		if !r.decides(f) {
+			// An older reference without the token name: the entry says.
+			var l Log
+			if data := tx.Bucket(bucketLogs).Get(k); data == nil || json.Unmarshal(data, &l) != nil || !logMatches(&l, f) {
+				continue
+			}
+		}
+		n++
 	}
 	return n, true
 }

@@ -17,7 +17,7 @@ func fillLogs(tb testing.TB, s *Store, n int) {
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for i := done; i < done+chunk && i < n; i++ {
 				l := &Log{UserID: uint64(i%50 + 1), Username: fmt.Sprintf("u%d", i%50+1), Type: LogTypeConsume,
-					TokenID: uint64(i%200 + 1), TokenName: "t", ModelName: fmt.Sprintf("model-%d", i%20),
+					TokenID: uint64(i%200 + 1), TokenName: fmt.Sprintf("tok-%d", i%200+1), ModelName: fmt.Sprintf("model-%d", i%20),
 					ChannelID: uint64(i%10 + 1), Quota: 100, CreatedAt: int64(1_700_000_000 + i), Other: `{"admin_info":{"use_channel":[1]}}`}
 				if err := appendLog(tx, l); err != nil {
 					return err
@@ -57,6 +57,8 @@ func BenchmarkLogsPage(b *testing.B) {
 		{"channel+range/first", LogFilter{ChannelID: 3, Start: 1_700_000_000 + rows - 86400, End: 1_700_000_000 + rows}, 1},
 		{"type/first", LogFilter{Type: LogTypeConsume}, 1},
 		{"model-pattern/first", LogFilter{ModelName: "model-1_"}, 1},
+		{"token-name/first", LogFilter{TokenName: "tok-7"}, 1},
+		{"token-name+user/first", LogFilter{TokenName: "tok-7", UserID: 7}, 1},
 	}
 	run := func(prefix string) {
 		for _, c := range cases {

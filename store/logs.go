@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -78,43 +79,64 @@ const appendFill = 0.9
 
 // logRef is what the indexes and row counters need of an entry, and its
 // quota, which the index entries carry so that sums and type checks need
-// not decode the entry (hasQuota is false for references written before).
+// not decode the entry (hasQuota is false for references written before),
+// and its token name (hasName is false for references written before).
 type logRef struct {
 	user, token, channel uint64
 	typ                  int
 	quota                int64
 	hasQuota             bool
 	model                string
+	tokenName            string
+	hasName              bool
 }
 
 func refOf(l *Log) logRef {
-	return logRef{user: l.UserID, token: l.TokenID, channel: l.ChannelID, typ: l.Type, quota: l.Quota, hasQuota: true, model: l.ModelName}
+	return logRef{user: l.UserID, token: l.TokenID, channel: l.ChannelID, typ: l.Type, quota: l.Quota, hasQuota: true,
+		model: l.ModelName, tokenName: l.TokenName, hasName: true}
 }
 
-// refMark starts a reference that carries the quota. An older reference
-// starts with a user id, whose first byte is 0 for any id below 2^56.
-const refMark = 0xFF
+// refMark starts a reference that carries the quota, refNameMark one that
+// also carries the token name. An older reference starts with a user id,
+// whose first byte is 0 for any id below 2^56.
+const (
+	refMark     = 0xFF
+	refNameMark = 0xFE
+)
 
 // encode lays the reference out as mark(1) user(8) token(8) channel(8)
-// type(1) quota(8) model.
+// type(1) quota(8) uvarint(len(model)) model token-name.
 func (r logRef) encode() []byte {
-	v := make([]byte, 34, 34+len(r.model))
-	v[0] = refMark
+	v := make([]byte, 34, 34+binary.MaxVarintLen64+len(r.model)+len(r.tokenName))
+	v[0] = refNameMark
 	binary.BigEndian.PutUint64(v[1:], r.user)
 	binary.BigEndian.PutUint64(v[9:], r.token)
 	binary.BigEndian.PutUint64(v[17:], r.channel)
 	v[25] = byte(r.typ)
 	binary.BigEndian.PutUint64(v[26:], uint64(r.quota))
-	return append(v, r.model...)
+	v = binary.AppendUvarint(v, uint64(len(r.model)))
+	return append(append(v, r.model...), r.tokenName...)
 }
 
-// decodeRef reads a reference in either layout (the older one lacks the
-// mark and the quota).
+// decodeRef reads a reference in any of its layouts (the older ones lack
+// the token name, the oldest also the mark and the quota).
 func decodeRef(v []byte) (logRef, bool) {
-	if len(v) >= 34 && v[0] == refMark {
-		return logRef{user: binary.BigEndian.Uint64(v[1:]), token: binary.BigEndian.Uint64(v[9:]),
+	if len(v) >= 34 && (v[0] == refMark || v[0] == refNameMark) {
+		r := logRef{user: binary.BigEndian.Uint64(v[1:]), token: binary.BigEndian.Uint64(v[9:]),
 			channel: binary.BigEndian.Uint64(v[17:]), typ: int(v[25]), quota: int64(binary.BigEndian.Uint64(v[26:])),
-			hasQuota: true, model: string(v[34:])}, true
+			hasQuota: true}
+		if v[0] == refMark {
+			r.model = string(v[34:])
+			return r, true
+		}
+		n, w := binary.Uvarint(v[34:])
+		rest := v[34:]
+		if w <= 0 || n > uint64(len(rest)-w) {
+			return logRef{}, false
+		}
+		rest = rest[w:]
+		r.model, r.tokenName, r.hasName = string(rest[:n]), string(rest[n:]), true
+		return r, true
 	}
 	if len(v) < 25 {
 		return logRef{}, false
@@ -132,6 +154,31 @@ func (r logRef) indexValue() []byte {
 	return binary.AppendVarint([]byte{byte(r.typ)}, r.quota)
 }
 
+// nameIndexValue is the value of the entry's token-name index key: its
+// type, quota and user (the index mixes every user's tokens of one name),
+// or nothing when the reference does not carry them.
+func (r logRef) nameIndexValue() []byte {
+	v := r.indexValue()
+	if v == nil {
+		return nil
+	}
+	return binary.AppendUvarint(v, r.user)
+}
+
+// indexUser reads the user of a token-name index value; ok is false for
+// another index's value.
+func indexUser(v []byte) (user uint64, ok bool) {
+	if len(v) < 2 {
+		return 0, false
+	}
+	_, n := binary.Varint(v[1:])
+	if n <= 0 || 1+n >= len(v) {
+		return 0, false
+	}
+	user, m := binary.Uvarint(v[1+n:])
+	return user, m > 0
+}
+
 // indexMeta reads an index value: the entry's type and quota; ok is false
 // for an entry indexed without them.
 func indexMeta(v []byte) (typ int, quota int64, ok bool) {
@@ -146,12 +193,18 @@ func indexMeta(v []byte) (typ int, quota int64, ok bool) {
 }
 
 // matches reports whether the fields the reference carries agree with f;
-// token name and keyword need the entry itself.
+// the keyword, and the token name of a reference without it, need the
+// entry itself (decides tells whether the reference decided alone).
 func (r logRef) matches(f LogFilter) bool {
 	return (f.Type == 0 || r.typ == f.Type) && (f.UserID == 0 || r.user == f.UserID) &&
 		(f.TokenID == 0 || r.token == f.TokenID) && (f.ChannelID == 0 || r.channel == f.ChannelID) &&
-		(f.ModelName == "" || likeMatch(r.model, f.ModelName))
+		(f.ModelName == "" || likeMatch(r.model, f.ModelName)) &&
+		(f.TokenName == "" || !r.hasName || r.tokenName == f.TokenName)
 }
+
+// decides reports whether matches alone settles f for this reference, so
+// that a covered query need not decode the entry.
+func (r logRef) decides(f LogFilter) bool { return f.TokenName == "" || r.hasName }
 
 // indexLog writes (d = 1) or removes (d = -1) the index entries of the entry
 // at key and records its row-counter change in c.
@@ -177,6 +230,9 @@ func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
 		es = append(es, entry{bucketIdxLogsByType, append([]byte{byte(r.typ)}, key...), true})
 	}
 	value := r.indexValue()
+	if err := indexTokenName(tx, key, r, r.nameIndexValue(), d, c); err != nil {
+		return err
+	}
 	for _, e := range es {
 		b := tx.Bucket(e.bucket)
 		var err error
@@ -239,6 +295,39 @@ func (c logCounter) flush(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// indexTokenName writes (d = 1) or removes (d = -1) the entry's key in the
+// token-name index and counts it, each only if the key is missing (or
+// present): the indexer and the backfill of older entries may both reach
+// an entry, and a clear may remove one neither reached.
+func indexTokenName(tx *bolt.Tx, key []byte, r logRef, value []byte, d int64, c logCounter) error {
+	if !r.hasName || !nameIndexable(r.tokenName) {
+		return nil
+	}
+	b := tx.Bucket(bucketIdxLogsByTokenName)
+	k := modelIndexKey(r.tokenName, key)
+	present := b.Get(k) != nil
+	switch {
+	case d > 0 && !present:
+		if err := b.Put(k, value); err != nil {
+			return err
+		}
+	case d < 0 && present:
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	c[nameCounter(r.tokenName)] += d
+	return nil
+}
+
+// nameIndexable tells the token names the index holds: not empty, and
+// without the 0 byte that ends a name in its keys.
+func nameIndexable(name string) bool { return name != "" && strings.IndexByte(name, 0) < 0 }
+
+func nameCounter(name string) string { return "n" + name }
 
 func modelIndexKey(model string, key []byte) []byte {
 	k := make([]byte, 0, len(model)+1+len(key))

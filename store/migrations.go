@@ -43,6 +43,21 @@ var migrations = []func(tx *bolt.Tx) error{
 	// older forms, which every query still reads; the version keeps older
 	// builds, which would misread a marked reference, from opening the file.
 	func(tx *bolt.Tx) error { return nil },
+	// 5: entries are indexed by token name, and waiting references carry
+	// it in a layout of their own mark. The entries present are added in
+	// the background (backfillTokenNames), from the first to the last one
+	// now; queries read the index once they all are.
+	func(tx *bolt.Tx) error {
+		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
+		if last == nil {
+			return nil
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
+			return err
+		}
+		return meta.Put(metaNameBackfillEnd, append([]byte(nil), last...))
+	},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -36,8 +36,11 @@ type Store struct {
 	// scanSlice, when set, replaces the length of a log scan's read
 	// transactions (tests cut scans into many).
 	scanSlice time.Duration
-	routing   atomic.Pointer[routing]
-	auth      *authCache
+	// backfillRows, when set, bounds the entries one transaction of the
+	// token-name backfill adds (tests cut it short with it).
+	backfillRows int
+	routing      atomic.Pointer[routing]
+	auth         *authCache
 }
 
 // Options configures Open.
