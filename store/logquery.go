@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -194,11 +195,13 @@ func (r *logRow) Log() (*Log, error) {
 }
 
 // keyWalk walks a bucket's keys that start with prefix, newest log key
-// first, from the last one at or below prefix+hi. pk is the log key (the
-// key without prefix), nil once the walk is over.
+// first, from the last one at or below prefix+hi (oldest first, from the
+// first one at or above prefix+lo, when asc). pk is the log key (the key
+// without prefix), nil once the walk is over.
 type keyWalk struct {
 	c      *bolt.Cursor
 	prefix []byte
+	asc    bool
 	pk, v  []byte
 }
 
@@ -215,6 +218,17 @@ func newKeyWalk(b *bolt.Bucket, prefix, hi []byte, strict bool) *keyWalk {
 	return w
 }
 
+func newAscKeyWalk(b *bolt.Bucket, prefix, lo []byte, strict bool) *keyWalk {
+	w := &keyWalk{c: b.Cursor(), prefix: prefix, asc: true}
+	seek := append(append([]byte(nil), prefix...), lo...)
+	k, v := w.c.Seek(seek)
+	if k != nil && strict && bytes.Equal(k, seek) {
+		k, v = w.c.Next()
+	}
+	w.set(k, v)
+	return w
+}
+
 func (w *keyWalk) set(k, v []byte) {
 	if k == nil || !bytes.HasPrefix(k, w.prefix) {
 		w.pk, w.v = nil, nil
@@ -223,25 +237,41 @@ func (w *keyWalk) set(k, v []byte) {
 	w.pk, w.v = k[len(w.prefix):], v
 }
 
-func (w *keyWalk) next() { w.set(w.c.Prev()) }
+func (w *keyWalk) next() {
+	if w.asc {
+		w.set(w.c.Next())
+	} else {
+		w.set(w.c.Prev())
+	}
+}
 
-// mergedWalk walks several keyWalks as one, newest log key first.
+// mergedWalk walks several keyWalks as one, newest log key first (oldest
+// first when asc).
 type mergedWalk struct {
 	walks []*keyWalk
+	asc   bool
 	cur   int
 	pk, v []byte
 }
 
-func newMergedWalk(walks ...*keyWalk) *mergedWalk {
-	m := &mergedWalk{walks: walks}
+func newMergedWalk(asc bool, walks ...*keyWalk) *mergedWalk {
+	m := &mergedWalk{walks: walks, asc: asc}
 	m.pick()
 	return m
+}
+
+// ahead reports whether log key a comes before b in the walk's order.
+func ahead(a, b []byte, asc bool) bool {
+	if asc {
+		return bytes.Compare(a, b) < 0
+	}
+	return bytes.Compare(a, b) > 0
 }
 
 func (m *mergedWalk) pick() {
 	m.cur, m.pk, m.v = -1, nil, nil
 	for i, w := range m.walks {
-		if w.pk != nil && (m.pk == nil || bytes.Compare(w.pk, m.pk) > 0) {
+		if w.pk != nil && (m.pk == nil || ahead(w.pk, m.pk, m.asc)) {
 			m.cur, m.pk, m.v = i, w.pk, w.v
 		}
 	}
@@ -270,6 +300,12 @@ const scanSlice = 50 * time.Millisecond
 // one the indexer moved meanwhile is seen once.
 // The scan ends with ctx's error once ctx is done (the client went away).
 func (s *Store) scanLogs(ctx context.Context, f LogFilter, first func(tx *bolt.Tx), fn func(r *logRow) bool) error {
+	return s.scanLogsDir(ctx, f, false, first, fn)
+}
+
+// scanLogsDir is scanLogs, oldest first when asc (each transaction going
+// on above the last entry the one before reached).
+func (s *Store) scanLogsDir(ctx context.Context, f LogFilter, asc bool, first func(tx *bolt.Tx), fn func(r *logRow) bool) error {
 	var below []byte
 	for {
 		if err := ctx.Err(); err != nil {
@@ -285,7 +321,7 @@ func (s *Store) scanLogs(ctx context.Context, f LogFilter, first func(tx *bolt.T
 			if slice == 0 {
 				slice = scanSlice
 			}
-			below, more, err = s.scanSome(tx, f, below, time.Now().Add(slice), fn)
+			below, more, err = s.scanSome(tx, f, asc, below, time.Now().Add(slice), fn)
 			return err
 		})
 		if err != nil || !more {
@@ -295,22 +331,34 @@ func (s *Store) scanLogs(ctx context.Context, f LogFilter, first func(tx *bolt.T
 }
 
 // scanSome is one transaction of scanLogs: it walks the entries below the
-// log key below (from the newest when nil) until fn stops it, the entries
-// run out, or deadline passes; more tells that the walk stopped at the
-// deadline, last where.
-func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
+// log key from (from the newest when nil; above it, from the oldest, when
+// asc) until fn stops it, the entries run out, or deadline passes; more
+// tells that the walk stopped at the deadline, last where.
+func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
 	plan := planLogs(tx, f)
 	idx, lazy := plan.idx, plan.covered
-	end := uint64(math.MaxInt64)
-	if f.End > 0 {
-		end = uint64(f.End)
+	// The walk starts at the newest key the time range allows, or the
+	// oldest when asc, unless from is already past it.
+	bound := make([]byte, 16)
+	if asc {
+		binary.BigEndian.PutUint64(bound, uint64(max(f.Start, 0)))
+	} else {
+		end := uint64(math.MaxInt64)
+		if f.End > 0 {
+			end = uint64(f.End)
+		}
+		binary.BigEndian.PutUint64(bound, end)
+		binary.BigEndian.PutUint64(bound[8:], math.MaxUint64)
 	}
-	hi := make([]byte, 16)
-	binary.BigEndian.PutUint64(hi, end)
-	binary.BigEndian.PutUint64(hi[8:], math.MaxUint64)
 	strict := false
-	if below != nil && bytes.Compare(below, hi) < 0 {
-		hi, strict = below, true
+	if from != nil && ahead(bound, from, asc) {
+		bound, strict = from, true
+	}
+	walk := func(b *bolt.Bucket, prefix []byte) *keyWalk {
+		if asc {
+			return newAscKeyWalk(b, prefix, bound, strict)
+		}
+		return newKeyWalk(b, prefix, bound, strict)
 	}
 	primary := tx.Bucket(bucketLogs)
 	var main *mergedWalk
@@ -318,22 +366,22 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 	if idx != nil {
 		var walks []*keyWalk
 		for _, prefix := range plan.prefixes {
-			walks = append(walks, newKeyWalk(idx, prefix, hi, strict))
+			walks = append(walks, walk(idx, prefix))
 		}
-		main = newMergedWalk(walks...)
-		waiting = newKeyWalk(tx.Bucket(bucketLogUnindexed), nil, hi, strict)
+		main = newMergedWalk(asc, walks...)
+		waiting = walk(tx.Bucket(bucketLogUnindexed), nil)
 	} else {
 		// The primary bucket holds every entry, indexed or not.
-		main = newMergedWalk(newKeyWalk(primary, nil, hi, strict))
+		main = newMergedWalk(asc, walk(primary, nil))
 		waiting = &keyWalk{}
 	}
 	for n := 0; main.pk != nil || waiting.pk != nil; n++ {
 		if n&255 == 255 && time.Now().After(deadline) {
-			// Both walks are below last: the next transaction goes on there.
+			// Both walks are past last: the next transaction goes on there.
 			return last, true, nil
 		}
 		var row *logRow
-		if waiting.pk == nil || (main.pk != nil && bytes.Compare(main.pk, waiting.pk) > 0) {
+		if waiting.pk == nil || (main.pk != nil && ahead(main.pk, waiting.pk, asc)) {
 			row = &logRow{primary: primary, pk: main.pk}
 			if idx == nil {
 				row.v = main.v
@@ -367,11 +415,11 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, below []byte, deadline time.T
 		}
 		last = append(last[:0], row.pk...)
 		ts := int64(binary.BigEndian.Uint64(row.pk[:8]))
-		if f.Start > 0 && ts < f.Start {
-			// Both walks go back in time: nothing older can match.
+		if asc && f.End > 0 && ts > f.End || !asc && f.Start > 0 && ts < f.Start {
+			// Both walks go on in time order: nothing further can match.
 			break
 		}
-		if f.End > 0 && ts > f.End {
+		if f.Start > 0 && ts < f.Start || f.End > 0 && ts > f.End {
 			continue
 		}
 		if !lazy && plan.byMeta {
@@ -540,6 +588,27 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 	}
 	skip := (page - 1) * pageSize
 	total, counted, seen := 0, false, 0
+	if err := s.db.View(func(tx *bolt.Tx) error { total, counted = countLogs(tx, f, s.nowUnix()); return nil }); err != nil {
+		return nil, Internal(err)
+	}
+	if counted && skip < total && total-skip < skip+pageSize {
+		// A page nearer the oldest end is read from there: the last page
+		// of millions of rows walks a page, not all of them.
+		out.Total = total
+		hi := total - skip
+		lo := max(0, hi-pageSize)
+		err := s.scanLogsDir(ctx, f, true, nil, func(r *logRow) bool {
+			if seen >= lo {
+				if l, err := r.Log(); err == nil {
+					out.Items = append(out.Items, l)
+				}
+			}
+			seen++
+			return seen < hi
+		})
+		slices.Reverse(out.Items)
+		return out, Internal(err)
+	}
 	err := s.scanLogs(ctx, f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f, s.nowUnix()) }, func(r *logRow) bool {
 		// With a counted total, a page past the end needs no walk.
 		if counted && skip >= total {

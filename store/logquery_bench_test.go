@@ -50,6 +50,8 @@ func BenchmarkLogsPage(b *testing.B) {
 	}{
 		{"all/first", LogFilter{}, 1},
 		{"all/page1000", LogFilter{}, 1000},
+		{"all/last", LogFilter{}, rows / 10},
+		{"user/last", LogFilter{UserID: 7}, rows / 50 / 10},
 		{"user/first", LogFilter{UserID: 7}, 1},
 		{"user/page100", LogFilter{UserID: 7}, 100},
 		{"model+user/first", LogFilter{UserID: 8, ModelName: "model-7"}, 1},

@@ -49,7 +49,8 @@ func TestLogScanInSlices(t *testing.T) {
 		var out []result
 		for _, f := range filters {
 			var r result
-			for _, p := range []int{1, 7, 40, 1000} {
+			// 202, 399 and 400 are read from the oldest end.
+			for _, p := range []int{1, 7, 40, 200, 202, 399, 400, 1000} {
 				page, err := s.Logs(f, p, 10)
 				if err != nil {
 					t.Fatal(err)
@@ -89,6 +90,28 @@ func TestLogScanInSlices(t *testing.T) {
 	if want := 1334; seen != want { // i%3 == 0 for i below 4000
 		t.Fatalf("user 1's entries seen %d times, want %d", seen, want)
 	}
+	// Likewise oldest first.
+	add(4000, 4050)
+	seen = 0
+	var prev []byte
+	err = s.scanLogsDir(context.Background(), LogFilter{UserID: 1}, true, nil, func(r *logRow) bool {
+		if prev != nil && string(r.pk) <= string(prev) {
+			t.Fatalf("oldest-first walk went back")
+		}
+		prev = append(prev[:0], r.pk...)
+		if seen++; seen == 300 {
+			if err := s.indexLogs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1334 + 16; seen != want { // and i%3 == 0 for i in 4000..4049
+		t.Fatalf("user 1's entries seen oldest first %d times, want %d", seen, want)
+	}
 
 	// A query whose client went away ends with the context's error.
 	gone, cancel := context.WithCancel(context.Background())
@@ -101,7 +124,7 @@ func TestLogScanInSlices(t *testing.T) {
 	}
 
 	// A clear over several of its transactions removes exactly what is older.
-	add(4000, 4100) // some waiting for the indexer again
+	add(4050, 4100) // some waiting for the indexer again
 	n, err := s.DeleteLogsBefore(1_700_002_500)
 	if err != nil || n != 2500 {
 		t.Fatalf("cleared %d, %v; want 2500", n, err)
