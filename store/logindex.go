@@ -50,6 +50,7 @@ func (s *Store) startIndexer() {
 		defer close(ix.done)
 		t := time.NewTicker(indexInterval)
 		defer t.Stop()
+		var backfilled time.Time
 		for {
 			select {
 			case <-ix.stop:
@@ -60,7 +61,12 @@ func (s *Store) startIndexer() {
 			}
 			// A failed pass leaves the references in place for the next one.
 			_ = s.indexLogs()
-			_, _ = s.backfillTokenNames(ix.stop)
+			// At most one backfill budget an interval, however often a busy
+			// gateway kicks the indexer.
+			if time.Since(backfilled) >= indexInterval {
+				backfilled = time.Now()
+				_, _ = s.backfillTokenNames(ix.stop)
+			}
 		}
 	}()
 }
@@ -112,7 +118,7 @@ func (s *Store) backfillTokenNameSlice() (done bool, err error) {
 		c := tx.Bucket(bucketLogs).Cursor()
 		k, v := c.Seek(next)
 		for n := 0; k != nil && bytes.Compare(k, end) <= 0; k, v = c.Next() {
-			if n++; n&63 == 0 && time.Since(start) > backfillSlice || s.backfillRows > 0 && n > s.backfillRows {
+			if n++; n&63 == 0 && time.Since(start) > backfillSlice || s.backfillRows.Load() > 0 && int64(n) > s.backfillRows.Load() {
 				break
 			}
 			if waiting.Get(k) != nil {

@@ -468,7 +468,7 @@ func TestTokenNameBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.stopIndexer()
-		s.backfillRows = 150
+		s.backfillRows.Store(150)
 		return s
 	}
 	s = reopen()
@@ -541,5 +541,69 @@ func TestTokenNameBackfill(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The running indexer finishes a pending token-name backfill by itself.
+func TestTokenNameBackfillInBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		if err := s.AppendLog(&Log{UserID: 1, TokenName: fmt.Sprintf("t%d", i%3), Type: LogTypeConsume, CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stopIndexer()
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	// Undo the index as a file from before it had none, with the backfill
+	// the upgrade schedules.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketIdxLogsByTokenName); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketIdxLogsByTokenName); err != nil {
+			return err
+		}
+		for i := range 3 {
+			if err := tx.Bucket(bucketLogCounts).Delete([]byte(nameCounter(fmt.Sprintf("t%d", i)))); err != nil {
+				return err
+			}
+		}
+		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
+		if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.backfillRows.Store(500) // several slices
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ready := false
+		_ = s.db.View(func(tx *bolt.Tx) error { ready = tokenNameIndexReady(tx); return nil })
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the backfill did not finish")
+		}
+	}
+	for i := range 3 {
+		p, err := s.Logs(LogFilter{TokenName: fmt.Sprintf("t%d", i)}, 1, 10)
+		if err != nil || p.Total != 1000 {
+			t.Fatalf("t%d: %d rows, %v; want 1000", i, p.Total, err)
+		}
 	}
 }

@@ -38,7 +38,7 @@ type Store struct {
 	scanSlice time.Duration
 	// backfillRows, when set, bounds the entries one transaction of the
 	// token-name backfill adds (tests cut it short with it).
-	backfillRows int
+	backfillRows atomic.Int64
 	routing      atomic.Pointer[routing]
 	auth         *authCache
 }
