@@ -225,3 +225,48 @@ func TestBody_UnexpectedShapeStillAnswers(t *testing.T) {
 		t.Fatalf("logs %+v", logs)
 	}
 }
+
+// The body is read as the provider reads it: a member whose name differs
+// only in case is not the member (a lenient reading priced, checked and
+// routed the cheap "Model" while the upstream served "model"), and a
+// member named twice, at any depth, is refused rather than guessed at.
+func TestBody_NamesMatchExactly(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	answer := func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(fmt.Sprint(req.JSON["model"]), "ok", relaytest.NewUsage(10, 20)))
+	}
+	dear := relaytest.NewChat(t, "sk-dear", answer)
+	cheap := relaytest.NewChat(t, "sk-cheap", answer)
+	g.MustCreateChannel(t, dear, ratioModel, nil)
+	g.MustCreateChannel(t, cheap, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+
+	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"Model":"` + miniModel + `"}`
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if dear.Hits() != 1 || cheap.Hits() != 0 || dear.LastRequest().JSON["model"] != ratioModel {
+		t.Fatalf("upstream hits: dear %d, cheap %d", dear.Hits(), cheap.Hits())
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 || logs[0].ModelName != ratioModel || logs[0].Quota != ratioQuota(10, 20, ratioModelMR, ratioModelCR, 1) {
+		t.Fatalf("logs %+v, want one of %s at %d", logs, ratioModel, ratioQuota(10, 20, ratioModelMR, ratioModelCR, 1))
+	}
+
+	for _, c := range []struct{ name, body, param, message string }{
+		{"top level", `{"model":"` + ratioModel + `","model":"` + miniModel + `","messages":[{"role":"user","content":"hi"}]}`,
+			"model", "字段 model 出现了不止一次"},
+		{"nested", `{"model":"` + miniModel + `","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}`,
+			"messages", "字段 messages/0/content/0/text 出现了不止一次"},
+		{"invalid UTF-8", "{\"model\":\"" + miniModel + "\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", "", "UTF-8"},
+	} {
+		e := g.post(t, key, "/v1/chat/completions", c.body).wantError(t, http.StatusBadRequest, "invalid_request")
+		if !strings.Contains(e.Error.Message, c.message) || fmt.Sprint(e.Error.Param) != c.param && c.param != "" {
+			t.Errorf("%s: message %q param %v", c.name, e.Error.Message, e.Error.Param)
+		}
+	}
+	if dear.Hits()+cheap.Hits() != 1 {
+		t.Fatalf("a refused body reached an upstream: %d calls", dear.Hits()+cheap.Hits())
+	}
+}

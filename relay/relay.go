@@ -17,6 +17,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"github.com/goccy/go-json/jsontext"
+	jsonv2 "github.com/goccy/go-json/v2"
 
 	"gateway/relay/tokenizer"
 	"gateway/store"
@@ -358,14 +360,35 @@ func (rl *Relay) readBody(c *call) *Error {
 		c.ctype = "application/json"
 	}
 	c.isJSON = true
-	if err := json.Unmarshal(body, &c.parsed); err != nil {
-		field, problem := store.DescribeDecodeError(body, err)
-		if field == "" && !json.Valid(body) {
-			return badRequest(problem)
+	// The body is read as a provider reads it: member names match exactly
+	// and each appears once. A lenient reading (encoding/json's, which also
+	// takes "Model" for "model", the last of two "model"s) would price, check
+	// and route one request while the upstream serves another from the same
+	// bytes.
+	if err := jsonv2.Unmarshal(body, &c.parsed); err != nil {
+		c.parsed = chatRequest{}
+		var lenient chatRequest
+		if lerr := json.Unmarshal(body, &lenient); lerr != nil {
+			// Described as the rest of the API describes bad bodies.
+			field, problem := store.DescribeDecodeError(body, lerr)
+			if field == "" && !json.Valid(body) {
+				return badRequest(problem)
+			}
+			e := badRequest("请求参数格式错误：" + problem)
+			e.Param = field
+			return e
 		}
-		e := badRequest("请求参数格式错误：" + problem)
-		e.Param = field
-		return e
+		var serr *jsontext.SyntacticError
+		if errors.As(err, &serr) && serr.Err == jsontext.ErrDuplicateName {
+			ptr := string(serr.JSONPointer)
+			e := badRequest("请求参数格式错误：字段 " + strings.TrimPrefix(ptr, "/") + " 出现了不止一次")
+			e.Param, _, _ = strings.Cut(strings.TrimPrefix(ptr, "/"), "/")
+			return e
+		}
+		if errors.As(err, &serr) && strings.Contains(serr.Err.Error(), "UTF-8") {
+			return badRequest("请求参数格式错误：字符串中有不合法的 UTF-8 字节")
+		}
+		return badRequest("请求体不是合法的 JSON")
 	}
 	p := &c.parsed
 	c.model = p.Model
