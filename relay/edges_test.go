@@ -270,3 +270,26 @@ func TestBody_NamesMatchExactly(t *testing.T) {
 		t.Fatalf("a refused body reached an upstream: %d calls", dear.Hits()+cheap.Hits())
 	}
 }
+
+// A GPT gizmo is priced and logged under its family's name, with its own
+// name in the log's content (S §5.7, §5.8).
+func TestGizmo_LoggedUnderItsFamily(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelPrice": `{"gpt-4-gizmo-*":0.1}`}})
+	up := relaytest.NewChat(t, "sk-gizmo", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(fmt.Sprint(req.JSON["model"]), "ok", relaytest.NewUsage(10, 20)))
+	})
+	g.MustCreateChannel(t, up, "gpt-4-gizmo-*", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", chat("gpt-4-gizmo-g-abc", "hi")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 || logs[0].ModelName != "gpt-4-gizmo-*" || !strings.HasSuffix(logs[0].Content, "，模型 gpt-4-gizmo-g-abc") ||
+		logs[0].Quota != int64(0.1*quotaPerUnit) {
+		t.Fatalf("logs %+v", logs)
+	}
+	if got := up.LastRequest().JSON["model"]; got != "gpt-4-gizmo-g-abc" {
+		t.Fatalf("upstream model %v", got)
+	}
+}

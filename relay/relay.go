@@ -1157,9 +1157,15 @@ func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int6
 	if prompt+completion == 0 && !p.fixed() && c.k != kindImage {
 		content += "（可能是上游超时）"
 	}
+	// A gizmo is logged under its family's name, the one it is priced by,
+	// with its own name in the content (S §5.8).
+	model := pricedName(c.model)
+	if model != c.model {
+		content += "，模型 " + c.model
+	}
 	l := &store.Log{
 		UserID: c.caller.User.ID, Username: c.caller.User.Username, Type: store.LogTypeConsume, Content: content,
-		ModelName: c.model, Quota: quota, PromptTokens: int64(prompt), CompletionTokens: int64(completion),
+		ModelName: model, Quota: quota, PromptTokens: int64(prompt), CompletionTokens: int64(completion),
 		UseTime: int64(time.Since(c.start).Seconds()), IsStream: c.stream, ChannelID: ch.ID, Group: c.caller.Group,
 		Other: string(other), CreatedAt: time.Now().Unix(),
 	}
