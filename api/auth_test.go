@@ -376,6 +376,13 @@ func TestCrossSiteRefused(t *testing.T) {
 			Headers: map[string]string{"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}, WantStatus: 403, WantContains: refused},
 		{Name: "LogoutMarkedCrossSite", Method: "GET", URL: "/api/user/logout", As: "user",
 			Headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, WantStatus: 403, WantContains: refused},
+		// A link elsewhere to a login with its author's Telegram or WeChat.
+		{Name: "TelegramLoginMarkedCrossSite", Method: "GET", URL: "/api/oauth/telegram/login?id=1&auth_date=1&hash=x",
+			Headers: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, WantStatus: 403, WantContains: refused},
+		{Name: "WeChatLoginMarkedCrossSite", Method: "GET", URL: "/api/oauth/wechat?code=123456",
+			Headers: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, WantStatus: 403, WantContains: refused},
+		{Name: "GitHubCallbackMarkedCrossSite", Method: "GET", URL: "/api/oauth/github?code=1&state=x",
+			Headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, WantStatus: 403, WantContains: refused},
 		{Name: "ReadFromAnotherSite", Method: "GET", URL: "/api/status",
 			Headers: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, WantStatus: 200},
 		// Plain HTTP behind a proxy that rewrites Host: Origin names the

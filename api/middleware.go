@@ -262,9 +262,24 @@ func refuseCrossSite(next http.Handler) http.Handler {
 	})
 }
 
+// sessionGETs are the GET routes that start, end or bind a session: the
+// console calls them from its own pages, so another site's link to one is
+// refused like any change (a link with the author's own Telegram or WeChat
+// login would sign the visitor into the author's account). The Telegram
+// bind, which Telegram itself sends the browser to, carries a state tied to
+// the session instead.
+var sessionGETs = map[string]bool{
+	"/api/user/logout":          true,
+	"/api/oauth/github":         true,
+	"/api/oauth/linuxdo":        true,
+	"/api/oauth/wechat":         true,
+	"/api/oauth/wechat/bind":    true,
+	"/api/oauth/telegram/login": true,
+}
+
 func crossSite(r *http.Request) bool {
 	changes := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
-	if !changes && r.URL.Path != "/api/user/logout" {
+	if !changes && !sessionGETs[r.URL.Path] {
 		return false
 	}
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
