@@ -400,6 +400,14 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 	return out, nil
 }
 
+// periodDue reports whether a job run last at last and due every every
+// (0: never) runs at the tick of now. Ticks arrive a little early or late,
+// so half a tick counts as on time: comparing with every exactly skipped
+// every other run whenever a tick came a moment early.
+func periodDue(now, last time.Time, every, tick time.Duration) bool {
+	return every > 0 && now.Sub(last) >= every-tick/2
+}
+
 // RunPeriodicTests tests every channel each ChannelTestInterval minutes and
 // refreshes the balances each ChannelBalanceInterval minutes (the options are
 // read every tick, so a change applies without a restart) until ctx ends.
@@ -410,7 +418,7 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 	var lastTest, lastBalance time.Time
 	due := func(now time.Time, last *time.Time, option string) bool {
 		every := time.Duration(rl.store.Settings().Int(option)) * tick
-		if every <= 0 || now.Sub(*last) < every {
+		if !periodDue(now, *last, every, tick) {
 			return false
 		}
 		*last = now
