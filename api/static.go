@@ -67,6 +67,13 @@ func (s *Server) uiHandler() http.Handler {
 				f.Close()
 			}
 		}
+		if name == "assets" || strings.HasPrefix(name, "assets/") || hashedAsset.MatchString(name) {
+			// A file that is not there (an old page asking for a chunk a
+			// newer build replaced) is a 404 (S §1), not the console's page
+			// served as a script.
+			writeNotFoundURL(w, r)
+			return
+		}
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Content-Security-Policy", s.contentSecurityPolicy())
 		h.Set("X-Frame-Options", "SAMEORIGIN")

@@ -32,7 +32,9 @@ func TestStaticUI(t *testing.T) {
 		{"IndexByName", "GET", "/index.html", 200, index, "no-cache", true},
 		{"ClientRoute", "GET", "/setting?tab=personal", 200, index, "no-cache", true},
 		{"DeepClientRoute", "GET", "/user/reset", 200, index, "no-cache", true},
-		{"Directory", "GET", "/assets/", 200, index, "no-cache", true},
+		{"AssetsDirectory", "GET", "/assets/", 404, `"message":"Invalid URL (GET /assets/)"`, "", false},
+		{"MissingAsset", "GET", "/assets/nope.js", 404, `"type":"invalid_request_error"`, "", false},
+		{"MissingHashedAsset", "GET", "/app.deadbeef.js", 404, "Invalid URL", "", false},
 		{"Traversal", "GET", "/../../etc/passwd", 200, index, "no-cache", true},
 		{"Head", "HEAD", "/token", 200, "", "no-cache", true},
 	} {
