@@ -42,6 +42,11 @@ func TestOptions(t *testing.T) {
 			WantStatus: 400, WantContains: []string{"不是合法的 JSON 字符串"}},
 		{Name: "UnknownKey", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"NoSuchKey","value":"1"}`,
 			WantStatus: 400, WantContains: []string{"未知的配置项"}},
+		// S §4.1's keys without effect are still stored for clients that save them.
+		{Name: "StopOnSensitive", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"StopOnSensitiveEnabled","value":"false"}`,
+			WantStatus: 200},
+		{Name: "StreamCacheQueueLength", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"StreamCacheQueueLength","value":"5"}`,
+			WantStatus: 200},
 		{Name: "BadBool", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"RegisterEnabled","value":"yes"}`,
 			WantStatus: 400},
 		{Name: "ObjectValue", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"Notice","value":{"a":1}}`,

@@ -140,6 +140,9 @@ var OptionDefs = []OptionDef{
 	{Key: "CheckSensitiveEnabled", Default: "true", Kind: KindBool},
 	{Key: "CheckSensitiveOnPromptEnabled", Default: "true", Kind: KindBool},
 	{Key: "SensitiveWords", Default: "test_sensitive", Kind: KindText},
+	// Kept for clients that save them; S §4.1: they have no effect.
+	{Key: "StopOnSensitiveEnabled", Default: "true", Kind: KindBool},
+	{Key: "StreamCacheQueueLength", Default: "0", Kind: KindInt, Min: 0, HasMin: true, Max: 1e6},
 
 	// Logging and monitoring.
 	{Key: "LogConsumeEnabled", Default: "true", Kind: KindBool},
