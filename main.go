@@ -233,7 +233,12 @@ func (m *Main) Run(ctx context.Context) error {
 	charged := make(chan store.ChargeBatch, 1024)
 	allowList := &watchedOption{value: st.Settings().Get("EgressAllowedHosts"), onChange: out.CloseIdleConnections}
 	st.SetHooks(store.Hooks{
-		UserChanged: func(u *store.User) { api.PublishUser(hub, u) },
+		UserChanged: func(u *store.User) {
+			api.PublishUser(hub, u)
+			if srv := m.server; srv != nil {
+				srv.QuotaReminder().Seen(u.ID, u.Quota)
+			}
+		},
 		SettingsChanged: func(s *store.Settings) {
 			api.PublishNotice(hub, s.Get("Notice"))
 			api.PublishStatusChanged(hub)

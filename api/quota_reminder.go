@@ -18,7 +18,7 @@ type MailFunc func(ctx context.Context, to, subject, body string) error
 // QuotaRemindThreshold (or to zero or less), with a link to the wallet, and
 // not again until the balance has been seen back at or above the threshold.
 // It learns balances from the ledger's committed charges (Observe, for the
-// store's Charged hook). What it remembers lives in memory: after a restart
+// store's Charged hook) and from every other change of a user (Seen). What it remembers lives in memory: after a restart
 // a user who is still low gets at most one more reminder.
 type QuotaReminder struct {
 	store *store.Store
@@ -80,6 +80,20 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 		q.wg.Add(1)
 		go q.remind(bal)
 	}
+}
+
+// Seen looks at a balance changed by anything but a charge (a redemption,
+// a payment, an administrator): one back at or above the threshold re-arms
+// the reminder, so the next fall below it is mailed again. It is wired to
+// the store's UserChanged hook.
+func (q *QuotaReminder) Seen(userID uint64, quota int64) {
+	threshold := q.store.Settings().Int("QuotaRemindThreshold")
+	if quota < threshold || quota <= 0 {
+		return
+	}
+	q.mu.Lock()
+	delete(q.reminded, userID)
+	q.mu.Unlock()
 }
 
 // Wait blocks until every reminder being sent has finished (tests, shutdown).

@@ -475,7 +475,16 @@ func TestQuotaReminder(t *testing.T) {
 		{"Exhausted", -5, []uint64{alice}, ""},
 		{"BackAbove", 2000, []uint64{alice}, ""},
 		{"ExhaustedAgain", 0, []uint64{alice}, "您的额度已用尽"},
+		// A top-up (no charge) takes it back above; the next charge that
+		// takes it below is mailed again.
+		{"ToppedUp", -1, nil, ""},
+		{"LowAfterTopUp", 991, []uint64{alice}, "您的额度即将用尽"},
 	} {
+		if step.quota == -1 {
+			q.Seen(alice, 1005)
+			q.Seen(inviter, 999) // below: changes nothing
+			continue
+		}
 		got := observe(step.quota, step.ids...)
 		switch {
 		case step.subject == "" && len(got) != 0:
