@@ -400,8 +400,9 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 			if row.v = primary.Get(row.pk); row.v == nil {
 				continue
 			}
-			if lazy && !r.decides(f) {
-				// An older reference without the token name: the entry says.
+			if !r.decides(f) {
+				// An older reference without the token name: the entry says
+				// (the checks below may read only the index value).
 				l, err := row.Log()
 				if err != nil {
 					return last, false, err
@@ -455,10 +456,17 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 // and the entries waiting for the indexer, when the filter is one index with
 // no time bound that excludes anything; ok is false when the rows must be
 // counted.
-func countLogs(tx *bolt.Tx, f LogFilter, now int64) (n int, ok bool) {
+func countLogs(tx *bolt.Tx, f LogFilter) (n int, ok bool) {
 	plan := planLogs(tx, f)
-	if !plan.covered || f.Start > 0 || (f.End > 0 && f.End < now) {
+	if !plan.covered || f.Start > 0 {
 		return 0, false
+	}
+	if f.End > 0 {
+		// The counters hold every row: they answer only when no row is
+		// dated after End (a clock set back leaves such rows, whatever now).
+		if last, _ := tx.Bucket(bucketLogs).Cursor().Last(); last != nil && int64(binary.BigEndian.Uint64(last[:8])) > f.End {
+			return 0, false
+		}
 	}
 	for _, ck := range plan.counters {
 		if v := tx.Bucket(bucketLogCounts).Get(ck); v != nil {
@@ -588,7 +596,7 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 	}
 	skip := (page - 1) * pageSize
 	total, counted, seen := 0, false, 0
-	if err := s.db.View(func(tx *bolt.Tx) error { total, counted = countLogs(tx, f, s.nowUnix()); return nil }); err != nil {
+	if err := s.db.View(func(tx *bolt.Tx) error { total, counted = countLogs(tx, f); return nil }); err != nil {
 		return nil, Internal(err)
 	}
 	if counted && skip < total && total-skip < skip+pageSize {
@@ -609,7 +617,7 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 		slices.Reverse(out.Items)
 		return out, Internal(err)
 	}
-	err := s.scanLogs(ctx, f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f, s.nowUnix()) }, func(r *logRow) bool {
+	err := s.scanLogs(ctx, f, func(tx *bolt.Tx) { total, counted = countLogs(tx, f) }, func(r *logRow) bool {
 		// With a counted total, a page past the end needs no walk.
 		if counted && skip >= total {
 			return false
