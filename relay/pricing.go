@@ -25,18 +25,6 @@ type price struct {
 
 func (p price) fixed() bool { return p.ModelPrice >= 0 }
 
-// pricedName is the name a model is priced (and logged) under: every GPT
-// gizmo shares the entry of its family (S §5.7).
-func pricedName(model string) string {
-	switch {
-	case strings.HasPrefix(model, "gpt-4-gizmo"):
-		return "gpt-4-gizmo-*"
-	case strings.HasPrefix(model, "gpt-4o-gizmo"):
-		return "gpt-4o-gizmo-*"
-	}
-	return model
-}
-
 // priceFor looks up the price of model for group. A model with neither a
 // price nor a ratio is refused rather than charged a made-up amount.
 func priceFor(set *store.Settings, model, group string) (price, *Error) {
@@ -44,7 +32,7 @@ func priceFor(set *store.Settings, model, group string) (price, *Error) {
 	if strings.HasPrefix(model, "gpt-4o-audio") {
 		p.Audio, p.AudioRatio, p.AudioCompletionRatio = true, audioRatio, audioCompletionRatio
 	}
-	name := pricedName(model)
+	name := store.GizmoName(model)
 	if v, ok := set.ModelPrice[name]; ok {
 		p.ModelPrice = v
 		return p, nil

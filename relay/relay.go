@@ -1159,7 +1159,7 @@ func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int6
 	}
 	// A gizmo is logged under its family's name, the one it is priced by,
 	// with its own name in the content (S §5.8).
-	model := pricedName(c.model)
+	model := store.GizmoName(c.model)
 	if model != c.model {
 		content += "，模型 " + c.model
 	}

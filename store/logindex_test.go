@@ -346,11 +346,8 @@ func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
 				}
 			}
 		}
-		w := tx.Bucket(bucketLogUnindexed)
-		refs := map[string][]byte{}
-		if err := w.ForEach(func(k, v []byte) error {
-			r, ok := decodeRef(v)
-			if !ok || !r.hasQuota {
+		err := rewriteWaitingRefs(tx, func(r logRef) []byte {
+			if !r.hasQuota {
 				t.Fatalf("a present reference does not decode")
 			}
 			old := make([]byte, 25, 25+len(r.model))
@@ -358,23 +355,14 @@ func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
 			binary.BigEndian.PutUint64(old[8:], r.token)
 			binary.BigEndian.PutUint64(old[16:], r.channel)
 			old[24] = byte(r.typ)
-			refs[string(k)] = append(old, r.model...)
-			return nil
-		}); err != nil {
+			return append(old, r.model...)
+		})
+		if err != nil {
 			return err
-		}
-		for k, v := range refs {
-			if err := w.Put([]byte(k), v); err != nil {
-				return err
-			}
 		}
 		// As the migration to the token-name index leaves such a file: the
 		// entries present are to be added to it.
-		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
-		if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
+		return scheduleNameBackfill(tx)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -438,22 +426,8 @@ func TestTokenNameBackfill(t *testing.T) {
 				return err
 			}
 		}
-		w := tx.Bucket(bucketLogUnindexed)
-		refs := map[string][]byte{}
-		if err := w.ForEach(func(k, v []byte) error {
-			r, _ := decodeRef(v)
-			r.hasName = false
-			old := r.encode()
-			old[0] = refMark
-			refs[string(k)] = append(old[:34:34], r.model...)
-			return nil
-		}); err != nil {
+		if err := rewriteWaitingRefs(tx, quotaRef); err != nil {
 			return err
-		}
-		for k, v := range refs {
-			if err := w.Put([]byte(k), v); err != nil {
-				return err
-			}
 		}
 		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(4))
 	})
@@ -574,11 +548,7 @@ func TestTokenNameBackfillInBackground(t *testing.T) {
 				return err
 			}
 		}
-		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
-		if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
+		return scheduleNameBackfill(tx)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -638,27 +608,10 @@ func TestTokenNameWithTypeOverOlderWaitingReferences(t *testing.T) {
 	// References as an older build wrote them (quota, no name), and the
 	// backfill the upgrade schedules.
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		w := tx.Bucket(bucketLogUnindexed)
-		refs := map[string][]byte{}
-		if err := w.ForEach(func(k, v []byte) error {
-			r, _ := decodeRef(v)
-			e := r.encode()
-			e[0] = refMark
-			refs[string(k)] = append(e[:34:34], r.model...)
-			return nil
-		}); err != nil {
+		if err := rewriteWaitingRefs(tx, quotaRef); err != nil {
 			return err
 		}
-		for k, v := range refs {
-			if err := w.Put([]byte(k), v); err != nil {
-				return err
-			}
-		}
-		last, _ := tx.Bucket(bucketLogs).Cursor().Last()
-		if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
+		return scheduleNameBackfill(tx)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -720,4 +673,41 @@ func TestLogPagesWithRowsAfterTheirEnd(t *testing.T) {
 			t.Errorf("page %d: ids %v, want %v (total %d, want %d)", page, got, exp, p.Total, len(want))
 		}
 	}
+}
+
+// rewriteWaitingRefs replaces every waiting reference with layout(ref), as
+// an older build would have written it.
+func rewriteWaitingRefs(tx *bolt.Tx, layout func(r logRef) []byte) error {
+	w := tx.Bucket(bucketLogUnindexed)
+	refs := map[string][]byte{}
+	if err := w.ForEach(func(k, v []byte) error {
+		r, _ := decodeRef(v)
+		refs[string(k)] = layout(r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for k, v := range refs {
+		if err := w.Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quotaRef is a reference in the layout of schema version 4: the quota but
+// no token name.
+func quotaRef(r logRef) []byte {
+	e := r.encode()
+	e[0] = refMark
+	return append(e[:34:34], r.model...)
+}
+
+// scheduleNameBackfill leaves the file as migration 5 leaves one with rows.
+func scheduleNameBackfill(tx *bolt.Tx) error {
+	last, _ := tx.Bucket(bucketLogs).Cursor().Last()
+	if err := tx.Bucket(bucketMeta).Put(metaNameBackfillNext, make([]byte, 16)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
 }

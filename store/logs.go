@@ -202,8 +202,9 @@ func (r logRef) matches(f LogFilter) bool {
 		(f.TokenName == "" || !r.hasName || r.tokenName == f.TokenName)
 }
 
-// decides reports whether matches alone settles f for this reference, so
-// that a covered query need not decode the entry.
+// decides reports whether matches alone settles f for this reference:
+// false for a token name the reference does not carry, which only the
+// entry itself can tell.
 func (r logRef) decides(f LogFilter) bool { return f.TokenName == "" || r.hasName }
 
 // indexLog writes (d = 1) or removes (d = -1) the index entries of the entry

@@ -74,42 +74,31 @@ func TestLogScanInSlices(t *testing.T) {
 	if sliced := run(); !reflect.DeepEqual(sliced, whole) {
 		t.Fatal("a scan in slices found other entries than one in a single transaction")
 	}
-	// The indexer runs between the slices of a scan.
-	seen := 0
-	err = s.scanLogs(context.Background(), LogFilter{UserID: 1}, nil, func(r *logRow) bool {
-		if seen++; seen == 300 {
-			if err := s.indexLogs(); err != nil {
-				t.Fatal(err)
+	// The indexer runs between the slices of a scan, newest or oldest first.
+	scan := func(asc bool) (seen int) {
+		var prev []byte
+		err := s.scanLogsDir(context.Background(), LogFilter{UserID: 1}, asc, nil, func(r *logRow) bool {
+			if prev != nil && (string(r.pk) <= string(prev)) == asc {
+				t.Fatalf("a walk (oldest first: %v) went back", asc)
 			}
+			prev = append(prev[:0], r.pk...)
+			if seen++; seen == 300 {
+				if err := s.indexLogs(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true
-	})
-	if err != nil {
-		t.Fatal(err)
+		return seen
 	}
-	if want := 1334; seen != want { // i%3 == 0 for i below 4000
+	if seen, want := scan(false), 1334; seen != want { // i%3 == 0 for i below 4000
 		t.Fatalf("user 1's entries seen %d times, want %d", seen, want)
 	}
-	// Likewise oldest first.
 	add(4000, 4050)
-	seen = 0
-	var prev []byte
-	err = s.scanLogsDir(context.Background(), LogFilter{UserID: 1}, true, nil, func(r *logRow) bool {
-		if prev != nil && string(r.pk) <= string(prev) {
-			t.Fatalf("oldest-first walk went back")
-		}
-		prev = append(prev[:0], r.pk...)
-		if seen++; seen == 300 {
-			if err := s.indexLogs(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return true
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 1334 + 16; seen != want { // and i%3 == 0 for i in 4000..4049
+	if seen, want := scan(true), 1334+16; seen != want { // and i%3 == 0 for i in 4000..4049
 		t.Fatalf("user 1's entries seen oldest first %d times, want %d", seen, want)
 	}
 

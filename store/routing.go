@@ -75,8 +75,9 @@ func (s *Store) rebuildRouting() error {
 	return nil
 }
 
-// gizmoName collapses GPTs model names to their priced wildcard.
-func gizmoName(model string) string {
+// GizmoName collapses a GPT gizmo's model name to the wildcard of its family,
+// the name it is routed, priced and logged by (S §5.4, §5.7, §5.8).
+func GizmoName(model string) string {
 	switch {
 	case strings.HasPrefix(model, "gpt-4-gizmo"):
 		return "gpt-4-gizmo-*"
@@ -96,7 +97,7 @@ func (s *Store) SelectChannel(group, model string, tier int, exclude map[uint64]
 	if r == nil {
 		return nil
 	}
-	tiers := r.tiers[group][gizmoName(model)]
+	tiers := r.tiers[group][GizmoName(model)]
 	if len(tiers) == 0 {
 		return nil
 	}
