@@ -240,6 +240,13 @@ func TestBackupEndsWithItsContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the backup went on after its context ended")
 	}
+	mustCloseWithin(t, s, "close waited for a finished backup's transaction")
+}
+
+// mustCloseWithin closes s, failing with msg if that takes 10 s (Close
+// waits for every read transaction).
+func mustCloseWithin(t *testing.T, s *store.Store, msg string) {
+	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	select {
@@ -248,7 +255,7 @@ func TestBackupEndsWithItsContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("close waited for a finished backup's transaction")
+		t.Fatal(msg)
 	}
 }
 
@@ -284,16 +291,7 @@ func TestBackupDoesNotHoldTheFileWhileSending(t *testing.T) {
 		}), func(n int64) { size = n })
 	}()
 	<-wrote
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a stalled download held the file's read transaction")
-	}
+	mustCloseWithin(t, s, "a stalled download held the file's read transaction")
 	close(release)
 	if err := <-result; err != nil {
 		t.Fatal(err)
