@@ -245,8 +245,12 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 		// The stored key goes only where the channel sends it: a form that
 		// points elsewhere brings its key, so that no edit that was never
 		// saved carries a key to another host.
-		if (req.Type != 0 && req.Type != ch.Type) || strings.TrimRight(req.BaseURL, "/") != strings.TrimRight(ch.BaseURL, "/") {
-			writeError(w, r, store.Errorf(store.EINVALID, "更换了类型或 Base URL，请重新填写密钥"))
+		typ := req.Type
+		if typ == 0 {
+			typ = ch.Type
+		}
+		if !ch.SendsKeyTo(typ, req.BaseURL) {
+			writeError(w, r, store.ErrKeyForNewDestination)
 			return
 		}
 		req.Key = ch.Key

@@ -226,14 +226,38 @@ func TestChannelUpdate(t *testing.T) {
 		"base_url": "https://up.example.com", "model_mapping": `{"a":"b"}`, "test_model": "gpt-4o", "priority": 3, "weight": 7})[0]
 
 	// Present-but-empty strings clear; absent fields and an empty key stay.
-	r := f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": c.ID, "base_url": "", "model_mapping": "", "key": "", "name": "edited"})
+	r := f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": c.ID, "model_mapping": "", "key": "", "name": "edited"})
 	if r.Message != "渠道更新成功！" || strings.Contains(r.Raw, "secret-edit") || strings.Contains(r.Raw, `"key"`) {
 		t.Fatalf("update answer: %s", r.Raw)
 	}
 	s := f.stored(c.ID)
-	if s.BaseURL != "" || s.ModelMapping != "" || s.Key != "secret-edit" || s.Name != "edited" ||
+	if s.BaseURL != "https://up.example.com" || s.ModelMapping != "" || s.Key != "secret-edit" || s.Name != "edited" ||
 		s.TestModel != "gpt-4o" || s.Priority != 3 || s.Weight != 7 || s.Models != "gpt-4o,gpt-4o-mini" {
 		t.Fatalf("after clear: %+v", s)
+	}
+
+	// The stored key goes only where it was saved for: a new base URL or
+	// type without the key typed again is refused and changes nothing (an
+	// administrator, who never sees keys, could otherwise point a channel at
+	// a host of theirs and read its key there).
+	f.run(t, []consoleScenario{
+		{name: "base URL moved without the key", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "base_url": "https://elsewhere.example.com", "name": "moved"}, wantStatus: 400,
+			wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
+		{name: "base URL cleared with an empty key", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "base_url": "", "key": ""}, wantStatus: 400,
+			wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
+		{name: "type changed without the key", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "type": 25}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
+		{name: "same base URL with a trailing slash", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "base_url": "https://up.example.com/"}, wantStatus: 200},
+	})
+	if s := f.stored(c.ID); s.BaseURL != "https://up.example.com" || s.Type != 1 || s.Name != "edited" || s.Key != "secret-edit" {
+		t.Fatalf("a refused move was written: %+v", s)
+	}
+	f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": c.ID, "base_url": "", "key": "secret-edit"})
+	if s := f.stored(c.ID); s.BaseURL != "" || s.Key != "secret-edit" {
+		t.Fatalf("after clearing the base URL with the key: %+v", s)
 	}
 
 	// A status toggle with the id as a string touches nothing else and
@@ -267,7 +291,7 @@ func TestChannelUpdate(t *testing.T) {
 		{name: "negative weight becomes 0", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "weight": -3}, wantStatus: 200, wantContains: []string{`"weight":0`}, wantNotContains: []string{"secret-new"}},
 		{name: "base_url slash trimmed", method: "PUT", url: "/api/channel/", token: f.adminTok,
-			body: map[string]any{"id": c.ID, "base_url": "https://x.example.com//"}, wantStatus: 200, wantContains: []string{`"base_url":"https://x.example.com"`}},
+			body: map[string]any{"id": c.ID, "base_url": "https://x.example.com//", "key": "secret-new"}, wantStatus: 200, wantContains: []string{`"base_url":"https://x.example.com"`}},
 		{name: "missing channel", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": 999, "name": "x"}, wantStatus: 404, wantContains: []string{"渠道未找到，请刷新页面后重试。"}},
 		{name: "no id", method: "PUT", url: "/api/channel/", token: f.adminTok,
@@ -441,7 +465,14 @@ func TestChannelCopy(t *testing.T) {
 	f.run(t, []consoleScenario{
 		{name: "copy missing", method: "POST", url: "/api/channel/copy/999", token: f.adminTok,
 			wantStatus: 404, wantContains: []string{"渠道未找到，请刷新页面后重试。"}},
+		// The copy keeps the key for the same destination only.
+		{name: "copy moved without the key", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": cp.ID, "base_url": "https://attacker.example.com"}, wantStatus: 400,
+			wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
 	})
+	if s := f.stored(cp.ID); s.BaseURL != "https://up.example.com" || s.Key != "secret-copy" {
+		t.Fatalf("the copy moved with its key: %+v", s)
+	}
 }
 
 func TestChannelRoutesRefusedForUsers(t *testing.T) {

@@ -46,6 +46,22 @@ func (s *Server) tokenLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "无效的令牌"))
 		return
 	}
+	// The token answers here where the relay would take it: a disabled
+	// token, or one whose owner is banned or deleted, reads nothing, and its
+	// IP allow list applies. An expired or used-up token still shows how it
+	// was used, which is what its holder comes to look for.
+	if tok.Status == store.TokenStatusDisabled {
+		writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "该令牌状态不可用"))
+		return
+	}
+	if !tok.AllowsIP(s.ips.of(r)) {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "您的 IP 不在令牌允许访问的列表中"))
+		return
+	}
+	if u, err := s.store.User(tok.UserID); err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "用户已被封禁"))
+		return
+	}
 	logs, err := s.store.SearchLogsContext(r.Context(), store.LogFilter{TokenID: tok.ID}, 1000)
 	if err != nil {
 		writeError(w, r, err)

@@ -97,3 +97,71 @@ func TestTokenLogLookup(t *testing.T) {
 		t.Fatalf("CORS on a console route: %v", rec.Header())
 	}
 }
+
+// The lookup takes a token where the relay would: a disabled token, a token
+// used from outside its IP allow list and the tokens of a banned or deleted
+// owner read nothing; an expired or used-up token still shows its history.
+func TestTokenLogLookupRefusesWhatTheRelayRefuses(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	owner, _ := e.mustUser("tlowner", store.RoleCommon)
+	banned, _ := e.mustUser("tlbanned", store.RoleCommon)
+	gone, _ := e.mustUser("tlgone", store.RoleCommon)
+	token := func(u *store.User, name string, edit func(*store.Token)) *store.Token {
+		t.Helper()
+		tok := &store.Token{UserID: u.ID, Name: name, UnlimitedQuota: true, ExpiredTime: -1}
+		if edit != nil {
+			edit(tok)
+		}
+		tok, err := e.store.CreateToken(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	disabled := token(owner, "disabled", nil)
+	if err := e.store.SetTokenStatus(disabled.ID, store.TokenStatusDisabled); err != nil {
+		t.Fatal(err)
+	}
+	expired := token(owner, "expired", nil)
+	if err := e.store.SetTokenStatus(expired.ID, store.TokenStatusExpired); err != nil {
+		t.Fatal(err)
+	}
+	exhausted := token(owner, "exhausted", func(t *store.Token) { t.UnlimitedQuota = false })
+	if err := e.store.SetTokenStatus(exhausted.ID, store.TokenStatusExhausted); err != nil {
+		t.Fatal(err)
+	}
+	fenced := token(owner, "fenced", func(t *store.Token) { t.AllowIPs = "10.0.0.0/8" })
+	inside := token(owner, "inside", func(t *store.Token) { t.AllowIPs = "192.0.2.0/24" })
+	ofBanned := token(banned, "b", nil)
+	off := store.UserStatusDisabled
+	if _, err := e.store.UpdateUser(banned.ID, store.UserUpdate{Status: &off}); err != nil {
+		t.Fatal(err)
+	}
+	ofGone := token(gone, "g", nil)
+	if err := e.store.DeleteUser(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		tok  *store.Token
+		want int
+	}{
+		{"disabled token", disabled, http.StatusUnauthorized},
+		{"outside the allow list", fenced, http.StatusForbidden},
+		{"banned owner", ofBanned, http.StatusForbidden},
+		{"deleted owner", ofGone, http.StatusForbidden},
+		{"expired token", expired, http.StatusOK},
+		{"used-up token", exhausted, http.StatusOK},
+		{"inside the allow list", inside, http.StatusOK},
+	} {
+		req := httptest.NewRequest("GET", "/api/log/token", nil) // from 192.0.2.1
+		req.Header.Set("Authorization", "Bearer sk-"+tc.tok.Key)
+		rec := httptest.NewRecorder()
+		e.srv.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: %d, want %d: %s", tc.name, rec.Code, tc.want, rec.Body)
+		}
+	}
+}

@@ -315,9 +315,21 @@ type ChannelUpdate struct {
 	AutoBan            *int    `json:"auto_ban"`
 }
 
+// ErrKeyForNewDestination refuses to send a stored channel key to a type or
+// base URL other than the one it was saved with.
+var ErrKeyForNewDestination = Errorf(EINVALID, "更换了类型或 Base URL，请重新填写密钥")
+
+// SendsKeyTo reports whether a request of type typ to baseURL goes where the
+// channel sends its stored key: the key, never shown, may only be used there,
+// so moving a channel (or a form) elsewhere takes the key typed again.
+func (c *Channel) SendsKeyTo(typ int, baseURL string) bool {
+	return typ == c.Type && strings.TrimRight(baseURL, "/") == strings.TrimRight(c.BaseURL, "/")
+}
+
 // UpdateChannel applies upd and rebuilds the channel's abilities in one
 // transaction; routing sees the change at once. A manual status change clears
-// the automatic-status note. Errors: ENOTFOUND, EINVALID.
+// the automatic-status note. A new type or base URL needs a new key
+// (ErrKeyForNewDestination). Errors: ENOTFOUND, EINVALID.
 func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 	var out *Channel
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -329,13 +341,17 @@ func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 		if upd.Type != nil {
 			c.Type = *upd.Type
 		}
-		if upd.Key != nil && strings.TrimSpace(*upd.Key) != "" {
+		newKey := upd.Key != nil && strings.TrimSpace(*upd.Key) != ""
+		if newKey {
 			c.Key = strings.TrimSpace(*upd.Key)
 		}
 		setIf(&c.OpenAIOrganization, upd.OpenAIOrganization)
 		setIf(&c.TestModel, upd.TestModel)
 		setIf(&c.Name, upd.Name)
 		setIf(&c.BaseURL, upd.BaseURL)
+		if !newKey && !old.SendsKeyTo(c.Type, c.BaseURL) {
+			return ErrKeyForNewDestination
+		}
 		setIf(&c.Other, upd.Other)
 		setIf(&c.Models, upd.Models)
 		setIf(&c.Group, upd.Group)

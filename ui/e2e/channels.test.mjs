@@ -315,6 +315,10 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "更换了类型或 Base URL，请重新填写密钥");
   assert.ok(!upstream.requests.slice(callsBefore).some((c) => c.path.includes("/elsewhere")), "the stored key went nowhere");
+  // Saving it so is refused too, before anything is sent.
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "更换了类型或 Base URL，请重新填写密钥");
+  assert.equal((await api.call("GET", `/api/channel/${ch.id}`)).json.data.base_url, upstream.url, "nothing was saved");
   await page.fill('[data-testid="channel-base-url"]', upstream.url);
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "获取模型列表成功");

@@ -136,6 +136,7 @@ const pagesEn: PagesDictionary = {
       modelsExist: "Some models already exist!",
       fetchModelsOk: "Model list fetched",
       keyNeeded: "Fill in the key",
+      keyForNewDestination: "The type or base URL changed: enter the key again",
       duplicateSubmit: "Submission failed; do not submit twice!",
     },
     form: {
@@ -185,7 +186,7 @@ const pagesEn: PagesDictionary = {
       fillTemplate: "Fill template",
       key: "Key",
       keyBatchPlaceholder: "Enter keys, one per line",
-      keyEditHint: "The key is never shown; leave it empty to keep the stored key, or enter one to replace it",
+      keyEditHint: "The key is never shown; leave it empty to keep the stored key (a new type or base URL needs it again), or enter one to replace it",
       vertexKey: "Credential JSON",
       batch: "Batch create",
       batchHint: "One key per line; each key creates a channel",

@@ -134,6 +134,7 @@ const pagesZh = {
       modelsExist: "某些模型已存在！",
       fetchModelsOk: "获取模型列表成功",
       keyNeeded: "请填写密钥",
+      keyForNewDestination: "更换了类型或 Base URL，请重新填写密钥",
       duplicateSubmit: "提交失败，请勿重复提交！",
     },
     form: {
@@ -182,7 +183,7 @@ const pagesZh = {
       fillTemplate: "填入模板",
       key: "密钥",
       keyBatchPlaceholder: "请输入密钥，一行一个",
-      keyEditHint: "密钥不会回显；留空则保留原密钥，填写则替换",
+      keyEditHint: "密钥不会回显；留空则保留原密钥（更换类型或 Base URL 时须重新填写），填写则替换",
       vertexKey: "鉴权 JSON",
       batch: "批量创建",
       batchHint: "一行一个密钥，每个密钥创建一个渠道",

@@ -85,9 +85,24 @@ export function isJSONObject(text: string): boolean {
 /** WEIGHT_MAX is the largest weight the server takes. */
 export const WEIGHT_MAX = 1_000_000;
 
-/** validateForm returns the i18n key of the first problem, or null when the form can be sent. */
-export function validateForm(f: ChannelForm, isEdit: boolean): string | null {
+/** Where a saved channel sends its key: its type and base URL. */
+export interface KeyDestination {
+  type: number;
+  base_url: string;
+}
+
+const trimBase = (url: string) => url.trim().replace(/\/+$/, "");
+
+/**
+ * validateForm returns the i18n key of the first problem, or null when the form can be sent.
+ * On edit, saved is where the stored channel sends its key: a form moved to another type or
+ * base URL must bring the key again (the server refuses it otherwise).
+ */
+export function validateForm(f: ChannelForm, isEdit: boolean, saved?: KeyDestination): string | null {
   if (!isEdit && (f.name.trim() === "" || f.key.trim() === "")) return "channels.msg.nameKeyRequired";
+  if (isEdit && saved && f.key.trim() === "" && (f.type !== saved.type || trimBase(f.base_url) !== trimBase(saved.base_url))) {
+    return "channels.msg.keyForNewDestination";
+  }
   if (f.models.length === 0) return "channels.msg.modelRequired";
   if (f.model_mapping.trim() !== "" && !isJSONObject(f.model_mapping)) return "channels.msg.mappingInvalid";
   if (f.status_code_mapping.trim() !== "" && !isJSONObject(f.status_code_mapping)) return "channels.msg.statusMappingInvalid";

@@ -22,7 +22,8 @@ import {
   TYPE_VERTEX,
 } from "../constants";
 import { closeEditor, editorState } from "../dialogs";
-import { emptyForm, formFromChannel, toInput, validateForm, type ChannelForm } from "../form";
+import { emptyForm, formFromChannel, toInput, validateForm, type ChannelForm, type KeyDestination } from "../form";
+import type { Channel } from "../../../api/channels";
 import { ModelsField } from "./models-field";
 import { BaseUrlField, OtherField, TemplateLink } from "./type-fields";
 
@@ -37,6 +38,7 @@ export function ChannelDrawer() {
   const preloaded = state?.channel;
 
   const [form, setForm] = useState<ChannelForm>(emptyForm);
+  const [saved, setSaved] = useState<KeyDestination | undefined>(undefined);
   const [loading, setLoading] = useState(false);
   const [busy, setBusy] = useState(false);
   const [fetching, setFetching] = useState(false);
@@ -56,13 +58,18 @@ export function ChannelDrawer() {
       setAllModels(ids);
       if (!isEdit) setForm((f) => (f.models.length === 0 ? { ...f, models: suggestedModels(f.type, map) } : f));
     });
+    const fill = (c: Channel) => {
+      setForm(formFromChannel(c));
+      setSaved({ type: c.type, base_url: c.base_url ?? "" });
+    };
+    setSaved(undefined);
     if (preloaded) {
-      setForm(formFromChannel(preloaded));
+      fill(preloaded);
     } else if (isEdit) {
       setLoading(true);
       channelApi
         .getChannel(editId)
-        .then((c) => live && setForm(formFromChannel(c)))
+        .then((c) => live && fill(c))
         .catch((err) => {
           handleError(err);
           if (live) closeEditor();
@@ -111,7 +118,7 @@ export function ChannelDrawer() {
       toast.error(t("channels.msg.duplicateSubmit"));
       return;
     }
-    const problem = validateForm(form, isEdit);
+    const problem = validateForm(form, isEdit, saved);
     if (problem) {
       toast.info(t(problem));
       return;
