@@ -145,6 +145,8 @@ func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) h
 	// protected by the session cookie and the Origin check instead.
 	needHeader := path != "/api/ws"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Answers carry keys, balances and personal data: no cache keeps them.
+		w.Header().Set("Cache-Control", "no-store")
 		ip := s.ips.of(r)
 		if !s.apiLimit.allow(ip) || (critical && !s.critical.allow(ip)) {
 			writeError(w, r, store.Errorf(store.ERATELIMIT, "请求过于频繁，请稍后再试"))

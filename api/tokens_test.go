@@ -65,6 +65,7 @@ func (e *consoleEnv) mustUser(name string, role int) (*store.User, string) {
 // consoleReply is one answer: status, raw body and the decoded envelope.
 type consoleReply struct {
 	Status  int
+	Header  http.Header
 	Raw     string
 	Success bool
 	Message string
@@ -97,7 +98,7 @@ func (e *consoleEnv) call(method, url, token string, body any) consoleReply {
 	}
 	rec := httptest.NewRecorder()
 	e.srv.ServeHTTP(rec, req)
-	out := consoleReply{Status: rec.Code, Raw: rec.Body.String()}
+	out := consoleReply{Status: rec.Code, Header: rec.Header(), Raw: rec.Body.String()}
 	var env struct {
 		Success bool            `json:"success"`
 		Message string          `json:"message"`
@@ -107,6 +108,24 @@ func (e *consoleEnv) call(method, url, token string, body any) consoleReply {
 		out.Success, out.Message, out.Data = env.Success, env.Message, env.Data
 	}
 	return out
+}
+
+// No /api answer may be kept by a cache: they carry token keys, access
+// tokens and balances; refusals are not kept either.
+func TestAPIAnswersAreNotCached(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	_, tok := e.mustUser("nocache", store.RoleCommon)
+	for _, r := range []consoleReply{
+		e.mustOK("GET", "/api/token/", tok, nil),
+		e.mustOK("GET", "/api/user/self", tok, nil),
+		e.call("GET", "/api/user/self", "", nil),
+		e.call("GET", "/api/channel/", tok, nil),
+	} {
+		if got := r.Header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("Cache-Control %q on %d %s", got, r.Status, r.Raw)
+		}
+	}
 }
 
 // mustOK calls and fails the test unless the answer is 200 with success.

@@ -39,19 +39,43 @@ var privatePrefixes = mustPrefixes(
 	"ff00::/8",       // multicast
 )
 
-// nat64Prefix embeds an IPv4 address in its last 32 bits; the embedded
-// address decides.
-var nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+// IPv6 forms that carry an IPv4 address, which decides: NAT64 and
+// IPv4-translated (SIIT) addresses in their last 32 bits, 6to4 in bits
+// 16-47, Teredo its client's address inverted in the last 32 bits.
+var (
+	nat64Prefix      = netip.MustParsePrefix("64:ff9b::/96")
+	translatedPrefix = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFourPrefix  = netip.MustParsePrefix("2002::/16")
+	teredoPrefix     = netip.MustParsePrefix("2001::/32")
+)
 
 // metadataAddrs are the cloud instance metadata endpoints: AWS, GCP and
-// Azure (IPv4 and AWS IPv6), AWS ECS task metadata, Alibaba Cloud and
-// Oracle Cloud.
+// Azure (IPv4 and AWS IPv6), AWS ECS task metadata and EKS Pod Identity
+// (IPv4 and IPv6), Azure's WireServer, Alibaba Cloud and Oracle Cloud.
 var metadataAddrs = map[netip.Addr]bool{
 	netip.MustParseAddr("169.254.169.254"): true,
 	netip.MustParseAddr("fd00:ec2::254"):   true,
 	netip.MustParseAddr("169.254.170.2"):   true,
+	netip.MustParseAddr("169.254.170.23"):  true,
+	netip.MustParseAddr("fd00:ec2::23"):    true,
+	netip.MustParseAddr("168.63.129.16"):   true,
 	netip.MustParseAddr("100.100.100.200"): true,
 	netip.MustParseAddr("192.0.0.192"):     true,
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries in one of
+// the forms above, or addr itself.
+func embeddedIPv4(addr netip.Addr) netip.Addr {
+	b := addr.As16()
+	switch {
+	case nat64Prefix.Contains(addr), translatedPrefix.Contains(addr):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFourPrefix.Contains(addr):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	case teredoPrefix.Contains(addr):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	}
+	return addr
 }
 
 // metadataNames are the documented host names of metadata endpoints.
@@ -68,8 +92,9 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 	return out
 }
 
-// classifyAddr returns the class of addr. IPv4-mapped and NAT64 forms are
-// judged by the IPv4 address they carry, and a zone is ignored.
+// classifyAddr returns the class of addr. IPv4-mapped, NAT64,
+// IPv4-translated, 6to4 and Teredo forms are judged by the IPv4 address they
+// carry, and a zone is ignored.
 func classifyAddr(addr netip.Addr) class {
 	if !addr.IsValid() {
 		return classPrivate
@@ -78,9 +103,8 @@ func classifyAddr(addr netip.Addr) class {
 	if addr.Is4In6() {
 		addr = addr.Unmap()
 	}
-	if nat64Prefix.Contains(addr) {
-		b := addr.As16()
-		addr = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	if addr.Is6() {
+		addr = embeddedIPv4(addr)
 	}
 	if metadataAddrs[addr] {
 		return classMetadata
@@ -118,7 +142,8 @@ func normalizeName(name string) string {
 // IsBlockedAddr reports whether addr is refused under the default rules
 // (no AllowPrivate, no AllowedHosts): loopback, unspecified, link-local,
 // private, CGNAT, multicast, broadcast, reserved, cloud metadata, or an
-// IPv4-mapped or NAT64 form of one of these. An invalid address is blocked.
+// IPv6 form that carries one of these (mapped, NAT64, translated, 6to4,
+// Teredo). An invalid address is blocked.
 func IsBlockedAddr(addr netip.Addr) bool {
 	return classifyAddr(addr) != classPublic
 }

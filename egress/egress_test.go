@@ -113,6 +113,9 @@ func TestIsBlockedAddr(t *testing.T) {
 		{"100.100.100.200", true},
 		{"192.0.0.192", true},
 		{"fd00:ec2::254", true},
+		{"169.254.170.23", true},
+		{"fd00:ec2::23", true},
+		{"168.63.129.16", true},
 		// IPv6 public
 		{"2001:4860:4860::8888", false},
 		{"2606:4700:4700::1111", false},
@@ -136,6 +139,13 @@ func TestIsBlockedAddr(t *testing.T) {
 		{"64:ff9b::a9fe:a9fe", true},
 		{"64:ff9b::808:808", false},
 		{"64:ff9b:1::1", true},
+		{"::ffff:0:7f00:1", true},
+		{"::ffff:0:808:808", false},
+		{"2002:7f00:1::", true},
+		{"2002:a9fe:a9fe::1", true},
+		{"2002:808:808::1", false},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", true},  // Teredo client 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", false}, // Teredo client 8.8.8.8
 	}
 	for _, s := range scenarios {
 		if got := IsBlockedAddr(netip.MustParseAddr(s.addr)); got != s.want {
@@ -336,6 +346,9 @@ func TestClient_Metadata(t *testing.T) {
 			"http://169.254.169.254/latest/meta-data/",
 			"http://[fd00:ec2::254]/",
 			"http://[::ffff:169.254.169.254]/",
+			"http://169.254.170.23/v1/credentials",
+			"http://168.63.129.16/machine?comp=goalstate",
+			"http://[2002:a9fe:a9fe::]/",
 			"http://metadata.google.internal/computeMetadata/v1/",
 		} {
 			err := c.Check(ctx, u)
