@@ -308,6 +308,23 @@ func TestChannelUpdate(t *testing.T) {
 			body: map[string]any{"id": c.ID, "key": "new1 new2"}, wantStatus: 400, wantContains: []string{"一个渠道只能有一个密钥，且密钥中不能有空白"}},
 		{name: "unknown type", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "type": 999}, wantStatus: 400, wantContains: []string{"无效的渠道类型"}},
+		// Model and group names are parts of index keys: bounded, and free
+		// of the NUL that separates those parts.
+		{name: "model name beyond 255 bytes", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "models": "gpt-4o," + strings.Repeat("m", 256)}, wantStatus: 400, wantContains: []string{"模型名称过长（最多 255 字节）"}},
+		{name: "group name beyond 255 bytes", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "group": strings.Repeat("g", 40000)}, wantStatus: 400, wantContains: []string{"分组名称过长（最多 255 字节）"}},
+		{name: "model name with NUL", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "models": "a\u0000b"}, wantStatus: 400, wantContains: []string{"模型名称不能包含控制字符"}},
+		{name: "test model with a control character", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "test_model": "gpt\u0007"}, wantStatus: 400, wantContains: []string{"测试模型名称不能包含控制字符"}},
+		// These go out as HTTP headers, which a control character breaks.
+		{name: "key with a control character", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "key": "sk-a\u0001b"}, wantStatus: 400, wantContains: []string{"密钥不能包含控制字符"}},
+		{name: "organization with a line break", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "openai_organization": "org\nX-Injected: 1"}, wantStatus: 400, wantContains: []string{"组织不能包含控制字符"}},
+		{name: "priority beyond what the console reads exactly", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "priority": int64(1) << 53}, wantStatus: 400, wantContains: []string{"优先级不能大于 9007199254740991"}},
 	})
 	if s := f.stored(c.ID); s.Priority != 0 || s.Models != "claude-3" || s.Status != store.ChannelStatusEnabled || s.Weight != 0 || s.Key != "secret-new" || s.Type != 1 {
 		t.Fatalf("refused edits were written: %+v", s)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -94,6 +95,45 @@ func csvList(v string) []string {
 // always add up without overflow.
 const MaxChannelWeight = 1_000_000
 
+// MaxChannelPriority is the largest priority: the console reads numbers as
+// doubles, exact up to 2^53.
+const MaxChannelPriority = 1<<53 - 1
+
+// MaxNameBytes bounds a model or group name: names are parts of index keys,
+// which the file bounds, and no provider names a model at such length.
+const MaxNameBytes = 255
+
+// checkNames refuses a model or group name that is too long or carries a
+// control character (NUL separates the parts of the routing keys).
+func checkNames(what string, names []string) error {
+	for _, n := range names {
+		if len(n) > MaxNameBytes {
+			return Errorf(EINVALID, "%s名称过长（最多 %d 字节）：%s…", what, MaxNameBytes, truncateRunes(n, 32))
+		}
+		if hasControl(n) {
+			return Errorf(EINVALID, "%s名称不能包含控制字符", what)
+		}
+	}
+	return nil
+}
+
+// isControlInDocument reports a control character other than the white
+// space a JSON document may be laid out with.
+func isControlInDocument(r rune) bool {
+	return unicode.IsControl(r) && r != '\t' && r != '\r' && r != '\n'
+}
+
+// truncateRunes returns the first n characters of s.
+func truncateRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
 // Validate checks a channel before it is written; a channel without status
 // becomes enabled and one without group joins default.
 func (c *Channel) Validate() error {
@@ -111,6 +151,26 @@ func (c *Channel) Validate() error {
 	}
 	if c.Priority < -999 {
 		return Errorf(EINVALID, "优先级不能小于 -999")
+	}
+	if c.Priority > MaxChannelPriority {
+		return Errorf(EINVALID, "优先级不能大于 %d", int64(MaxChannelPriority))
+	}
+	if err := checkNames("模型", c.ModelList()); err != nil {
+		return err
+	}
+	if err := checkNames("分组", csvList(c.Group)); err != nil {
+		return err
+	}
+	if err := checkNames("测试模型", []string{c.TestModel}); err != nil {
+		return err
+	}
+	// These travel as HTTP headers, where a control character makes every
+	// request fail.
+	if hasControl(c.OpenAIOrganization) {
+		return Errorf(EINVALID, "组织不能包含控制字符")
+	}
+	if strings.IndexFunc(c.Key, isControlInDocument) >= 0 { // line breaks and tabs: see below
+		return Errorf(EINVALID, "密钥不能包含控制字符")
 	}
 	if c.Weight < 0 {
 		c.Weight = 0

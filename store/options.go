@@ -3,11 +3,14 @@ package store
 import (
 	"bytes"
 	"math"
+	"net/netip"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -46,6 +49,8 @@ type OptionDef struct {
 	// the secret key would fail every check, login included, and lock
 	// everyone out (S §4.2 asks for the site key only).
 	AlsoRequires string
+	// Check, when set, validates each entry of a KindList option.
+	Check func(entry string) error
 }
 
 // OptionDefs lists every option with its default. The order is the order
@@ -69,7 +74,7 @@ var OptionDefs = []OptionDef{
 	{Key: "ServerAddress", Default: "", Kind: KindString, TrimSlash: true},
 	{Key: "WorkerUrl", Default: "", Kind: KindString, TrimSlash: true},
 	{Key: "WorkerValidKey", Default: "", Kind: KindString, Secret: true},
-	{Key: "EgressAllowedHosts", Default: "", Kind: KindList},
+	{Key: "EgressAllowedHosts", Default: "", Kind: KindList, Check: checkEgressEntry},
 	{Key: "GitHubClientId", Default: "", Kind: KindString},
 	{Key: "GitHubClientSecret", Default: "", Kind: KindString, Secret: true},
 	{Key: "LinuxDOClientId", Default: "", Kind: KindString},
@@ -412,6 +417,58 @@ func parseChats(v string) ([]map[string]string, error) {
 	return list, nil
 }
 
+// checkJSONMembers refuses, in a JSON option about to be stored, a null
+// where a number or text belongs (read as 0 or "" otherwise: a model priced
+// at nothing) and names that could not be model or group names.
+func checkJSONMembers(d *OptionDef, value string) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(value), &raw); err != nil {
+		return Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+	}
+	names := make([]string, 0, len(raw))
+	for k, v := range raw {
+		if string(v) == "null" {
+			return Errorf(EINVALID, "%s 中 %s 的值不能为 null", d.Key, truncateRunes(k, 32))
+		}
+		names = append(names, k)
+	}
+	return checkNames(d.Key+" 中的", names)
+}
+
+// decimalNumber is how a number option is written: plain decimal, as the
+// console's form reads it (no hex, no digit separators, no Inf).
+var decimalNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// hostEntry is a host name, optionally "*." for every name under it, with
+// an optional port.
+var hostEntry = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?)*\.?(:\d{1,5})?$`)
+
+// checkEgressEntry accepts what the egress allow list reads: a host name
+// ("*.corp.example" for every name under it), an IP address or CIDR
+// prefix, with or without a port or a URL around it.
+func checkEgressEntry(e string) error {
+	host := e
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+		if j := strings.IndexAny(host, "/?#"); j >= 0 {
+			host = host[:j]
+		}
+	}
+	if _, err := netip.ParsePrefix(host); err == nil {
+		return nil
+	}
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return nil
+	}
+	if _, err := netip.ParseAddrPort(host); err == nil {
+		return nil
+	}
+	if hostEntry.MatchString(host) {
+		return nil
+	}
+	return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名、IP 地址或 CIDR", truncateRunes(e, 64))
+}
+
 // wholeJSON refuses, for a JSON option, anything but one JSON object (open
 // '{') or array (open '['): an empty value, null, or text after the value.
 // Any of these would otherwise be read as an empty map, and one save of an
@@ -438,6 +495,7 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		if err != nil {
 			return "", Errorf(EINVALID, "%s 的值必须是整数", d.Key)
 		}
+		value = strconv.FormatInt(n, 10) // "+5" and "-0" are kept as 5 and 0
 		if err := d.inRange(float64(n)); err != nil {
 			return "", err
 		}
@@ -448,7 +506,7 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 	case KindFloat:
 		value = strings.TrimSpace(value)
 		f, err := strconv.ParseFloat(value, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !decimalNumber.MatchString(value) {
 			return "", Errorf(EINVALID, "%s 的值必须是数字", d.Key)
 		}
 		if err := d.inRange(f); err != nil {
@@ -464,6 +522,9 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 			}
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
 		}
+		if err := checkJSONMembers(d, value); err != nil {
+			return "", err
+		}
 	case KindLabelMap:
 		if err := wholeJSON(d, value, '{'); err != nil {
 			return "", err
@@ -471,12 +532,21 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		if _, err := parseLabelMap(value); err != nil {
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
 		}
+		if err := checkJSONMembers(d, value); err != nil {
+			return "", err
+		}
 	case KindChats:
 		if err := wholeJSON(d, value, '['); err != nil {
 			return "", err
 		}
-		if _, err := parseChats(value); err != nil {
+		list, err := parseChats(value)
+		if err != nil {
 			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+		}
+		for _, c := range list {
+			if c == nil {
+				return "", Errorf(EINVALID, "%s 的每一项都必须是对象", d.Key)
+			}
 		}
 	case KindEnum:
 		ok := false
@@ -487,10 +557,23 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 			return "", Errorf(EINVALID, "%s 的值必须是 %s 之一", d.Key, strings.Join(d.Enum, "、"))
 		}
 	case KindList:
-		value = strings.Join(splitList(value), ",")
+		list := splitList(value)
+		for _, e := range list {
+			if d.Check != nil {
+				if err := d.Check(e); err != nil {
+					return "", err
+				}
+			} else if hasControl(e) {
+				return "", Errorf(EINVALID, "%s 不能包含控制字符", d.Key)
+			}
+		}
+		value = strings.Join(list, ",")
 	case KindString:
 		if strings.ContainsAny(value, "\r\n") {
 			return "", Errorf(EINVALID, "%s 不能包含换行", d.Key)
+		}
+		if hasControl(value) {
+			return "", Errorf(EINVALID, "%s 不能包含控制字符", d.Key)
 		}
 		value = strings.TrimSpace(value)
 	}
@@ -500,7 +583,7 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		value = strings.TrimRight(value, "/")
 		if value != "" {
 			u, err := url.Parse(value)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsFunc(value, unicode.IsSpace) {
 				return "", Errorf(EINVALID, "%s 必须是 http 或 https 地址", d.Key)
 			}
 		}

@@ -155,6 +155,19 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"AddressNotAURL", "ServerAddress", "not a url", "ServerAddress 必须是 http 或 https 地址"},
 		{"AddressNotHTTP", "PayAddress", "ftp://pay.example", "PayAddress 必须是 http 或 https 地址"},
 		{"AddressWithoutHost", "WorkerUrl", "https://", "WorkerUrl 必须是 http 或 https 地址"},
+		{"AddressWithSpace", "ServerAddress", "http://x/ /", "ServerAddress 必须是 http 或 https 地址"},
+		{"NullRatio", "ModelRatio", `{"gpt-4o":null}`, "ModelRatio 中 gpt-4o 的值不能为 null"},
+		{"NullPrice", "ModelPrice", `{"dall-e-3":null}`, "的值不能为 null"},
+		{"NullGroupLabel", "UserUsableGroups", `{"vip":null}`, "UserUsableGroups 中 vip 的值不能为 null"},
+		{"NullChat", "Chats", `[null]`, "Chats 的每一项都必须是对象"},
+		{"RatioNameTooLong", "GroupRatio", `{"` + strings.Repeat("g", 256) + `":1}`, "名称过长（最多 255 字节）"},
+		{"RatioNameWithNUL", "ModelRatio", `{"a\u0000b":1}`, "名称不能包含控制字符"},
+		{"HexFloat", "Price", "0x1p3", "Price 的值必须是数字"},
+		{"SeparatedFloat", "QuotaPerUnit", "1_000", "QuotaPerUnit 的值必须是数字"},
+		{"ControlInString", "SystemName", "gate\x00way", "SystemName 不能包含控制字符"},
+		{"EgressNotAHost", "EgressAllowedHosts", `{"a":-1}`, "EgressAllowedHosts 中的 {\"a\":-1} 不是合法的主机名、IP 地址或 CIDR"},
+		{"EgressControl", "EgressAllowedHosts", "a\x00b", "不是合法的主机名、IP 地址或 CIDR"},
+		{"EgressBadCIDR", "EgressAllowedHosts", "10.0.0.0/33", "不是合法的主机名、IP 地址或 CIDR"},
 	}
 	before := s.Settings()
 	for _, tt := range cases {
@@ -216,6 +229,12 @@ func TestUpdateOption_Saved(t *testing.T) {
 		{"Chats", `[{"Web":"https://chat.example.com/?key={key}"}]`, `[{"Web":"https://chat.example.com/?key={key}"}]`},
 		{"Notice", "line one\nline two", "line one\nline two"},
 		{"RegisterEnabled", "false", "false"},
+		{"DataExportDefaultTime", "week", "week"},
+		{"RetryTimes", "+3", "3"},
+		{"QuotaForNewUser", "-0", "0"},
+		{"Price", "1e1", "1e1"},
+		{"Price", ".5", ".5"},
+		{"EgressAllowedHosts", " 10.0.0.0/8, 127.0.0.1:9100 ,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1", "10.0.0.0/8,127.0.0.1:9100,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1"},
 		{"DataExportDefaultTime", "week", "week"},
 	} {
 		if err := s.UpdateOption(tt.key, tt.value); err != nil {

@@ -98,7 +98,7 @@ func (t *Token) validateOthers() error {
 	if t.ExpiredTime == 0 {
 		t.ExpiredTime = -1
 	}
-	if t.ExpiredTime < -1 {
+	if t.ExpiredTime < -1 || t.ExpiredTime > MaxExpiredTime {
 		return Errorf(EINVALID, "过期时间格式错误！")
 	}
 	if len(t.ModelLimits) > 1024 {
@@ -118,6 +118,10 @@ func (t *Token) validateOthers() error {
 	}
 	return nil
 }
+
+// MaxExpiredTime is the latest expiry a token may have: the last second of
+// the year 9999, the end of what dates are written with.
+const MaxExpiredTime = 253402300799
 
 func getToken(tx *bolt.Tx, id uint64) (*Token, error) {
 	var t Token

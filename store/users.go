@@ -110,8 +110,16 @@ func ValidatePassword(pw string) error {
 	if n > MaxPasswordLen {
 		return Errorf(EINVALID, "密码长度不得超过 %d 位！", MaxPasswordLen)
 	}
+	// bcrypt reads at most 72 bytes: 20 characters of four bytes each do
+	// not fit.
+	if len(pw) > maxPasswordBytes {
+		return Errorf(EINVALID, "密码过长：最多 %d 字节（一个汉字或表情占 3 到 4 字节）", maxPasswordBytes)
+	}
 	return nil
 }
+
+// maxPasswordBytes is what bcrypt hashes.
+const maxPasswordBytes = 72
 
 // ValidateDisplayName checks the display name rules.
 func ValidateDisplayName(name string) error {

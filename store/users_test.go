@@ -60,7 +60,9 @@ func TestCreateUser(t *testing.T) {
 			{"12345678", ""},
 			{strings.Repeat("x", 20), ""},
 			{strings.Repeat("x", 21), "密码长度不得超过 20 位！"},
-			{strings.Repeat("密", 8), ""}, // counted in characters, not bytes
+			{strings.Repeat("密", 8), ""},  // counted in characters, not bytes
+			{strings.Repeat("密", 20), ""}, // 60 bytes
+			{strings.Repeat("😀", 20), "密码过长：最多 72 字节（一个汉字或表情占 3 到 4 字节）"}, // 80 bytes: beyond bcrypt
 			{strings.Repeat("密", 7), "密码长度不得小于 8 位！"},
 			{"", "密码长度不得小于 8 位！"},
 		} {
