@@ -278,3 +278,57 @@ func TestChat_ReservesEveryChoice(t *testing.T) {
 		t.Fatalf("n above 128: %s", e.Error.Message)
 	}
 }
+
+// No upstream can produce more than max_tokens for each choice, so a call
+// with max_tokens never costs more than it reserved: a local count above
+// it (the text of a model with another tokenizer) and an upstream's usage
+// above it are both charged at max_tokens.
+func TestChat_CompletionChargedAtMostMaxTokens(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio":      `{"cap-model":1}`,
+		"CompletionRatio": `{"cap-model":1}`,
+	}})
+	text := strings.Repeat("⼈", 10) // one token each for the upstream, 2-3 each for cl100k
+	up := relaytest.NewChat(t, "sk-cap", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		switch {
+		case req.Stream():
+			sse := relaytest.NewSSE(w)
+			for _, ch := range text {
+				sse.Send(relaytest.Chunk("cap-model", string(ch)))
+			}
+			sse.Send(relaytest.FinishChunk("cap-model", "length"))
+			sse.Done()
+		case strings.Contains(string(req.Body), "reported"):
+			relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion("cap-model", text, relaytest.NewUsage(5, 100000)))
+		default:
+			relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion("cap-model", text, nil))
+		}
+	})
+	g.MustCreateChannel(t, up, "cap-model", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+
+	for _, tc := range []struct {
+		name    string
+		body    map[string]any
+		choices int
+	}{
+		{"counted locally", chat("cap-model", "local"), 1},
+		{"counted locally, streamed", streamChat("cap-model", "local", false), 1},
+		{"reported by the upstream", chat("cap-model", "reported"), 1},
+		{"reported, two choices", chat("cap-model", "reported"), 2},
+	} {
+		tc.body["max_tokens"] = 10
+		if tc.choices > 1 {
+			tc.body["n"] = tc.choices
+		}
+		res := g.post(t, key, "/v1/chat/completions", tc.body)
+		if res.Status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", tc.name, res.Status, res.Body)
+		}
+		l := g.consumeLogs(t, "alice")[0]
+		if want := int64(10 * tc.choices); l.CompletionTokens != want || l.Quota != l.PromptTokens+want {
+			t.Errorf("%s: completion %d, quota %d (prompt %d); want completion %d, quota prompt + %d", tc.name, l.CompletionTokens, l.Quota, l.PromptTokens, want, want)
+		}
+	}
+}

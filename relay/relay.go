@@ -480,6 +480,22 @@ func (rl *Relay) readMultipart(c *call) *Error {
 		return badRequest("无法解析 multipart 请求体")
 	}
 	defer form.RemoveAll()
+	// As in a JSON body, a field given twice could be priced by one value
+	// and served by the other; only list fields ("timestamp_granularities[]")
+	// repeat.
+	for name, v := range form.Value {
+		if len(v)+len(form.File[name]) > 1 && !strings.HasSuffix(name, "[]") {
+			return badRequest("请求参数格式错误：字段 " + name + " 出现了不止一次")
+		}
+	}
+	for name, f := range form.File {
+		if len(f) > 1 && !strings.HasSuffix(name, "[]") {
+			return badRequest("请求参数格式错误：字段 " + name + " 出现了不止一次")
+		}
+	}
+	if len(form.File["file"]) == 0 {
+		return badRequest("file 不能为空")
+	}
 	if v := form.Value["model"]; len(v) > 0 {
 		c.model = v[0]
 		c.bodyModel = v[0]
@@ -1063,6 +1079,16 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *store.Settings) *Error {
 	p := c.price
 	u = u.sane()
+	if c.maxTokens > 0 && u.CompletionTokens > c.maxTokens {
+		// No upstream produces more than max_tokens for each choice: a count
+		// above it (a local count with another tokenizer than the model's,
+		// or an upstream's mistake) is charged at what was reserved for it.
+		u.CompletionTokens = c.maxTokens
+		if d := u.CompletionTokensDetails; d != nil && d.AudioTokens > c.maxTokens {
+			u.CompletionTokensDetails = &tokenDetails{AudioTokens: c.maxTokens}
+		}
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	quota := p.quota(u)
 	if c.k == kindImage {

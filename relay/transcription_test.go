@@ -254,3 +254,44 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A form is read as strictly as a JSON body: a field given twice (the
+// gateway would price one value, the upstream might serve the other) and a
+// form without its file are refused before any upstream is asked; list
+// fields repeat as OpenAI documents them.
+func TestAudio_FormRefusedBeforeTheUpstream(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.New(t, "sk-audio", relaytest.Routes{
+		"POST /v1/audio/transcriptions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteJSON(w, http.StatusOK, map[string]any{"text": "ok"})
+		},
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	file := formPart{Name: "file", FileName: "a.mp3", ContentType: "audio/mpeg", Data: audioBytes()}
+	for _, tc := range []struct {
+		name  string
+		parts []formPart
+		want  string
+	}{
+		{"model twice", []formPart{file, {Name: "model", Data: []byte(ratioModel)}, {Name: "model", Data: []byte("whisper-1")}}, "字段 model 出现了不止一次"},
+		{"model as a file too", []formPart{file, {Name: "model", Data: []byte(ratioModel)}, {Name: "model", FileName: "m", ContentType: "text/plain", Data: []byte(ratioModel)}}, "字段 model 出现了不止一次"},
+		{"two files", []formPart{file, file, {Name: "model", Data: []byte(ratioModel)}}, "字段 file 出现了不止一次"},
+		{"no file", []formPart{{Name: "model", Data: []byte(ratioModel)}}, "file 不能为空"},
+	} {
+		body, ctype := audioForm(t, tc.parts)
+		e := g.post(t, key, "/v1/audio/transcriptions", string(body), "Content-Type", ctype).wantError(t, http.StatusBadRequest, "invalid_request")
+		if !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, e.Error.Message, tc.want)
+		}
+	}
+	if up.Hits() != 0 {
+		t.Fatalf("the upstream was asked %d times", up.Hits())
+	}
+	body, ctype := audioForm(t, []formPart{file, {Name: "model", Data: []byte(ratioModel)},
+		{Name: "timestamp_granularities[]", Data: []byte("word")}, {Name: "timestamp_granularities[]", Data: []byte("segment")}})
+	if res := g.post(t, key, "/v1/audio/transcriptions", string(body), "Content-Type", ctype); res.Status != http.StatusOK || up.Hits() != 1 {
+		t.Fatalf("list field repeated: %d %s (hits %d)", res.Status, res.Body, up.Hits())
+	}
+}
