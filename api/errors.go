@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -97,6 +98,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return store.Errorf(store.EINVALID, "请求体为空")
+	}
+	if !utf8.Valid(data) {
+		// The decoder would store U+FFFD in place of the bad bytes.
+		return store.Errorf(store.EINVALID, "无效的参数：请求体不是合法的 UTF-8")
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		// A field's own decoder (an id, say) has its own message.

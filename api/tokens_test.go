@@ -260,6 +260,8 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": strings.Repeat("名", 11)}, wantStatus: 400, wantContains: []string{"令牌名称过长"}},
 		{name: "bad expiry", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "expired_time": -5}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
+		{name: "name not UTF-8", method: "POST", url: "/api/token/", token: tok,
+			body: "{\"name\":\"\xff\xfe\"}", wantStatus: 400, wantContains: []string{"请求体不是合法的 UTF-8"}},
 		{name: "expiry beyond the year 9999", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "expired_time": 253402300800}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
 		{name: "negative quota", method: "POST", url: "/api/token/", token: tok,
