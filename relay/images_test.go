@@ -109,6 +109,18 @@ func TestImageGenerations(t *testing.T) {
 			t.Fatalf("n=%d: a refused image call was charged: %+v -> %+v", n, before, after)
 		}
 	}
+	// A prompt is what an image is made of: none, an empty one or one that
+	// is not text is refused before an upstream is asked.
+	for name, prompt := range map[string]any{"no prompt": nil, "empty prompt": " ", "prompt not text": []string{"a cat"}} {
+		body := map[string]any{"model": "dall-e-2"}
+		if prompt != nil {
+			body["prompt"] = prompt
+		}
+		e := g.post(t, key, "/v1/images/generations", body).wantError(t, 400, "invalid_request")
+		if !strings.HasPrefix(e.Error.Message, "prompt 不能为空") {
+			t.Errorf("%s: message %q", name, e.Error.Message)
+		}
+	}
 	if len(sizes) != 3 {
 		t.Fatalf("refused calls reached the upstream: %q", sizes)
 	}

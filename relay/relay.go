@@ -454,6 +454,11 @@ func (rl *Relay) readBody(c *call) *Error {
 		if p.N > 10 {
 			return badRequest("n 不能大于 10")
 		}
+		// An image is charged in full once made: a request no upstream can
+		// serve is refused here.
+		if prompt, ok := p.Prompt.(string); !ok || strings.TrimSpace(prompt) == "" {
+			return badRequest("prompt 不能为空")
+		}
 	case kindSpeech:
 		if c.model == "" {
 			c.model = "tts-1"

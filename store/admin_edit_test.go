@@ -52,6 +52,11 @@ func TestEditUserAsAdminAddKeepsConcurrentChanges(t *testing.T) {
 	tooMuch := int64(store.MaxQuota + 1)
 	_, err = s.EditUserAsAdmin("boss", u.ID, store.UserUpdate{}, store.QuotaChange{Add: &tooMuch})
 	wantCode(t, err, store.EINVALID, "额度不能超过")
+	tooLittle := int64(-store.MaxQuota - 1)
+	_, err = s.EditUserAsAdmin("boss", u.ID, store.UserUpdate{}, store.QuotaChange{Add: &tooLittle})
+	wantCode(t, err, store.EINVALID, "额度不能低于 -9007199254740992")
+	_, err = s.EditUserAsAdmin("boss", u.ID, store.UserUpdate{}, store.QuotaChange{Set: &tooLittle})
+	wantCode(t, err, store.EINVALID, "额度不能低于 -9007199254740992")
 	if got := MustUser(t, s, u.ID).Quota; got != 0 {
 		t.Fatalf("quota after refused edits = %d", got)
 	}

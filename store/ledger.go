@@ -172,6 +172,21 @@ const MaxQuota = 1 << 53
 // errQuotaTooLarge refuses an amount or a balance beyond MaxQuota.
 var errQuotaTooLarge = Errorf(EINVALID, "额度不能超过 %d", int64(MaxQuota))
 
+// errQuotaTooSmall refuses a balance or a taking below -MaxQuota.
+var errQuotaTooSmall = Errorf(EINVALID, "额度不能低于 -%d", int64(MaxQuota))
+
+// checkQuotaMagnitude refuses an amount beyond ±MaxQuota, naming the bound
+// it passed.
+func checkQuotaMagnitude(q int64) error {
+	switch {
+	case q > MaxQuota:
+		return errQuotaTooLarge
+	case q < -MaxQuota:
+		return errQuotaTooSmall
+	}
+	return nil
+}
+
 // liveQuotaLocked is user u's balance as if no call were in flight (the
 // committed value); the ledger lock is held.
 func (l *ledger) liveQuotaLocked(u *User) int64 {

@@ -255,8 +255,8 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 // and returns the change (0: nothing written); open reservations stay
 // counted. The ledger lock is held.
 func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) (int64, error) {
-	if quota > MaxQuota || quota < -MaxQuota {
-		return 0, errQuotaTooLarge
+	if err := checkQuotaMagnitude(quota); err != nil {
+		return 0, err
 	}
 	live := s.ledger.liveQuotaLocked(u)
 	delta := quota - live

@@ -621,8 +621,8 @@ func (s *Store) EditUserAsAdmin(adminName string, id uint64, upd UserUpdate, q Q
 		target := q.Set
 		if q.Add != nil {
 			live := s.ledger.liveQuotaLocked(u)
-			if *q.Add > MaxQuota || *q.Add < -MaxQuota {
-				return nil, errQuotaTooLarge
+			if err := checkQuotaMagnitude(*q.Add); err != nil {
+				return nil, err
 			}
 			sum := live + *q.Add
 			target = &sum
