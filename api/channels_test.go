@@ -249,8 +249,8 @@ func TestChannelUpdate(t *testing.T) {
 			wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
 		{name: "type changed without the key", method: "PUT", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "type": 25}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
-		{name: "same base URL with a trailing slash", method: "PUT", url: "/api/channel/", token: f.adminTok,
-			body: map[string]any{"id": c.ID, "base_url": "https://up.example.com/"}, wantStatus: 200},
+		{name: "same base URL with a trailing slash and spaces", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": c.ID, "base_url": " https://up.example.com/ "}, wantStatus: 200},
 	})
 	if s := f.stored(c.ID); s.BaseURL != "https://up.example.com" || s.Type != 1 || s.Name != "edited" || s.Key != "secret-edit" {
 		t.Fatalf("a refused move was written: %+v", s)

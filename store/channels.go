@@ -383,7 +383,8 @@ var ErrKeyForNewDestination = Errorf(EINVALID, "更换了类型或 Base URL，�
 // channel sends its stored key: the key, never shown, may only be used there,
 // so moving a channel (or a form) elsewhere takes the key typed again.
 func (c *Channel) SendsKeyTo(typ int, baseURL string) bool {
-	return typ == c.Type && strings.TrimRight(baseURL, "/") == strings.TrimRight(c.BaseURL, "/")
+	norm := func(u string) string { return strings.TrimRight(strings.TrimSpace(u), "/") }
+	return typ == c.Type && norm(baseURL) == norm(c.BaseURL)
 }
 
 // UpdateChannel applies upd and rebuilds the channel's abilities in one
