@@ -37,6 +37,21 @@ var upstreamPath = map[kind]string{
 	kindRerank:        "/v1/rerank",
 }
 
+// streamUsage is what a provider does with stream_options.include_usage.
+type streamUsage int
+
+const (
+	// usageRefused: the option is unknown to the provider, which may
+	// refuse the request for it (Mistral answers 422): it is removed.
+	usageRefused streamUsage = iota
+	// usageAsked: the provider documents it; the gateway asks for usage on
+	// every stream and hides the chunk from clients that did not ask.
+	usageAsked
+	// usageAsIs: unknown (a custom channel's server): the client's own
+	// stream_options go as sent and none are added.
+	usageAsIs
+)
+
 // Adapter speaks one provider family's protocol.
 type Adapter interface {
 	// Request builds the upstream request for a call on channel ch. body is
@@ -47,9 +62,9 @@ type Adapter interface {
 	// provider supports it. It returns the body unchanged when nothing
 	// needs changing.
 	ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error)
-	// StreamUsage reports whether the provider sends a usage chunk when the
-	// request asks with stream_options.include_usage.
-	StreamUsage() bool
+	// StreamUsage says what the provider does with
+	// stream_options.include_usage.
+	StreamUsage() streamUsage
 	// Supports reports whether the channel type serves kind k.
 	Supports(k kind) bool
 	// Balance reads the channel's remaining credit in US$, when the

@@ -279,10 +279,10 @@ func TestChat_ReservesEveryChoice(t *testing.T) {
 	}
 }
 
-// No upstream can produce more than max_tokens for each choice, so a call
-// with max_tokens never costs more than it reserved: a local count above
-// it (the text of a model with another tokenizer) and an upstream's usage
-// above it are both charged at max_tokens.
+// No upstream produces more than max_tokens for each choice, so a local
+// count above it (the text of a model with another tokenizer) is charged
+// at max_tokens; usage the upstream reports is what it bills (reasoning
+// may count beyond max_tokens on some providers) and is charged as is.
 func TestChat_CompletionChargedAtMostMaxTokens(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
@@ -315,8 +315,8 @@ func TestChat_CompletionChargedAtMostMaxTokens(t *testing.T) {
 	}{
 		{"counted locally", chat("cap-model", "local"), 1},
 		{"counted locally, streamed", streamChat("cap-model", "local", false), 1},
-		{"reported by the upstream", chat("cap-model", "reported"), 1},
-		{"reported, two choices", chat("cap-model", "reported"), 2},
+		{"counted locally, two choices", chat("cap-model", "local"), 2},
+		{"reported by the upstream", chat("cap-model", "reported"), 0},
 	} {
 		tc.body["max_tokens"] = 10
 		if tc.choices > 1 {
@@ -327,8 +327,47 @@ func TestChat_CompletionChargedAtMostMaxTokens(t *testing.T) {
 			t.Fatalf("%s: status %d: %s", tc.name, res.Status, res.Body)
 		}
 		l := g.consumeLogs(t, "alice")[0]
-		if want := int64(10 * tc.choices); l.CompletionTokens != want || l.Quota != l.PromptTokens+want {
+		want := int64(10 * tc.choices)
+		if tc.choices == 0 {
+			want = 100000
+		}
+		if l.CompletionTokens != want || l.Quota != l.PromptTokens+want {
 			t.Errorf("%s: completion %d, quota %d (prompt %d); want completion %d, quota prompt + %d", tc.name, l.CompletionTokens, l.Quota, l.PromptTokens, want, want)
+		}
+	}
+}
+
+// A rerank is billed the tokens its provider counted, wherever the
+// provider puts them: usage, Cohere's and Jina's meta.tokens, or
+// SiliconCloud's tokens at the top of the answer.
+func TestRerank_TokensWhereProvidersPutThem(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"test-reranker":1}`}})
+	shapes := map[string]map[string]any{
+		"usage": {"usage": map[string]any{"total_tokens": 40}},
+		"meta":  {"meta": map[string]any{"tokens": map[string]any{"input_tokens": 40}}},
+		"top":   {"tokens": map[string]any{"input_tokens": 40, "output_tokens": 0}},
+	}
+	up := relaytest.New(t, "sk-rerank", relaytest.Routes{"POST /v1/rerank": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		var body struct {
+			Query string `json:"query"`
+		}
+		json.Unmarshal(req.Body, &body)
+		answer := map[string]any{"id": "r", "results": []any{map[string]any{"index": 0, "relevance_score": 0.9}}}
+		for k, v := range shapes[body.Query] {
+			answer[k] = v
+		}
+		relaytest.WriteJSON(w, http.StatusOK, answer)
+	}})
+	g.MustCreateChannel(t, up, "test-reranker", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	for shape := range shapes {
+		res := g.post(t, key, "/v1/rerank", map[string]any{"model": "test-reranker", "query": shape, "documents": []string{"apple", "car"}})
+		if res.Status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", shape, res.Status, res.Body)
+		}
+		if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 40 || l.Quota != 40 {
+			t.Errorf("%s: prompt %d, quota %d; want 40 and 40", shape, l.PromptTokens, l.Quota)
 		}
 	}
 }

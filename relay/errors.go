@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -76,7 +77,8 @@ func upstreamMessage(body []byte, key string) string {
 func rawUpstreamMessage(body []byte) string {
 	var v struct {
 		Error    json.RawMessage `json:"error"`
-		Message  string          `json:"message"`
+		Message  json.RawMessage `json:"message"`
+		Detail   json.RawMessage `json:"detail"`
 		Msg      string          `json:"msg"`
 		Err      string          `json:"err"`
 		ErrorMsg string          `json:"error_msg"`
@@ -104,12 +106,58 @@ func rawUpstreamMessage(body []byte) string {
 			return s
 		}
 	}
-	for _, m := range []string{v.Message, v.Msg, v.Err, v.ErrorMsg, v.Header.Message, v.Response.Error.Message} {
+	for _, m := range []string{describeDetail(v.Message), v.Msg, v.Err, v.ErrorMsg, v.Header.Message, v.Response.Error.Message, describeDetail(v.Detail)} {
 		if m != "" {
 			return m
 		}
 	}
 	return ""
+}
+
+// describeDetail reads a message that is not always a string: Mistral's
+// {"message": {"detail": [...]}} and the {"detail": ...} of FastAPI
+// servers, whose validation errors are lists of {loc, msg}.
+func describeDetail(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Detail  json.RawMessage `json:"detail"`
+		Message json.RawMessage `json:"message"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
+		if m := describeDetail(obj.Detail); m != "" {
+			return m
+		}
+		return describeDetail(obj.Message)
+	}
+	var list []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return ""
+	}
+	var parts []string
+	for _, e := range list {
+		if e.Msg == "" {
+			continue
+		}
+		loc := make([]string, len(e.Loc))
+		for i, l := range e.Loc {
+			loc[i] = fmt.Sprint(l)
+		}
+		if len(loc) > 0 {
+			parts = append(parts, strings.Join(loc, ".")+": "+e.Msg)
+		} else {
+			parts = append(parts, e.Msg)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // upstreamErrorFields reads error.type and error.code for the auto-disable rules.

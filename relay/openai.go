@@ -23,7 +23,9 @@ func (a openAI) Supports(k kind) bool {
 	case TypeOpenAI, TypeCustom:
 		return true
 	case TypeSiliconFlow:
-		return k == kindChat || k == kindEmbedding || k == kindRerank || k == kindImage || k == kindCompletion
+		// Its image API has its own fields and answer (image_size,
+		// batch_size, images[]), not OpenAI's: not relayed.
+		return k == kindChat || k == kindEmbedding || k == kindRerank || k == kindCompletion
 	case TypeOllama:
 		return k == kindChat || k == kindCompletion || k == kindEmbedding
 	case TypeMistral, TypeAI360:
@@ -34,7 +36,17 @@ func (a openAI) Supports(k kind) bool {
 	return k == kindChat
 }
 
-func (a openAI) StreamUsage() bool { return a.typ == TypeOpenAI || a.typ == TypeCustom }
+func (a openAI) StreamUsage() streamUsage {
+	switch a.typ {
+	case TypeOpenAI, TypeOllama:
+		// Ollama's OpenAI-compatible API documents include_usage.
+		return usageAsked
+	case TypeCustom:
+		// Any server: some read the option, strict ones refuse it.
+		return usageAsIs
+	}
+	return usageRefused
+}
 
 func (a openAI) url(ch *store.Channel, k kind, model string) string {
 	if a.typ == TypeCustom {
@@ -94,7 +106,7 @@ func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model st
 func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
 	// Providers without stream usage may refuse the option outright
 	// (Mistral answers 422), so the client's is removed (S §5.8 step 8).
-	return rewriteJSON(body, fields, upstreamModel, addUsage, !a.StreamUsage())
+	return rewriteJSON(body, fields, upstreamModel, addUsage, a.StreamUsage() == usageRefused)
 }
 
 // rewriteJSON sets "model" and, when asked, stream_options.include_usage or
@@ -252,8 +264,8 @@ type azure struct{}
 const AzureDefaultAPIVersion = "2023-06-01-preview"
 
 // Azure OpenAI has no moderations or rerank endpoint.
-func (azure) Supports(k kind) bool { return k != kindModeration && k != kindRerank }
-func (azure) StreamUsage() bool    { return false }
+func (azure) Supports(k kind) bool     { return k != kindModeration && k != kindRerank }
+func (azure) StreamUsage() streamUsage { return usageRefused }
 
 func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
 	// The client's api-version, else the channel's, else the default.

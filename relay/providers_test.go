@@ -56,7 +56,7 @@ func providerUpstream(t *testing.T) (*httptest.Server, func() []seen) {
 
 // Each OpenAI-compatible type of issue 3 reaches its provider at the right
 // URL with the right credentials, with the mapped model, and asks for stream
-// usage only where the provider supports it (S §5.8 step 8, §5.13).
+// usage only where the provider documents it (S §5.8 step 8, §5.13).
 func TestProviderAdapters(t *testing.T) {
 	t.Parallel()
 	// Clients ask for an alias the channel maps to the provider's name.
@@ -77,8 +77,8 @@ func TestProviderAdapters(t *testing.T) {
 		{name: "Azure, default version", typ: relay.TypeAzure, wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: relay.AzureDefaultAPIVersion, azure: true},
 		{name: "Azure, channel version", typ: relay.TypeAzure, other: "2024-02-01", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-02-01", azure: true},
 		{name: "Azure, client version", typ: relay.TypeAzure, other: "2024-02-01", query: "?api-version=2024-10-21", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-10-21", azure: true},
-		{name: "Ollama", typ: relay.TypeOllama, wantPath: "/v1/chat/completions"},
-		{name: "custom, whole URL", typ: relay.TypeCustom, base: "/deploy/{model}/chat", wantPath: "/deploy/gpt-3.5-turbo/chat", usage: true},
+		{name: "Ollama", typ: relay.TypeOllama, wantPath: "/v1/chat/completions", usage: true},
+		{name: "custom, whole URL", typ: relay.TypeCustom, base: "/deploy/{model}/chat", wantPath: "/deploy/gpt-3.5-turbo/chat"},
 		{name: "360", typ: relay.TypeAI360, wantPath: "/v1/chat/completions"},
 		{name: "Moonshot", typ: relay.TypeMoonshot, wantPath: "/v1/chat/completions"},
 		{name: "01.AI", typ: relay.TypeLingYi, wantPath: "/v1/chat/completions"},
@@ -144,7 +144,7 @@ func TestProviderAdapters(t *testing.T) {
 // whose provider has it, and with none left the answer says so.
 func TestProviderEndpoints(t *testing.T) {
 	t.Parallel()
-	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1"}})
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1", "ModelPrice": `{"sf-image":0.04}`}})
 	moonshot, moonshotSeen := providerUpstream(t)
 	openai := relaytest.New(t, "sk-openai", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 		relaytest.WriteJSON(w, http.StatusOK, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(2, 0)))
@@ -169,5 +169,62 @@ func TestProviderEndpoints(t *testing.T) {
 	e := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me"}).wantError(t, http.StatusNotImplemented, "endpoint_not_supported")
 	if !strings.Contains(e.Error.Message, "不支持此接口") || len(moonshotSeen()) != 0 {
 		t.Fatalf("message %q, moonshot asked %d times", e.Error.Message, len(moonshotSeen()))
+	}
+
+	// SiliconCloud's image API is its own (image_size, batch_size, an
+	// images list): an OpenAI image request is not sent there to fail
+	// after the provider charged for it.
+	sf := &store.Channel{Type: relay.TypeSiliconFlow, Name: "siliconcloud", Key: "sk-s", BaseURL: moonshot.URL, Models: "sf-image", Group: "default"}
+	if err := g.st.CreateChannels([]*store.Channel{sf}); err != nil {
+		t.Fatal(err)
+	}
+	e = g.post(t, key, "/v1/images/generations", map[string]any{"model": "sf-image", "prompt": "a cat"}).wantError(t, http.StatusNotImplemented, "endpoint_not_supported")
+	if !strings.Contains(e.Error.Message, "不支持此接口") || len(moonshotSeen()) != 0 {
+		t.Fatalf("image on SiliconCloud: message %q, upstream asked %d times", e.Error.Message, len(moonshotSeen()))
+	}
+}
+
+// A client's own stream_options reach a custom channel's server as sent (it
+// may or may not know them; the client asked), and are removed for the
+// providers that refuse them; either way a client that asked for usage
+// gets one usage chunk.
+func TestClientStreamOptionsByType(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		typ     int
+		base    string
+		forward bool
+	}{
+		{"custom", relay.TypeCustom, "/v1/chat/completions", true},
+		{"Mistral", relay.TypeMistral, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"gpt-3.5-turbo":0.75}`}})
+			srv, requests := providerUpstream(t)
+			c := &store.Channel{Type: tc.typ, Name: tc.name, Key: "sk-provider", BaseURL: srv.URL + tc.base, Models: "gpt-3.5-turbo", Group: "default"}
+			if err := g.st.CreateChannels([]*store.Channel{c}); err != nil {
+				t.Fatal(err)
+			}
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+			res := g.post(t, key, "/v1/chat/completions", streamChat("gpt-3.5-turbo", "hello", true))
+			if res.Status != 200 {
+				t.Fatalf("stream: %d %s", res.Status, res.Body)
+			}
+			opts, _ := requests()[0].body["stream_options"].(map[string]any)
+			if forwarded := opts["include_usage"] == true; forwarded != tc.forward {
+				t.Errorf("stream_options reached the upstream: %v, want %v", forwarded, tc.forward)
+			}
+			usageChunks := 0
+			for _, e := range relaytest.Events(res.Body) {
+				if strings.Contains(e, `"usage":{`) && strings.Contains(e, `"prompt_tokens"`) {
+					usageChunks++
+				}
+			}
+			if usageChunks != 1 {
+				t.Errorf("usage chunks sent to the client: %d, want 1: %s", usageChunks, res.Body)
+			}
+		})
 	}
 }

@@ -732,10 +732,13 @@ func needsRewrite(c *call, ad Adapter, upstreamModel string) bool {
 	if upstreamModel != c.bodyModel {
 		return true
 	}
-	if !ad.StreamUsage() {
+	switch ad.StreamUsage() {
+	case usageRefused:
 		return bytes.Contains(c.body, []byte("stream_options"))
+	case usageAsked:
+		return c.stream && !c.wantUsage
 	}
-	return c.stream && !c.wantUsage
+	return false
 }
 
 // errNoBytes marks an attempt that failed before anything reached the client.
@@ -763,7 +766,7 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		if ferr != nil {
 			return badRequest("请求体不是合法的 JSON")
 		}
-		b, err := ad.ConvertBody(c.k, c.body, fields, upstreamModel, c.stream && ad.StreamUsage())
+		b, err := ad.ConvertBody(c.k, c.body, fields, upstreamModel, c.stream && ad.StreamUsage() == usageAsked)
 		if err != nil {
 			return &Error{Status: 500, Type: "new_api_error", Code: "convert_request_failed", Message: "请求转换失败", Local: true, Cause: err}
 		}
@@ -939,6 +942,9 @@ type usage struct {
 	TotalTokens             int           `json:"total_tokens"`
 	PromptTokensDetails     *tokenDetails `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *tokenDetails `json:"completion_tokens_details,omitempty"`
+	// counted marks a completion counted here, by a tokenizer that may not
+	// be the model's, because the upstream reported none.
+	counted bool
 }
 
 // maxUsageTokens bounds each count an upstream reports: far beyond any
@@ -1028,11 +1034,9 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		Data    json.RawMessage `json:"data"`
 		Results json.RawMessage `json:"results"`
 		Meta    struct {
-			Tokens struct {
-				InputTokens  int `json:"input_tokens"`
-				OutputTokens int `json:"output_tokens"`
-			} `json:"tokens"`
+			Tokens rerankTokens `json:"tokens"`
 		} `json:"meta"`
+		Tokens rerankTokens `json:"tokens"` // SiliconCloud's rerank
 	}
 	// The decode is the validity check: only a failed one (a body that is
 	// not JSON, or JSON of an unexpected shape) is scanned again.
@@ -1067,8 +1071,10 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		}
 		return u, true
 	}
-	if v.Meta.Tokens.InputTokens+v.Meta.Tokens.OutputTokens > 0 {
-		return usage{PromptTokens: v.Meta.Tokens.InputTokens, CompletionTokens: v.Meta.Tokens.OutputTokens}, true
+	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
+		if t.InputTokens+t.OutputTokens > 0 {
+			return usage{PromptTokens: t.InputTokens, CompletionTokens: t.OutputTokens}, true
+		}
 	}
 	// No usage reported: count locally.
 	sc := tokenizer.NewStreamCounter(c.model)
@@ -1076,7 +1082,14 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		sc.Add(ch.Text)
 		ch.Message.addTo(sc)
 	}
-	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens()}, true
+	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens(), counted: true}, true
+}
+
+// rerankTokens is the token count of a rerank answer: Cohere's and Jina's
+// under meta, SiliconCloud's at the top.
+type rerankTokens struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
 }
 
 // settle charges the call and writes its log; frt is the time to first
@@ -1084,14 +1097,12 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *store.Settings) *Error {
 	p := c.price
 	u = u.sane()
-	if c.maxTokens > 0 && u.CompletionTokens > c.maxTokens {
-		// No upstream produces more than max_tokens for each choice: a count
-		// above it (a local count with another tokenizer than the model's,
-		// or an upstream's mistake) is charged at what was reserved for it.
+	if u.counted && (c.k == kindChat || c.k == kindCompletion) && c.maxTokens > 0 && u.CompletionTokens > c.maxTokens {
+		// The upstream produced at most max_tokens for each choice; a local
+		// count above that is the tokenizer's (another than the model's),
+		// so it is charged at the bound. What an upstream reports is what
+		// it bills, reasoning included, and is charged as reported.
 		u.CompletionTokens = c.maxTokens
-		if d := u.CompletionTokensDetails; d != nil && d.AudioTokens > c.maxTokens {
-			u.CompletionTokensDetails = &tokenDetails{AudioTokens: c.maxTokens}
-		}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	prompt, completion := u.PromptTokens, u.CompletionTokens

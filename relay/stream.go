@@ -359,6 +359,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		}
 		addKept(counted, kept)
 		u.CompletionTokens = counted.Tokens()
+		u.counted = true
 	}
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	if err := rl.settle(c, ch, u, frt, set); err != nil {
