@@ -137,7 +137,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
 	fs.StringVar(&c.RootPassword, "root-password", envOr("GATEWAY_ROOT_PASSWORD", ""),
-		"password of the root account created on first start (8-20 characters); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
+		"password of the root account created on first start (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
 	fs.BoolVar(&c.DefaultToken, "default-token", envBool("GATEWAY_DEFAULT_TOKEN", envBool("GENERATE_DEFAULT_TOKEN", false)),
 		"give each account registered with a password an unlimited, never-expiring API token (GATEWAY_DEFAULT_TOKEN or GENERATE_DEFAULT_TOKEN)")
 	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")

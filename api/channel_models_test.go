@@ -43,6 +43,7 @@ func TestChannelFetchModels(t *testing.T) {
 	saved := modelsUpstream(t, "secret-models", "gpt-4o", "gpt-4o-mini")
 	moved := modelsUpstream(t, "secret-models", "o3-mini")
 	c := f.create(map[string]any{"name": "lister", "type": 1, "key": "secret-models", "models": "gpt-4o", "base_url": saved.URL})[0]
+	az := f.create(map[string]any{"name": "azure-lister", "type": 3, "key": "secret-models", "models": "gpt-4o", "base_url": saved.URL})[0]
 
 	ids := func(method, url string, body any) []string {
 		t.Helper()
@@ -71,6 +72,10 @@ func TestChannelFetchModels(t *testing.T) {
 			body: map[string]any{"type": 1, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"请填写密钥"}},
 		{name: "the stored key to another base URL", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
+		// A form that names no type asks as the channel's type, never as
+		// OpenAI with another type's key.
+		{name: "the stored key without a type", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"id": az.ID, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{`"message":"仅支持 OpenAI 接口格式"`}},
 		{name: "the stored key for another type", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"id": c.ID, "type": 8, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"更换了类型或 Base URL，请重新填写密钥"}},
 		{name: "base URL not http", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,

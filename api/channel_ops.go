@@ -245,11 +245,10 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 		// The stored key goes only where the channel sends it: a form that
 		// points elsewhere brings its key, so that no edit that was never
 		// saved carries a key to another host.
-		typ := req.Type
-		if typ == 0 {
-			typ = ch.Type
+		if req.Type == 0 {
+			req.Type = ch.Type
 		}
-		if !ch.SendsKeyTo(typ, req.BaseURL) {
+		if !ch.SendsKeyTo(req.Type, req.BaseURL) {
 			writeError(w, r, store.ErrKeyForNewDestination)
 			return
 		}
@@ -267,7 +266,7 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimSpace(strings.Split(req.Key, "\n")[0])
-	s.writeFetchedModels(w, r, &store.Channel{Type: req.Type, BaseURL: strings.TrimRight(req.BaseURL, "/"), Key: key})
+	s.writeFetchedModels(w, r, &store.Channel{Type: req.Type, BaseURL: strings.TrimRight(strings.TrimSpace(req.BaseURL), "/"), Key: key})
 }
 
 func (s *Server) writeFetchedModels(w http.ResponseWriter, r *http.Request, ch *store.Channel) {

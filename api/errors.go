@@ -100,8 +100,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return store.Errorf(store.EINVALID, "请求体为空")
 	}
 	if !utf8.Valid(data) {
-		// The decoder would store U+FFFD in place of the bad bytes.
-		return store.Errorf(store.EINVALID, "无效的参数：请求体不是合法的 UTF-8")
+		// The decoder would store U+FFFD in place of the bad bytes (as JSON
+		// itself has it for an escaped lone surrogate, which stays allowed).
+		return store.Errorf(store.EINVALID, "无效的参数：字符串中有不合法的 UTF-8 字节")
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		// A field's own decoder (an id, say) has its own message.

@@ -261,7 +261,7 @@ func TestTokenCreateValidation(t *testing.T) {
 		{name: "bad expiry", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "expired_time": -5}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
 		{name: "name not UTF-8", method: "POST", url: "/api/token/", token: tok,
-			body: "{\"name\":\"\xff\xfe\"}", wantStatus: 400, wantContains: []string{"请求体不是合法的 UTF-8"}},
+			body: "{\"name\":\"\xff\xfe\"}", wantStatus: 400, wantContains: []string{"字符串中有不合法的 UTF-8 字节"}},
 		{name: "expiry beyond the year 9999", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "expired_time": 253402300800}, wantStatus: 400, wantContains: []string{"过期时间格式错误！"}},
 		{name: "negative quota", method: "POST", url: "/api/token/", token: tok,

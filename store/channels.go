@@ -136,7 +136,18 @@ func truncateRunes(s string, n int) string {
 
 // Validate checks a channel before it is written; a channel without status
 // becomes enabled and one without group joins default.
-func (c *Channel) Validate() error {
+func (c *Channel) Validate() error { return c.validate(nil) }
+
+// validate is Validate for an edit of old: the bounds added over time
+// (name lengths, control characters, the priority's maximum) judge the
+// fields the edit changes, so a channel stored before them can still be
+// disabled or re-prioritised.
+func (c *Channel) validate(old *Channel) error {
+	changed := func(now, before string) bool { return old == nil || now != before }
+	var was Channel
+	if old != nil {
+		was = *old
+	}
 	if strings.TrimSpace(c.Name) == "" {
 		return Errorf(EINVALID, "请填写渠道名称和渠道密钥！")
 	}
@@ -152,24 +163,30 @@ func (c *Channel) Validate() error {
 	if c.Priority < -999 {
 		return Errorf(EINVALID, "优先级不能小于 -999")
 	}
-	if c.Priority > MaxChannelPriority {
+	if c.Priority > MaxChannelPriority && (old == nil || c.Priority != was.Priority) {
 		return Errorf(EINVALID, "优先级不能大于 %d", int64(MaxChannelPriority))
 	}
-	if err := checkNames("模型", c.ModelList()); err != nil {
-		return err
+	if changed(c.Models, was.Models) {
+		if err := checkNames("模型", c.ModelList()); err != nil {
+			return err
+		}
 	}
-	if err := checkNames("分组", csvList(c.Group)); err != nil {
-		return err
+	if changed(c.Group, was.Group) {
+		if err := checkNames("分组", csvList(c.Group)); err != nil {
+			return err
+		}
 	}
-	if err := checkNames("测试模型", []string{c.TestModel}); err != nil {
-		return err
+	if changed(c.TestModel, was.TestModel) {
+		if err := checkNames("测试模型", []string{c.TestModel}); err != nil {
+			return err
+		}
 	}
 	// These travel as HTTP headers, where a control character makes every
 	// request fail.
-	if hasControl(c.OpenAIOrganization) {
+	if changed(c.OpenAIOrganization, was.OpenAIOrganization) && hasControl(c.OpenAIOrganization) {
 		return Errorf(EINVALID, "组织不能包含控制字符")
 	}
-	if strings.IndexFunc(c.Key, isControlInDocument) >= 0 { // line breaks and tabs: see below
+	if changed(c.Key, was.Key) && strings.IndexFunc(c.Key, isControlInDocument) >= 0 { // line breaks and tabs: see below
 		return Errorf(EINVALID, "密钥不能包含控制字符")
 	}
 	if c.Weight < 0 {
@@ -431,7 +448,7 @@ func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 			c.Status = *upd.Status
 			c.OtherInfo = ""
 		}
-		if err := c.Validate(); err != nil {
+		if err := c.validate(&old); err != nil {
 			return err
 		}
 		if err := putChannel(tx, &old, c); err != nil {

@@ -113,3 +113,35 @@ func UserLogs(tb testing.TB, s *Store, userID uint64) []Log {
 	}
 	return out
 }
+
+// PutChannelAsStored writes c over its stored record without validation,
+// as a file written before a rule was added may hold it.
+func PutChannelAsStored(tb testing.TB, s *Store, c *Channel) {
+	tb.Helper()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		old, err := getChannel(tx, c.ID)
+		if err != nil {
+			return err
+		}
+		return putChannel(tx, old, c)
+	})
+	if err != nil {
+		tb.Fatalf("PutChannelAsStored: %v", err)
+	}
+}
+
+// PutTokenAsStored writes t over its stored record without validation.
+func PutTokenAsStored(tb testing.TB, s *Store, t *Token) {
+	tb.Helper()
+	if err := s.db.Update(func(tx *bolt.Tx) error { return putTokenRecord(tx, t) }); err != nil {
+		tb.Fatalf("PutTokenAsStored: %v", err)
+	}
+}
+
+// PutOptionAsStored writes an option's value without validation.
+func PutOptionAsStored(tb testing.TB, s *Store, key, value string) {
+	tb.Helper()
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketOptions).Put([]byte(key), []byte(value)) }); err != nil {
+		tb.Fatalf("PutOptionAsStored: %v", err)
+	}
+}

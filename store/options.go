@@ -315,9 +315,10 @@ func (s *Store) loadSettings() error {
 	set, err := buildSettings(values)
 	if err != nil {
 		// A stored value that no longer parses falls back to its default
-		// rather than leaving the gateway without prices.
+		// rather than leaving the gateway without prices. Only those: the
+		// others keep their values, even ones a save would refuse today.
 		for _, d := range OptionDefs {
-			if _, verr := normalizeOption(&d, values[d.Key]); verr != nil {
+			if !parses(&d, values[d.Key]) {
 				values[d.Key] = d.Default
 			}
 		}
@@ -327,6 +328,20 @@ func (s *Store) loadSettings() error {
 	}
 	s.settings.Store(set)
 	return nil
+}
+
+// parses reports whether buildSettings can read value for d.
+func parses(d *OptionDef, value string) bool {
+	var err error
+	switch d.Kind {
+	case KindRatioMap:
+		_, err = parseRatioMap(value)
+	case KindLabelMap:
+		_, err = parseLabelMap(value)
+	case KindChats:
+		_, err = parseChats(value)
+	}
+	return err == nil
 }
 
 func buildSettings(values map[string]string) (*Settings, error) {
@@ -457,6 +472,16 @@ func checkEgressEntry(e string) error {
 	if _, err := netip.ParsePrefix(host); err == nil {
 		return nil
 	}
+	if j := strings.IndexAny(host, "/?#"); j >= 0 {
+		if _, err := netip.ParseAddr(host[:j]); err == nil {
+			// An address and a slash is a prefix, and not a valid one.
+			return badEgressEntry(e)
+		}
+		host = host[:j] // host:port/path without a scheme
+	}
+	if strings.HasPrefix(host, ".") {
+		return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名；要放行其下所有子域名，请写作 *%s", truncateRunes(e, 64), truncateRunes(host, 64))
+	}
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return nil
 	}
@@ -466,6 +491,10 @@ func checkEgressEntry(e string) error {
 	if hostEntry.MatchString(host) {
 		return nil
 	}
+	return badEgressEntry(e)
+}
+
+func badEgressEntry(e string) error {
 	return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名、IP 地址或 CIDR", truncateRunes(e, 64))
 }
 

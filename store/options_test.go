@@ -168,6 +168,7 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"EgressNotAHost", "EgressAllowedHosts", `{"a":-1}`, "EgressAllowedHosts 中的 {\"a\":-1} 不是合法的主机名、IP 地址或 CIDR"},
 		{"EgressControl", "EgressAllowedHosts", "a\x00b", "不是合法的主机名、IP 地址或 CIDR"},
 		{"EgressBadCIDR", "EgressAllowedHosts", "10.0.0.0/33", "不是合法的主机名、IP 地址或 CIDR"},
+		{"EgressLeadingDot", "EgressAllowedHosts", ".corp.example", "请写作 *.corp.example"},
 	}
 	before := s.Settings()
 	for _, tt := range cases {
@@ -234,8 +235,7 @@ func TestUpdateOption_Saved(t *testing.T) {
 		{"QuotaForNewUser", "-0", "0"},
 		{"Price", "1e1", "1e1"},
 		{"Price", ".5", ".5"},
-		{"EgressAllowedHosts", " 10.0.0.0/8, 127.0.0.1:9100 ,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1", "10.0.0.0/8,127.0.0.1:9100,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1"},
-		{"DataExportDefaultTime", "week", "week"},
+		{"EgressAllowedHosts", " 10.0.0.0/8, 127.0.0.1:9100 ,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1,ollama.lan:11434/v1", "10.0.0.0/8,127.0.0.1:9100,[::1]:8080,*.corp.example,http://up.local:8080/v1,::1,ollama.lan:11434/v1"},
 	} {
 		if err := s.UpdateOption(tt.key, tt.value); err != nil {
 			t.Fatalf("UpdateOption(%s, %q): %v", tt.key, tt.value, err)

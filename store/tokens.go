@@ -73,6 +73,9 @@ func (t *Token) Validate() error {
 	if err := t.validateOthers(); err != nil {
 		return err
 	}
+	if t.ExpiredTime > MaxExpiredTime {
+		return errExpiryTooLate
+	}
 	if t.RemainQuota < 0 {
 		return Errorf(EINVALID, "额度不能为负数")
 	}
@@ -98,7 +101,7 @@ func (t *Token) validateOthers() error {
 	if t.ExpiredTime == 0 {
 		t.ExpiredTime = -1
 	}
-	if t.ExpiredTime < -1 || t.ExpiredTime > MaxExpiredTime {
+	if t.ExpiredTime < -1 {
 		return Errorf(EINVALID, "过期时间格式错误！")
 	}
 	if len(t.ModelLimits) > 1024 {
@@ -122,6 +125,8 @@ func (t *Token) validateOthers() error {
 // MaxExpiredTime is the latest expiry a token may have: the last second of
 // the year 9999, the end of what dates are written with.
 const MaxExpiredTime = 253402300799
+
+var errExpiryTooLate = Errorf(EINVALID, "过期时间格式错误！")
 
 func getToken(tx *bolt.Tx, id uint64) (*Token, error) {
 	var t Token
@@ -316,6 +321,11 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 			t.Name = *upd.Name
 		}
 		if upd.ExpiredTime != nil {
+			// Judged when set: a token stored with a later expiry (one
+			// written in milliseconds) can still be disabled.
+			if *upd.ExpiredTime > MaxExpiredTime && *upd.ExpiredTime != t.ExpiredTime {
+				return nil, errExpiryTooLate
+			}
 			t.ExpiredTime = *upd.ExpiredTime
 		}
 		if upd.RemainQuota != nil {

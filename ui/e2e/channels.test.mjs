@@ -315,9 +315,21 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "更换了类型或 Base URL，请重新填写密钥");
   assert.ok(!upstream.requests.slice(callsBefore).some((c) => c.path.includes("/elsewhere")), "the stored key went nowhere");
-  // Saving it so is refused too, before anything is sent.
+  // Saving it so is refused too, by the form, before anything is sent.
+  const moveMessage = "更换了类型或 Base URL，请重新填写密钥";
+  const puts = [];
+  const onRequest = (req) => {
+    if (req.method() === "PUT" && new URL(req.url()).pathname === "/api/channel/") puts.push(req.url());
+  };
+  page.on("request", onRequest);
+  const shown = await page.locator(".toast", { hasText: moveMessage }).count();
   await page.click('[data-testid="channel-submit"]');
-  await expectToast(page, "更换了类型或 Base URL，请重新填写密钥");
+  await page.waitForFunction(
+    ([text, before]) => [...document.querySelectorAll(".toast")].filter((e) => e.textContent.includes(text)).length > before,
+    [moveMessage, shown],
+  );
+  page.off("request", onRequest);
+  assert.deepEqual(puts, [], "the form sent the move");
   assert.equal((await api.call("GET", `/api/channel/${ch.id}`)).json.data.base_url, upstream.url, "nothing was saved");
   await page.fill('[data-testid="channel-base-url"]', upstream.url);
   await page.click('[data-testid="fetch-models"]');

@@ -9,6 +9,7 @@ const en: Dictionary = {
     save: "Save",
     integerRequired: "{{label}} must be a whole number",
     quotaTooLarge: "The quota cannot exceed 9007199254740992",
+    quotaTooSmall: "The quota cannot be below -9007199254740992",
     notifications: "Notifications",
   },
   nav: {

@@ -7,6 +7,7 @@ const zh = {
     save: "保存",
     integerRequired: "{{label}}必须是整数",
     quotaTooLarge: "额度不能超过 9007199254740992",
+    quotaTooSmall: "额度不能低于 -9007199254740992",
     notifications: "通知",
   },
   nav: {

@@ -68,7 +68,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       return;
     }
     if (!quotaWithinBound(form.quota)) {
-      toast.error(t("common.quotaTooLarge"));
+      toast.error(t(form.quota.trim().startsWith("-") ? "common.quotaTooSmall" : "common.quotaTooLarge"));
       return;
     }
     if (form.password && form.password.length < 8) {
