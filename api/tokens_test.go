@@ -278,6 +278,8 @@ func TestTokenCreateValidation(t *testing.T) {
 			body: map[string]any{"name": "x", "remain_quota": "5"}, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 应为整数"`}},
 		{name: "quota beyond int64", method: "POST", url: "/api/token/", token: tok,
 			body: `{"name":"x","remain_quota":9223372036854776000}`, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 超出范围"`}},
+		{name: "quota written as a decimal", method: "POST", url: "/api/token/", token: tok,
+			body: `{"name":"x","remain_quota":1e2}`, wantStatus: 400, wantContains: []string{`"message":"无效的参数：字段 remain_quota 应为整数（不带小数点或指数）"`}},
 		{name: "quota beyond the bound", method: "POST", url: "/api/token/", token: tok,
 			body: map[string]any{"name": "x", "remain_quota": int64(1) << 60}, wantStatus: 400, wantContains: []string{"额度不能超过"}},
 		{name: "bad ip", method: "POST", url: "/api/token/", token: tok,

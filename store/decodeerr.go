@@ -29,10 +29,18 @@ func DescribeDecodeError(data []byte, err error) (field, problem string) {
 		return "", "请求体应为" + want
 	}
 	// A whole number where an integer goes is out of its range (a browser
-	// sends 2^63-1 as 9223372036854776000).
+	// sends 2^63-1 as 9223372036854776000), or written as a decimal (1e2,
+	// 100.0), which integer fields do not take.
 	if num, ok := strings.CutPrefix(te.Value, "number "); ok && strings.HasSuffix(want, "整数") {
-		if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) {
-			return te.Field, "字段 " + te.Field + " 超出范围"
+		if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) && (f >= 0 || want == "整数") {
+			limit := float64(1 << 63)
+			if want == "非负整数" {
+				limit *= 2
+			}
+			if math.Abs(f) >= limit {
+				return te.Field, "字段 " + te.Field + " 超出范围"
+			}
+			return te.Field, "字段 " + te.Field + " 应为" + want + "（不带小数点或指数）"
 		}
 	}
 	return te.Field, "字段 " + te.Field + " 应为" + want
