@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"crypto/tls"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	json "github.com/goccy/go-json"
 
+	"gateway/egress"
 	"gateway/store"
 )
 
@@ -139,7 +144,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	resp, err := rl.client.Do(req)
 	if err != nil {
 		res.Duration = time.Since(start)
-		res.Err = fmt.Errorf("请求上游失败：%w", err)
+		res.Err = transportError{err}
 		return res
 	}
 	defer resp.Body.Close()
@@ -369,7 +374,7 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 	}
 	resp, err := rl.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("请求上游失败：%w", err)
+		return nil, transportError{err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
@@ -443,4 +448,40 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 			}
 		}
 	}
+}
+
+// transportError is a request that got no answer, as an administrator
+// reads it (the cause stays wrapped for the checks that look for it).
+type transportError struct{ err error }
+
+func (e transportError) Error() string { return "请求上游失败：" + describeTransport(e.err) }
+func (e transportError) Unwrap() error { return e.err }
+
+// describeTransport says in words why an upstream request got no answer,
+// for the administrator who tested a channel or fetched its models: no Go
+// error chain, and not the address of the gateway's own DNS server.
+func describeTransport(err error) string {
+	var blocked *egress.BlockedError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &blocked):
+		return "目标地址 " + blocked.Host + " 不允许访问（可在 EgressAllowedHosts 中放行，或以 --allow-private-upstreams 启动）"
+	case errors.As(err, &dnsErr):
+		return "无法解析上游域名 " + dnsErr.Name
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "上游拒绝连接"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "连接上游超时"
+	case errors.As(err, &certErr):
+		return "上游的 TLS 证书无法验证：" + certErr.Err.Error()
+	case strings.Contains(err.Error(), "invalid header field"):
+		return "渠道的密钥或组织中有不能放进请求头的字符"
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err.Error()
+	}
+	return err.Error()
 }
