@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -236,5 +237,23 @@ func TestChannelBalanceAnswersWithoutABalance(t *testing.T) {
 	ch := g.MustCreateChannel(t, up, "m-usage-less", nil)
 	if b, err := g.rl.UpdateBalance(ctx, ch); err == nil || !strings.Contains(err.Error(), "total_usage") {
 		t.Fatalf("balance %v, %v; want an error naming total_usage", b, err)
+	}
+	// Numbers no account holds are not stored.
+	up = relaytest.New(t, "sk-huge", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"has_payment_method":true,"hard_limit_usd":1.7e308}`)
+		},
+		"GET /v1/dashboard/billing/usage": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"total_usage":-1e308}`)
+		},
+	})
+	ch = g.MustCreateChannel(t, up, "m-huge", nil)
+	if b, err := g.rl.UpdateBalance(ctx, ch); err == nil || err.Error() != "上游返回的余额无法读取" {
+		t.Fatalf("balance %v, %v; want 上游返回的余额无法读取", b, err)
+	}
+	if stored, _ := channelBalance(t, g, ch.ID); stored != 0 {
+		t.Fatalf("stored balance %v", stored)
 	}
 }

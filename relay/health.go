@@ -3,11 +3,12 @@ package relay
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"crypto/tls"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -304,6 +305,10 @@ func (rl *Relay) UpdateBalance(ctx context.Context, ch *store.Channel) (float64,
 	b, err := ad.Balance(ctx, rl.client, ch)
 	if err != nil {
 		return 0, err
+	}
+	if math.IsNaN(b) || math.IsInf(b, 0) || math.Abs(b) > 1e15 {
+		// Numbers no account holds: nothing worth storing, or showing.
+		return 0, errors.New("上游返回的余额无法读取")
 	}
 	if err := rl.store.RecordChannelBalance(ch.ID, b); err != nil {
 		return 0, err
