@@ -103,6 +103,38 @@ func TestLive(t *testing.T) {
 	}
 }
 
+// An invitation used and a new display name reach the inviter's open
+// consoles: the invite card and the header follow without a reload.
+func TestLive_InvitationsAndProfile(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t, "QuotaForInviter", "1000")
+	cookie, id := ts.MustSession(t, "inviter")
+	c, _, err := dialLive(t, ts, cookie, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	var got struct {
+		ID          uint64 `json:"id"`
+		Username    string `json:"username"`
+		DisplayName string `json:"display_name"`
+		AffCount    int64  `json:"aff_count"`
+		AffQuota    int64  `json:"aff_quota"`
+	}
+	before := mustUser(t, ts, id)
+	code := before.AffCode
+	ApiScenario{Method: "POST", URL: "/api/user/register", WantStatus: 200,
+		Body: `{"username":"invitee","password":"password-1","password2":"password-1","aff_code":"` + code + `"}`}.Test(t, ts)
+	if err := json.Unmarshal(readTopic(t, c, "user.self").Data, &got); err != nil || got.ID != id || got.AffCount != before.AffCount+1 || got.AffQuota != before.AffQuota+1000 || got.Username != "inviter" {
+		t.Fatalf("after an invitation: %+v (%v)", got, err)
+	}
+	ApiScenario{Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id, Body: `{"display_name":"Neo"}`, WantStatus: 200}.Test(t, ts)
+	if err := json.Unmarshal(readTopic(t, c, "user.self").Data, &got); err != nil || got.DisplayName != "Neo" {
+		t.Fatalf("after a new display name: %+v (%v)", got, err)
+	}
+}
+
 // readCloseStatus reads until the socket ends and returns its close status
 // (-1 when it ended without one).
 func readCloseStatus(tb testing.TB, c *websocket.Conn) websocket.StatusCode {

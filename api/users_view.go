@@ -51,17 +51,23 @@ func viewUser(u *store.User) userView {
 
 // liveUser is the payload of the user.self topic.
 type liveUser struct {
-	ID           uint64 `json:"id"`
-	Quota        int64  `json:"quota"`
-	UsedQuota    int64  `json:"used_quota"`
-	RequestCount int64  `json:"request_count"`
-	Status       int    `json:"status"`
-	Role         int    `json:"role"`
-	Group        string `json:"group"`
+	ID              uint64 `json:"id"`
+	Username        string `json:"username"`
+	DisplayName     string `json:"display_name"`
+	Quota           int64  `json:"quota"`
+	UsedQuota       int64  `json:"used_quota"`
+	RequestCount    int64  `json:"request_count"`
+	Status          int    `json:"status"`
+	Role            int    `json:"role"`
+	Group           string `json:"group"`
+	AffCount        int64  `json:"aff_count"`
+	AffQuota        int64  `json:"aff_quota"`
+	AffHistoryQuota int64  `json:"aff_history_quota"`
 }
 
 // LiveUser returns the user.self payload for u.
 func LiveUser(u *store.User) any {
-	return liveUser{ID: u.ID, Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount,
-		Status: u.Status, Role: u.Role, Group: u.Group}
+	return liveUser{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Quota: u.Quota, UsedQuota: u.UsedQuota,
+		RequestCount: u.RequestCount, Status: u.Status, Role: u.Role, Group: u.Group,
+		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota}
 }

@@ -400,6 +400,9 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 		return nil, wrapTx(err)
 	}
 	s.userChanged(created.ID)
+	if created.InviterID != 0 {
+		s.userChanged(created.InviterID) // the invitation count and earnings
+	}
 	return created, nil
 }
 

@@ -84,3 +84,32 @@ test("on a laptop screen in English the token actions fit, the sidebar's chat li
   }
   await context.close();
 });
+
+test("on a phone the top bar keeps About and a long site name on screen, and Escape closes the sidebar", async () => {
+  const name = "Acme Enterprise AI Gateway Portal For Everyone";
+  const before = (await root.call("GET", "/api/status")).json.data.system_name;
+  assert.equal((await root.call("PUT", "/api/option/", { key: "SystemName", value: name })).json?.success, true);
+  try {
+    const { context, page } = await openAsRoot(PHONE);
+    await page.goto("/token");
+    const about = page.locator('.top-bar a[href="/about"]');
+    await about.waitFor();
+    const ab = await about.boundingBox();
+    assert.ok(ab && ab.x >= 0 && ab.x + ab.width <= PHONE.width, `About is on screen: ${JSON.stringify(ab)}`);
+    await page.locator(".brand", { hasText: "Acme" }).waitFor();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `the page does not scroll sideways: ${width}`);
+    const brand = await page.locator(".brand").boundingBox();
+    const lang = await page.locator('[data-testid="language-switch"]').boundingBox();
+    assert.ok(brand.x + brand.width <= lang.x, `the name stops before the icons: ${JSON.stringify({ brand, lang })}`);
+
+    await page.getByRole("button", { name: "展开或收起侧边栏" }).click();
+    const sidebar = page.locator('[data-testid="sidebar"]');
+    await sidebar.waitFor({ state: "visible" });
+    await page.keyboard.press("Escape");
+    await sidebar.waitFor({ state: "hidden" });
+    await context.close();
+  } finally {
+    await root.call("PUT", "/api/option/", { key: "SystemName", value: before });
+  }
+});

@@ -8,7 +8,7 @@ const optionsEn: typeof optionsZh = {
     saved: "Saved",
     saveFailed: "Save failed, please retry",
     partialFailed: "Some settings failed to save, please retry",
-    invalidJson: "{{name}} is not a valid JSON string",
+    invalidJson: "{{name}}: not a valid JSON string",
     belowMin: "{{name}} must not be less than {{min}}",
     notNumber: "{{name}} must be a number",
     secretPlaceholder: "Not shown; leave empty to keep",
@@ -61,7 +61,7 @@ const optionsEn: typeof optionsZh = {
       dateRequired: "Please choose the log time",
       confirmTitle: "Clear old logs",
       confirmText: "Every log entry before {{date}} will be deleted for good. Continue?",
-      cleared: "{{count}} log entries cleared!",
+      cleared: "Log entries cleared: {{count}}",
       save: "Save log settings",
     },
     dashboard: {

@@ -6,7 +6,10 @@ import { loadStatus } from "../stores/status";
 import { expireSession, mergeUser, refreshSelf, user, USER_BANNED } from "../stores/user";
 import { connectSocket, disconnectSocket, onTopic, setSocketHooks } from "./socket";
 
-type SelfUpdate = Pick<User, "id" | "quota" | "used_quota" | "request_count" | "status" | "role" | "group">;
+type SelfUpdate = Pick<
+  User,
+  "id" | "username" | "display_name" | "quota" | "used_quota" | "request_count" | "status" | "role" | "group" | "aff_count" | "aff_quota" | "aff_history_quota"
+>;
 
 /** startLiveUpdates routes server topics into the stores and keeps the socket open while logged in. */
 export function startLiveUpdates(): void {

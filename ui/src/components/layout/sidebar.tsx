@@ -1,5 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Text } from "@radix-ui/themes";
+import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useLocation } from "wouter";
 import { routes, SIDEBAR_ORDER, type Access, type NavEntry } from "../../routes";
@@ -40,8 +41,17 @@ export function Sidebar() {
   const { t } = useTranslation();
   const [location] = useLocation();
   const entries = visibleEntries();
-  if (entries.length === 0) return null;
   const collapsed = sidebarCollapsed.value;
+  // On a phone the open sidebar covers the page: Escape closes it, as the backdrop does.
+  useEffect(() => {
+    if (collapsed) return;
+    const onKey = (ev: KeyboardEvent) => {
+      if (ev.key === "Escape" && isMobile()) setSidebarCollapsed(true);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [collapsed]);
+  if (entries.length === 0) return null;
   return (
     <>
       {!collapsed ? <div className="sidebar-backdrop" onClick={() => setSidebarCollapsed(true)} /> : null}
@@ -58,6 +68,8 @@ export function Sidebar() {
                 className={`sidebar-link ${active ? "active" : ""}`}
                 data-nav={e.key}
                 aria-current={active ? "page" : undefined}
+                // Collapsed, the label is hidden and the tooltip shows on hover only.
+                aria-label={collapsed ? t(e.label) : undefined}
                 onClick={() => {
                   if (isMobile()) setSidebarCollapsed(true);
                 }}

@@ -16,6 +16,11 @@ import {
   viewedGroup,
 } from "../../../stores/pricing";
 
+/** shownRatio writes a ratio to six significant digits (a computed 4/3 is 1.33333, not 1.3333333333333333). */
+function shownRatio(r: number): string {
+  return String(Number(r.toPrecision(6)));
+}
+
 /** PricingTable lists the models with availability, billing type, groups, ratios and prices for the viewed group. */
 export function PricingTable() {
   useSignals();
@@ -76,8 +81,8 @@ export function PricingTable() {
       header: t("pricing.colRatio"),
       cell: (m) => (
         <Flex direction="column" data-testid="pricing-ratios">
-          <Text size="1">{t("pricing.modelRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : m.model_ratio })}</Text>
-          <Text size="1">{t("pricing.completionRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : m.completion_ratio })}</Text>
+          <Text size="1">{t("pricing.modelRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : shownRatio(m.model_ratio) })}</Text>
+          <Text size="1">{t("pricing.completionRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : shownRatio(m.completion_ratio) })}</Text>
           <Text size="1">{t("pricing.groupRatio", { ratio })}</Text>
         </Flex>
       ),
