@@ -18,7 +18,14 @@ type routing struct {
 	models map[string][]string // group -> sorted model names
 }
 
+// rebuildRouting reads every channel and replaces the routing index. Called
+// after each channel change has committed; rebuilds run one at a time, each
+// reading the file after the one before stored its index, so the index
+// stored last holds every committed change (two rebuilds racing could
+// otherwise store an older read last).
 func (s *Store) rebuildRouting() error {
+	s.routingMu.Lock()
+	defer s.routingMu.Unlock()
 	r := &routing{tiers: map[string]map[string][][]*Channel{}, byID: map[uint64]*Channel{}, models: map[string][]string{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketChannels).ForEach(func(k, v []byte) error {

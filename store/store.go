@@ -40,6 +40,7 @@ type Store struct {
 	// token-name backfill adds (tests cut it short with it).
 	backfillRows atomic.Int64
 	routing      atomic.Pointer[routing]
+	routingMu    sync.Mutex // orders rebuilds: the last stored read the file last
 	auth         *authCache
 }
 

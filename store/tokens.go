@@ -422,7 +422,9 @@ func markExhausted(t *Token) {
 	}
 }
 
-// SetTokenStatus records an expiry or exhaustion found at use time.
+// SetTokenStatus records an expiry or exhaustion found at use time. An
+// expiry is judged again on the stored token: an owner who extended or
+// cleared it, or disabled the token, since the caller read it keeps that.
 func (s *Store) SetTokenStatus(id uint64, status int) error {
 	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
 		t, err := getToken(tx, id)
@@ -430,6 +432,9 @@ func (s *Store) SetTokenStatus(id uint64, status int) error {
 			return err
 		}
 		if t.Status == status {
+			return nil
+		}
+		if status == TokenStatusExpired && (t.Status != TokenStatusEnabled || t.ExpiredTime == -1 || t.ExpiredTime >= s.nowUnix()) {
 			return nil
 		}
 		t.Status = status
