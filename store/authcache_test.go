@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"gateway/store"
 )
@@ -41,6 +42,12 @@ func TestAuthCacheFollowsEveryChange(t *testing.T) {
 	if got, _ := read(); got.Status != store.TokenStatusEnabled || got.AllowIPs != "10.0.0.0/8" || got.Group != "vip" {
 		t.Fatalf("after edit: %+v", got)
 	}
+	soon := time.Now().Unix() + 60
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{ExpiredTime: &soon}); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	s.Now = func() time.Time { return time.Now().Add(time.Hour) } // the expiry has passed
 	if err := s.SetTokenStatus(tok.ID, store.TokenStatusExpired); err != nil {
 		t.Fatal(err)
 	}
