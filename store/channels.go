@@ -337,7 +337,7 @@ func (s *Store) CreateChannels(chs []*Channel) error {
 		}
 	}
 	now := s.nowUnix()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChannels)
 		for _, c := range chs {
 			id, _ := b.NextSequence()
@@ -410,7 +410,7 @@ func (c *Channel) SendsKeyTo(typ int, baseURL string) bool {
 // (ErrKeyForNewDestination). Errors: ENOTFOUND, EINVALID.
 func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 	var out *Channel
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		c, err := getChannel(tx, id)
 		if err != nil {
 			return err
@@ -486,7 +486,7 @@ func (s *Store) SetChannelStatusAuto(id uint64, status int, reason string) (bool
 func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, seen *Channel) (bool, *Channel, error) {
 	changed := false
 	var out *Channel
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		c, err := getChannel(tx, id)
 		if err != nil {
 			return err
@@ -539,7 +539,7 @@ func (s *Store) RecordChannelBalance(id uint64, balance float64) error {
 
 // patchChannel changes fields that do not affect routing.
 func (s *Store) patchChannel(id uint64, fn func(c *Channel)) error {
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		c, err := getChannel(tx, id)
 		if err != nil {
 			return err
@@ -553,7 +553,7 @@ func (s *Store) patchChannel(id uint64, fn func(c *Channel)) error {
 // returns how many existed. Errors: none for missing ids.
 func (s *Store) DeleteChannels(ids []uint64) (int, error) {
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		n = 0
 		for _, id := range ids {
 			c, err := getChannel(tx, id)
@@ -599,7 +599,7 @@ func (s *Store) DeleteDisabledChannels() (int, error) {
 // their channel, and writes the rows every channel should have. It returns
 // how many rows it removed and how many it added.
 func (s *Store) FixAbilities() (removed, added int, err error) {
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		removed, added = 0, 0
 		want := map[string]Ability{}
 		if err := tx.Bucket(bucketChannels).ForEach(func(k, v []byte) error {

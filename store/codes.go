@@ -35,7 +35,7 @@ func codeKey(purpose, subject string) []byte {
 // CodeCooldown.
 func (s *Store) IssueCode(purpose, subject, code string) error {
 	now := s.Now()
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCodes)
 		var prev codeRecord
 		if ok, _ := getJSON(b, codeKey(purpose, subject), &prev); ok {
@@ -51,7 +51,7 @@ func (s *Store) IssueCode(purpose, subject, code string) error {
 // it on success, so a code works once. Errors: EINVALID.
 func (s *Store) ConsumeCode(purpose, subject, code string) error {
 	now := s.Now().Unix()
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCodes)
 		var rec codeRecord
 		ok, err := getJSON(b, codeKey(purpose, subject), &rec)
@@ -68,7 +68,7 @@ func (s *Store) ConsumeCode(purpose, subject, code string) error {
 
 // DropCode removes the code for (purpose, subject), used when sending failed.
 func (s *Store) DropCode(purpose, subject string) {
-	_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCodes).Delete(codeKey(purpose, subject)) })
+	_ = s.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCodes).Delete(codeKey(purpose, subject)) })
 }
 
 // PurgeExpiredCodes deletes the codes whose time ran out unused (a code that
@@ -77,7 +77,7 @@ func (s *Store) DropCode(purpose, subject string) {
 func (s *Store) PurgeExpiredCodes() (int, error) {
 	now := s.Now().Unix()
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCodes)
 		var dead [][]byte
 		err := b.ForEach(func(k, v []byte) error {

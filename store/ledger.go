@@ -210,7 +210,7 @@ func (s *Store) updateBalances(fn func(tx *bolt.Tx) ([]balanceDelta, error)) err
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var ds []balanceDelta
-	err := s.db.Update(func(tx *bolt.Tx) (err error) {
+	err := s.update(func(tx *bolt.Tx) (err error) {
 		ds, err = fn(tx)
 		return
 	})
@@ -510,7 +510,7 @@ func (l *ledger) commit(batch []*charge) {
 // write commits batch in one transaction: its logs, dashboard rows and
 // balance deltas.
 func (l *ledger) write(batch []*charge, now int64) error {
-	return l.s.db.Update(func(tx *bolt.Tx) error {
+	return l.s.update(func(tx *bolt.Tx) error {
 		users := map[uint64]*userDelta{}
 		tokens := map[uint64]*tokenDelta{}
 		channels := map[uint64]int64{}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -69,5 +70,100 @@ func TestCommitIsolatesAFailingCharge(t *testing.T) {
 	}
 	if stored.UsedQuota != 10 || stored.Quota != 990 || stored.RequestCount != 1 {
 		t.Fatalf("stored user after the batch: %+v", stored)
+	}
+}
+
+// failCommits makes the next n write transactions report a failure: when
+// landed, after the transaction became visible (bbolt's last sync failed
+// after it wrote the meta page), otherwise before anything was written.
+func failCommits(s *Store, n int, landed bool) {
+	s.commitTx = func(fn func(*bolt.Tx) error) error {
+		if n == 0 {
+			return s.db.Update(fn)
+		}
+		n--
+		if landed {
+			if err := s.db.Update(fn); err != nil {
+				return err
+			}
+			return errors.New("fdatasync: input/output error")
+		}
+		tx, err := s.db.Begin(true)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		tx.Rollback()
+		return errors.New("write: no space left on device")
+	}
+}
+
+// A commit that reports a failure after its transaction became visible is
+// in the file, and a restart finds it: the charge counts as made, once,
+// and the call is not told its billing failed. One that failed before
+// anything was written leaves memory as the file.
+func TestChargeCommitFailingAfterItLanded(t *testing.T) {
+	for _, landed := range []bool{true, false} {
+		s, u := openPayer(t)
+		tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Reserve(u.ID, tok.ID, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failCommits(s, 1, landed)
+		err = s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, TokenName: "t", ModelName: "m", Quota: 80})
+		if landed != (err == nil) {
+			t.Fatalf("landed %v: settle answered %v", landed, err)
+		}
+		var stored *User
+		var storedTok *Token
+		if err := s.db.View(func(tx *bolt.Tx) (err error) {
+			if stored, err = getUser(tx, u.ID); err != nil {
+				return err
+			}
+			storedTok, err = getToken(tx, tok.ID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.Logs(LogFilter{Type: LogTypeConsume}, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if landed {
+			want = 80
+		}
+		s.ledger.mu.Lock()
+		ub, tb := *s.ledger.users[u.ID], *s.ledger.tokens[tok.ID]
+		s.ledger.mu.Unlock()
+		if stored.UsedQuota != want || int64(page.Total) != want/80 || ub.used != want || ub.quota != stored.Quota || tb.remain != storedTok.RemainQuota || tb.used != storedTok.UsedQuota {
+			t.Fatalf("landed %v: file user %+v token %+v, %d logs; live user %+v token %+v", landed, stored, storedTok, page.Total, ub, tb)
+		}
+	}
+}
+
+// A credit whose commit failed after it landed is in memory too.
+func TestCreditCommitFailingAfterItLanded(t *testing.T) {
+	s, u := openPayer(t)
+	s.ledger.mu.Lock()
+	_, err := s.ledger.loadUser(u.ID) // the live balance is in memory
+	s.ledger.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := int64(5000)
+	failCommits(s, 1, true)
+	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
+		t.Fatalf("a set that landed: %v", err)
+	}
+	if got, _ := s.User(u.ID); got.Quota != 5000 {
+		t.Fatalf("live quota %d after a set that landed", got.Quota)
 	}
 }

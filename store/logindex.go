@@ -105,7 +105,7 @@ func (s *Store) backfillTokenNames(stop <-chan struct{}) (more bool, err error) 
 // backfillTokenNameSlice runs one transaction of the backfill; done tells
 // that nothing is left.
 func (s *Store) backfillTokenNameSlice() (done bool, err error) {
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		next, end := meta.Get(metaNameBackfillNext), meta.Get(metaNameBackfillEnd)
 		if next == nil {
@@ -183,7 +183,7 @@ func (s *Store) indexLogs() error {
 	s.indexer.pending.Store(0)
 	for {
 		n := 0
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			waiting := tx.Bucket(bucketLogUnindexed)
 			counts := logCounter{}
 			c := waiting.Cursor()

@@ -702,7 +702,7 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 	total := 0
 	for {
 		n, more := 0, false
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			primary := tx.Bucket(bucketLogs)
 			c := primary.Cursor()
 			var keys [][]byte

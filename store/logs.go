@@ -342,7 +342,7 @@ func (s *Store) AppendLog(l *Log) error {
 	if l.CreatedAt == 0 {
 		l.CreatedAt = s.nowUnix()
 	}
-	return Internal(s.db.Update(func(tx *bolt.Tx) error { return appendLog(tx, l) }))
+	return Internal(s.update(func(tx *bolt.Tx) error { return appendLog(tx, l) }))
 }
 
 // formatQuota renders quota for log text: dollars with 6 decimals when

@@ -77,7 +77,7 @@ func (s *Store) migrate() error {
 		return fmt.Errorf("data file schema version %d is newer than this build (%d)", current, SchemaVersion())
 	}
 	for i := current; i < SchemaVersion(); i++ {
-		if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := s.update(func(tx *bolt.Tx) error {
 			if err := migrations[i](tx); err != nil {
 				return err
 			}

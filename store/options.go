@@ -674,7 +674,7 @@ func (s *Store) UpdateOptions(opts []Option) error {
 	if err != nil {
 		return Errorf(EINVALID, "配置不是合法的 JSON 字符串")
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error {
+	if err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOptions)
 		for _, o := range opts {
 			if err := b.Put([]byte(o.Key), []byte(values[o.Key])); err != nil {

@@ -69,7 +69,7 @@ func (s *Store) CreateRedemptions(creator uint64, name string, quota int64, coun
 	}
 	now := s.nowUnix()
 	var out []*Redemption
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		out = out[:0]
 		b := tx.Bucket(bucketRedemptions)
 		for i := 0; i < count; i++ {
@@ -147,7 +147,7 @@ type RedemptionUpdate struct {
 // never changes. Errors: ENOTFOUND, EINVALID.
 func (s *Store) UpdateRedemption(id uint64, upd RedemptionUpdate) (*Redemption, error) {
 	var out *Redemption
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		r, err := getRedemption(tx, id)
 		if err != nil {
 			return err
@@ -186,7 +186,7 @@ func (s *Store) UpdateRedemption(id uint64, upd RedemptionUpdate) (*Redemption, 
 // DeleteRedemption soft-deletes a code; its key stops working.
 // Errors: ENOTFOUND.
 func (s *Store) DeleteRedemption(id uint64) error {
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		r, err := getRedemption(tx, id)
 		if err != nil {
 			return err

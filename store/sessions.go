@@ -29,7 +29,7 @@ func (s *Store) CreateSession(userID uint64) (string, *Session, error) {
 	now := s.Now()
 	sess := &Session{UserID: userID, CreatedAt: now.Unix(), ExpiresAt: now.Add(SessionTTL).Unix()}
 	h := hashSecret(id)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if err := putJSON(tx.Bucket(bucketSessions), h, sess); err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (s *Store) Session(id string) (*Session, error) {
 // Errors: EUNAUTHORIZED when it no longer exists.
 func (s *Store) UpdateSession(id string, fn func(*Session) error) error {
 	h := hashSecret(id)
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		var sess Session
 		ok, err := getJSON(tx.Bucket(bucketSessions), h, &sess)
 		if err != nil {
@@ -88,7 +88,7 @@ func (s *Store) UpdateSession(id string, fn func(*Session) error) error {
 // DeleteSession ends one session.
 func (s *Store) DeleteSession(id string) error {
 	h := hashSecret(id)
-	return Internal(s.db.Update(func(tx *bolt.Tx) error {
+	return Internal(s.update(func(tx *bolt.Tx) error {
 		var sess Session
 		if ok, _ := getJSON(tx.Bucket(bucketSessions), h, &sess); ok && sess.UserID != 0 {
 			if err := tx.Bucket(bucketIdxSessionsByUser).Delete(append(itob(sess.UserID), h...)); err != nil {
@@ -101,7 +101,7 @@ func (s *Store) DeleteSession(id string) error {
 
 // DeleteUserSessions ends every session of a user.
 func (s *Store) DeleteUserSessions(userID uint64) error {
-	return Internal(s.db.Update(func(tx *bolt.Tx) error { return deleteUserSessions(tx, userID) }))
+	return Internal(s.update(func(tx *bolt.Tx) error { return deleteUserSessions(tx, userID) }))
 }
 
 func deleteUserSessions(tx *bolt.Tx, userID uint64) error {
@@ -129,7 +129,7 @@ func deleteUserSessions(tx *bolt.Tx, userID uint64) error {
 func (s *Store) PurgeExpiredSessions() (int, error) {
 	now := s.Now().Unix()
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		var dead [][]byte
 		var users []uint64

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,6 +43,45 @@ type Store struct {
 	routing      atomic.Pointer[routing]
 	routingMu    sync.Mutex // orders rebuilds: the last stored read the file last
 	auth         *authCache
+	// updateMu orders write transactions with the check that follows a
+	// failed commit (see update).
+	updateMu sync.Mutex
+	// commitTx runs a write transaction: db.Update, which tests replace to
+	// stage a commit that fails after it became visible.
+	commitTx func(fn func(*bolt.Tx) error) error
+}
+
+// update runs fn in one write transaction, as db.Update does, and tells
+// the caller whether the change is in the file. bbolt writes a
+// transaction's meta page, the page that makes it visible, and then syncs
+// it; when that last sync fails, Commit reports the error although the
+// next transaction builds on the change, and a restart finds it. Callers
+// that took the error for "nothing written" would charge a call twice or
+// answer "billing failed" for a call the file charged: such a commit
+// counts as made. Transactions are ordered by updateMu, so that the check
+// reads the file before any other transaction commits.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	var id int
+	made := false
+	err := s.commitTx(func(tx *bolt.Tx) error {
+		id = tx.ID()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		made = true
+		return nil
+	})
+	if err == nil || !made {
+		return err
+	}
+	var visible int
+	if s.db.View(func(tx *bolt.Tx) error { visible = tx.ID(); return nil }) == nil && visible == id {
+		slog.Error("a commit reported a failure after it became visible: counted as made; the next commit's sync makes it durable", "txid", id, "err", err)
+		return nil
+	}
+	return err
 }
 
 // Options configures Open.
@@ -75,6 +115,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, Now: time.Now}
+	s.commitTx = db.Update
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {

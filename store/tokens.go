@@ -157,7 +157,7 @@ func (s *Store) CreateToken(t *Token) (*Token, error) {
 		t.Status = TokenStatusEnabled
 	}
 	markExhausted(t)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if _, err := getUser(tx, t.UserID); err != nil {
 			return err
 		}
@@ -392,7 +392,7 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 // DeleteToken soft-deletes a token of userID; its key stops working at once.
 // Errors: ENOTFOUND.
 func (s *Store) DeleteToken(userID, id uint64) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		t, err := getToken(tx, id)
 		if err != nil {
 			return err
@@ -426,7 +426,7 @@ func markExhausted(t *Token) {
 // expiry is judged again on the stored token: an owner who extended or
 // cleared it, or disabled the token, since the caller read it keeps that.
 func (s *Store) SetTokenStatus(id uint64, status int) error {
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		t, err := getToken(tx, id)
 		if err != nil {
 			return err

@@ -39,7 +39,7 @@ func (s *Store) CreateTopUp(t *TopUp) error {
 	t.Status = TopUpPending
 	t.CreateTime = s.nowUnix()
 	t.Money = float64(cents(t.Money)) / 100
-	return wrapTx(s.db.Update(func(tx *bolt.Tx) error {
+	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		idx := tx.Bucket(bucketIdxTopUpTradeNo)
 		if idx.Get([]byte(t.TradeNo)) != nil {
 			return Errorf(ECONFLICT, "订单号重复")

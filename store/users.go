@@ -575,7 +575,7 @@ func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
 		return nil, err
 	}
 	var out *User
-	err = s.db.Update(func(tx *bolt.Tx) (err error) {
+	err = s.update(func(tx *bolt.Tx) (err error) {
 		out, err = applyUserUpdate(tx, id, upd, hash)
 		return
 	})
@@ -736,7 +736,7 @@ func (s *Store) DeleteUser(id uint64) error {
 // DeleteUserIf is DeleteUser when check, asked inside the transaction with
 // the account as it is there, allows it.
 func (s *Store) DeleteUserIf(id uint64, check func(*User) error) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		u, err := getUser(tx, id)
 		if err != nil {
 			return err
@@ -772,7 +772,7 @@ func (s *Store) DeleteUserIf(id uint64, check func(*User) error) error {
 // Errors: ENOTFOUND.
 func (s *Store) ResetAccessToken(id uint64) (string, error) {
 	token := RandomString(40)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		u, err := getUser(tx, id)
 		if err != nil {
 			return err
@@ -794,7 +794,7 @@ func (s *Store) ResetAccessToken(id uint64) (string, error) {
 // Errors: ENOTFOUND.
 func (s *Store) EnsureAffCode(id uint64) (string, error) {
 	var code string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		u, err := getUser(tx, id)
 		if err != nil {
 			return err
