@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"gateway/store"
 )
 
 // backup streams a consistent snapshot of the data file, taken in one read
@@ -22,14 +24,28 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		_ = rc.SetWriteDeadline(time.Now().Add(backupStall))
 		return w.Write(p)
 	})
+	started := false
 	err := s.store.Backup(r.Context(), out, func(size int64) {
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 		w.WriteHeader(http.StatusOK)
+		started = true
 	})
-	if err != nil {
-		// Headers are gone; the client sees a short body, which fails to open.
-		slog.Error("backup", append(logAttrs(r), "err", err)...)
+	if err == nil {
+		return
 	}
+	if started {
+		// Headers are gone; the client sees a short body (its length says
+		// so), which fails to open.
+		slog.Error("backup", append(logAttrs(r), "err", err)...)
+		return
+	}
+	// The copy failed before anything was sent (no room for it, say): an
+	// error status, so that a scripted download fails instead of keeping
+	// an empty file.
+	for _, k := range []string{"Content-Type", "Content-Disposition"} {
+		w.Header().Del(k)
+	}
+	writeError(w, r, store.Internal(err))
 }
 
 // backupStall is how long a backup download may make no progress.

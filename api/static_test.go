@@ -124,4 +124,15 @@ func TestBackup(t *testing.T) {
 	if users != len(fixture.ids) {
 		t.Errorf("backup holds %d users, want %d (names %v)", users, len(fixture.ids), names)
 	}
+
+	// A copy that fails before anything is sent (here its directory is
+	// gone; a full disk does the same) answers an error status, so that a
+	// scripted download fails instead of keeping an empty file.
+	if err := os.RemoveAll(filepath.Dir(ts.Store.Path())); err != nil {
+		t.Fatal(err)
+	}
+	r = ApiScenario{URL: "/api/backup", As: "root", WantStatus: 500, WantContains: []string{msg("Internal error.")}}.Test(t, ts)
+	if cd := r.Header.Get("Content-Disposition"); cd != "" {
+		t.Errorf("a failed backup is offered as a download: %q", cd)
+	}
 }
