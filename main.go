@@ -135,7 +135,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", envDuration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
 	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
-		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose up to N of charges (GATEWAY_SYNC)")
+		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
 	fs.StringVar(&c.RootPassword, "root-password", envOr("GATEWAY_ROOT_PASSWORD", ""),
 		"password of the root account created on first start (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
 	fs.BoolVar(&c.DefaultToken, "default-token", envBool("GATEWAY_DEFAULT_TOKEN", envBool("GENERATE_DEFAULT_TOKEN", false)),
