@@ -189,7 +189,7 @@ func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EINVALID, "请选择日志记录时间"))
 		return
 	}
-	n, err := s.store.DeleteLogsBefore(ts)
+	n, err := s.store.DeleteLogsBefore(r.Context(), ts)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -140,7 +140,7 @@ func TestLogQueriesSeeIndexedAndWaitingEntries(t *testing.T) {
 
 	// Clear everything before a time that cuts through both kinds.
 	cut := int64(1_700_000_200)
-	n, err := s.DeleteLogsBefore(cut)
+	n, err := s.DeleteLogsBefore(context.Background(), cut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func TestTokenNameBackfill(t *testing.T) {
 	}
 	// A clear removes entries on both sides of the backfill's position.
 	cut := int64(1_700_000_050)
-	if _, err := s.DeleteLogsBefore(cut); err != nil {
+	if _, err := s.DeleteLogsBefore(context.Background(), cut); err != nil {
 		t.Fatal(err)
 	}
 	kept := all[:0:0]

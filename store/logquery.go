@@ -693,7 +693,7 @@ const (
 
 // DeleteLogsBefore removes entries created before ts (unix seconds) in
 // bounded transactions and returns how many it removed.
-func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
+func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int, error) {
 	if ts <= 0 {
 		return 0, Errorf(EINVALID, "请选择日志记录时间")
 	}
@@ -745,6 +745,11 @@ func (s *Store) DeleteLogsBefore(ts int64) (int, error) {
 		total += n
 		if !more {
 			return total, nil
+		}
+		// Between chunks a shutdown (or the caller leaving) stops the
+		// clear: the oldest rows are gone, the rest stay, all consistent.
+		if err := ctx.Err(); err != nil {
+			return total, err
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -139,7 +140,7 @@ func TestLogCountersMatchScan(t *testing.T) {
 			t.Fatalf("filter %+v: counted %d (%d items) vs scanned %d (%d items)", f, p.Total, len(p.Items), q.Total, len(q.Items))
 		}
 	}
-	n, err := s.DeleteLogsBefore(1_700_000_000 + 1000)
+	n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+1000)
 	if err != nil || n != 1000 {
 		t.Fatalf("deleted %d, %v", n, err)
 	}

@@ -98,7 +98,7 @@ type LogService interface {
 	Logs(f LogFilter, page, pageSize int) (*LogPage, error)
 	SearchLogs(f LogFilter, limit int) ([]*Log, error)
 	LogQuotaSum(f LogFilter) (int64, error)
-	DeleteLogsBefore(ts int64) (int, error)
+	DeleteLogsBefore(ctx context.Context, ts int64) (int, error)
 	QuotaData(start, end int64, userID uint64) ([]QuotaDatum, error)
 }
 
