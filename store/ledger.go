@@ -73,6 +73,10 @@ type ledger struct {
 	users    map[uint64]*liveBalance
 	tokens   map[uint64]*liveToken
 	channels map[uint64]int64 // channel used quota, live
+	// credits counts the committed credits (updateBalances), so that a
+	// balance read from the file without the lock can tell whether one
+	// landed meanwhile.
+	credits uint64
 
 	queue    chan *charge
 	wg       sync.WaitGroup
@@ -115,14 +119,23 @@ func (l *ledger) close() {
 }
 
 // loadUser returns the live balance of id, reading it from the file on first
-// use. Callers hold l.mu.
+// use. Callers hold l.mu; it may be released meanwhile (see readUnlocked).
 func (l *ledger) loadUser(id uint64) (*liveBalance, error) {
+	var u *User
+	for attempt := 0; ; attempt++ {
+		if b := l.users[id]; b != nil {
+			return b, nil
+		}
+		ok, err := l.readUnlocked(attempt, func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return })
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+	}
 	if b := l.users[id]; b != nil {
 		return b, nil
-	}
-	var u *User
-	if err := l.s.db.View(func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return }); err != nil {
-		return nil, err
 	}
 	b := &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount}
 	l.users[id] = b
@@ -130,16 +143,42 @@ func (l *ledger) loadUser(id uint64) (*liveBalance, error) {
 }
 
 func (l *ledger) loadToken(id uint64) (*liveToken, error) {
-	if t := l.tokens[id]; t != nil {
-		return t, nil
-	}
 	var t *Token
-	if err := l.s.db.View(func(tx *bolt.Tx) (err error) { t, err = getToken(tx, id); return }); err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		if lt := l.tokens[id]; lt != nil {
+			return lt, nil
+		}
+		ok, err := l.readUnlocked(attempt, func(tx *bolt.Tx) (err error) { t, err = getToken(tx, id); return })
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+	}
+	if lt := l.tokens[id]; lt != nil {
+		return lt, nil
 	}
 	lt := &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota}
 	l.tokens[id] = lt
 	return lt, nil
+}
+
+// readUnlocked runs read in a read transaction for a balance not yet in
+// memory. The first attempts release l.mu meanwhile: a read can wait for
+// the file's remap behind a long reader (a backup), and every call's
+// authentication would wait with it. It reports whether no credit was
+// committed meanwhile (else the value read may miss it: read again); the
+// last attempt keeps the lock, under which no credit commits.
+func (l *ledger) readUnlocked(attempt int, read func(tx *bolt.Tx) error) (bool, error) {
+	if attempt >= 2 {
+		return true, l.s.db.View(read)
+	}
+	before := l.credits
+	l.mu.Unlock()
+	err := l.s.db.View(read)
+	l.mu.Lock()
+	return err == nil && l.credits == before, err
 }
 
 // applyLocked adds committed deltas to the loaded balances.
@@ -203,22 +242,28 @@ func (l *ledger) credit(ds []balanceDelta) {
 	l.mu.Unlock()
 }
 
-// updateBalances runs fn in a write transaction while holding the ledger lock
-// and applies the deltas fn returns to memory once the commit succeeded.
+// updateBalances runs fn in a write transaction, with the ledger lock held
+// while fn reads the live balances, and applies the deltas fn returns to
+// memory once the commit is made, before any other write transaction
+// begins (so the next credit reads them). The lock is not held across the
+// commit: charges and authentication go on during its fsync, and a call
+// settled meanwhile counts as settled after the credit, as one settled
+// right after it would.
 func (s *Store) updateBalances(fn func(tx *bolt.Tx) ([]balanceDelta, error)) error {
 	l := &s.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var ds []balanceDelta
-	err := s.update(func(tx *bolt.Tx) (err error) {
+	err := s.updateThen(func(tx *bolt.Tx) (err error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		ds, err = fn(tx)
 		return
+	}, func() {
+		l.mu.Lock()
+		l.applyLocked(ds)
+		l.credits++
+		l.mu.Unlock()
 	})
-	if err != nil {
-		return wrapTx(err)
-	}
-	l.applyLocked(ds)
-	return nil
+	return wrapTx(err)
 }
 
 // overlay replaces the committed balance fields of u with the live ones.

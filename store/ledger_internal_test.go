@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -165,5 +167,57 @@ func TestCreditCommitFailingAfterItLanded(t *testing.T) {
 	}
 	if got, _ := s.User(u.ID); got.Quota != 5000 {
 		t.Fatalf("live quota %d after a set that landed", got.Quota)
+	}
+}
+
+// A credit holds the ledger only while it reads the live balances, not
+// across its commit: calls reserve (and authenticate) during its fsync.
+func TestCreditCommitDoesNotHoldTheLedger(t *testing.T) {
+	s, u := openPayer(t)
+	other, err := s.CreateUser(NewUser{Username: "other", Password: "password1", Quota: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inCommit, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.commitTx = func(fn func(*bolt.Tx) error) error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			once.Do(func() { close(inCommit); <-release }) // a slow commit
+			return nil
+		})
+	}
+	set := int64(5000)
+	done := make(chan error, 1)
+	go func() { _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); done <- err }()
+	<-inCommit
+	reserved := make(chan error, 1)
+	go func() {
+		r, err := s.Reserve(other.ID, 0, 10)
+		if err == nil {
+			s.Refund(r)
+		}
+		reserved <- err
+	}()
+	select {
+	case err := <-reserved:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("a reservation waited for another user's credit to commit")
+	}
+	if _, err := s.User(other.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.User(u.ID); got.Quota != 5000 {
+		t.Fatalf("quota after the set: %d", got.Quota)
 	}
 }

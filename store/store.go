@@ -60,20 +60,29 @@ type Store struct {
 // answer "billing failed" for a call the file charged: such a commit
 // counts as made. Transactions are ordered by updateMu, so that the check
 // reads the file before any other transaction commits.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
+func (s *Store) update(fn func(*bolt.Tx) error) error { return s.updateThen(fn, nil) }
+
+// updateThen is update that, once the change is made, runs then before the
+// next write transaction may begin.
+func (s *Store) updateThen(fn func(*bolt.Tx) error, then func()) (err error) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	defer func() {
+		if err == nil && then != nil {
+			then()
+		}
+	}()
 	var id int
-	made := false
-	err := s.commitTx(func(tx *bolt.Tx) error {
+	fnDone := false
+	err = s.commitTx(func(tx *bolt.Tx) error {
 		id = tx.ID()
 		if err := fn(tx); err != nil {
 			return err
 		}
-		made = true
+		fnDone = true
 		return nil
 	})
-	if err == nil || !made {
+	if err == nil || !fnDone {
 		return err
 	}
 	var visible int
