@@ -79,6 +79,9 @@ type Main struct {
 	// timeout ran out; handlers counts the requests still being handled.
 	endRequests context.CancelFunc
 	handlers    sync.WaitGroup
+	// writesStopped receives the error after which the store refuses
+	// writes: the gateway then stops, and a restart opens the file afresh.
+	writesStopped chan error
 }
 
 // envOr returns the environment value of name, or def.
@@ -232,7 +235,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	charged := make(chan store.ChargeBatch, 1024)
 	allowList := &watchedOption{value: st.Settings().Get("EgressAllowedHosts"), onChange: out.CloseIdleConnections}
+	m.writesStopped = make(chan error, 1)
 	st.SetHooks(store.Hooks{
+		WritesStopped: func(err error) { m.writesStopped <- err },
 		UserChanged: func(u *store.User) {
 			api.PublishUser(hub, u)
 			if srv := m.server; srv != nil {
@@ -422,8 +427,14 @@ func main() {
 		m.Close()
 		os.Exit(1)
 	}
-	<-ctx.Done()
-	slog.Info("shutting down")
+	select {
+	case <-ctx.Done():
+		slog.Info("shutting down")
+	case err := <-m.writesStopped:
+		slog.Error("stopping: the data file reported a write failure; start the gateway again once the disk is sound", "err", err)
+		m.Close()
+		os.Exit(1)
+	}
 	if err := m.Close(); err != nil {
 		slog.Error("shutdown", "err", err)
 		os.Exit(1)

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -190,6 +192,12 @@ func (s *Server) deleteLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := s.store.DeleteLogsBefore(r.Context(), ts)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Stopped between transactions (a shutdown, or the caller left):
+		// what was cleared stays cleared; say how much, to whoever is there.
+		writeError(w, r, store.Errorf(store.EUNAVAILABLE, "日志清理被中断：已清理 %d 条，请重试以清理其余日志", n))
+		return
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

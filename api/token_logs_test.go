@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"gateway/store"
 )
@@ -123,9 +124,13 @@ func TestTokenLogLookupRefusesWhatTheRelayRefuses(t *testing.T) {
 	if err := e.store.SetTokenStatus(disabled.ID, store.TokenStatusDisabled); err != nil {
 		t.Fatal(err)
 	}
-	expired := token(owner, "expired", nil)
+	expired := token(owner, "expired", func(t *store.Token) { t.ExpiredTime = time.Now().Unix() + 60 })
+	e.store.Now = func() time.Time { return time.Now().Add(time.Hour) } // its expiry has passed
 	if err := e.store.SetTokenStatus(expired.ID, store.TokenStatusExpired); err != nil {
 		t.Fatal(err)
+	}
+	if got, _ := e.store.Token(0, expired.ID); got.Status != store.TokenStatusExpired {
+		t.Fatalf("the expired token's status: %d", got.Status)
 	}
 	exhausted := token(owner, "exhausted", func(t *store.Token) { t.UnlimitedQuota = false })
 	if err := e.store.SetTokenStatus(exhausted.ID, store.TokenStatusExhausted); err != nil {

@@ -175,6 +175,10 @@ func parseAllowList(entries []string) allowList {
 			if j := strings.IndexAny(e, "/?#"); j >= 0 {
 				e = e[:j]
 			}
+		} else if j := strings.IndexAny(e, "/?#"); j >= 0 {
+			if _, err := netip.ParsePrefix(e); err != nil {
+				e = e[:j] // host[:port]/path without a scheme
+			}
 		}
 		if e == "" {
 			continue

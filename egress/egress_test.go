@@ -227,6 +227,8 @@ func TestClient_AllowedHosts(t *testing.T) {
 		{"CIDR", []string{"127.0.0.0/8"}, true},
 		{"IPWithPort", []string{"127.0.0.1:1234"}, true},
 		{"URL", []string{" http://127.0.0.1:8080/v1 "}, true},
+		{"PortAndPathWithoutScheme", []string{"127.0.0.1:8080/v1"}, true},
+		{"BracketsAndPathWithoutScheme", []string{"[::ffff:127.0.0.1]/v1"}, true},
 		{"OtherIP", []string{"127.0.0.2"}, false},
 		{"OtherCIDR", []string{"10.0.0.0/8", "192.168.0.0/16"}, false},
 		{"Garbage", []string{"", "not a host/", "::::"}, false},

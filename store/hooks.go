@@ -10,6 +10,11 @@ type Hooks struct {
 	// Charged is called after each committed batch of charges with the new
 	// consume logs and the live balances of the users charged.
 	Charged func(b ChargeBatch)
+	// WritesStopped is called once when the file reported a write failure
+	// after the change had become visible (see update): from then on the
+	// store refuses writes, and the program should stop so that a restart
+	// opens the file afresh.
+	WritesStopped func(err error)
 }
 
 type hooks = Hooks

@@ -77,14 +77,25 @@ func TestCommitIsolatesAFailingCharge(t *testing.T) {
 
 // failCommits makes the next n write transactions report a failure: when
 // landed, after the transaction became visible (bbolt's last sync failed
-// after it wrote the meta page), otherwise before anything was written.
-func failCommits(s *Store, n int, landed bool) {
+// after it wrote the meta page, and ran no commit handlers), otherwise
+// before anything was written. The background indexer is stopped first, so
+// that only the test's own transactions meet the failures. It returns what
+// WritesStopped receives.
+func failCommits(s *Store, n int, landed bool) <-chan error {
+	s.stopIndexer()
+	stopped := make(chan error, 1)
+	s.hooks.WritesStopped = func(err error) { stopped <- err }
 	s.commitTx = func(fn func(*bolt.Tx) error) error {
 		if n == 0 {
 			return s.db.Update(fn)
 		}
 		n--
 		if landed {
+			// The commit lands without its handlers, as bbolt drops them
+			// when writing the meta page fails: here the auth cache's
+			// reset is not even registered.
+			cache, _ := authCaches.LoadAndDelete(s.db)
+			defer authCaches.Store(s.db, cache)
 			if err := s.db.Update(fn); err != nil {
 				return err
 			}
@@ -101,6 +112,7 @@ func failCommits(s *Store, n int, landed bool) {
 		tx.Rollback()
 		return errors.New("write: no space left on device")
 	}
+	return stopped
 }
 
 // A commit that reports a failure after its transaction became visible is
@@ -118,7 +130,7 @@ func TestChargeCommitFailingAfterItLanded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		failCommits(s, 1, landed)
+		stopped := failCommits(s, 1, landed)
 		err = s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, TokenName: "t", ModelName: "m", Quota: 80})
 		if landed != (err == nil) {
 			t.Fatalf("landed %v: settle answered %v", landed, err)
@@ -148,6 +160,21 @@ func TestChargeCommitFailingAfterItLanded(t *testing.T) {
 		if stored.UsedQuota != want || int64(page.Total) != want/80 || ub.used != want || ub.quota != stored.Quota || tb.remain != storedTok.RemainQuota || tb.used != storedTok.UsedQuota {
 			t.Fatalf("landed %v: file user %+v token %+v, %d logs; live user %+v token %+v", landed, stored, storedTok, page.Total, ub, tb)
 		}
+		// After a failure that landed, writes stop and the program is told
+		// to stop; a failure that wrote nothing lets the next write through.
+		_, err = s.CreateToken(&Token{UserID: u.ID, Name: "after", RemainQuota: 1})
+		if landed {
+			if ErrorCode(err) != EUNAVAILABLE {
+				t.Fatalf("a write after a failure that landed: %v", err)
+			}
+			select {
+			case <-stopped:
+			case <-time.After(5 * time.Second):
+				t.Fatal("WritesStopped was not called")
+			}
+		} else if err != nil {
+			t.Fatalf("a write after a failure that wrote nothing: %v", err)
+		}
 	}
 }
 
@@ -167,6 +194,26 @@ func TestCreditCommitFailingAfterItLanded(t *testing.T) {
 	}
 	if got, _ := s.User(u.ID); got.Quota != 5000 {
 		t.Fatalf("live quota %d after a set that landed", got.Quota)
+	}
+}
+
+// A deletion whose commit failed after it landed reaches the auth cache,
+// whose reset bbolt did not run: the token no longer authenticates.
+func TestDeletionFailingAfterItLandedLeavesTheAuthCache(t *testing.T) {
+	s, u := openPayer(t)
+	tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", UnlimitedQuota: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenByKey(tok.Key); err != nil { // cached
+		t.Fatal(err)
+	}
+	failCommits(s, 1, true)
+	if err := s.DeleteToken(u.ID, tok.ID); err != nil {
+		t.Fatalf("a deletion that landed: %v", err)
+	}
+	if got, err := s.TokenByKey(tok.Key); err == nil {
+		t.Fatalf("a deleted token still authenticates: %+v", got)
 	}
 }
 

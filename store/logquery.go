@@ -701,6 +701,11 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int, error) {
 	binary.BigEndian.PutUint64(limit, uint64(ts))
 	total := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			// A shutdown (or the caller leaving) stops the clear between
+			// its transactions: the oldest rows are gone, the rest stay.
+			return total, err
+		}
 		n, more := 0, false
 		err := s.update(func(tx *bolt.Tx) error {
 			primary := tx.Bucket(bucketLogs)
@@ -745,11 +750,6 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int, error) {
 		total += n
 		if !more {
 			return total, nil
-		}
-		// Between chunks a shutdown (or the caller leaving) stops the
-		// clear: the oldest rows are gone, the rest stay, all consistent.
-		if err := ctx.Err(); err != nil {
-			return total, err
 		}
 	}
 }

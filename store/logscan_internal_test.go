@@ -112,11 +112,15 @@ func TestLogScanInSlices(t *testing.T) {
 		t.Fatalf("a sum after its context ended: %v", err)
 	}
 
-	// A clear whose caller is gone (or a shutdown) stops after the
-	// transaction it is in: the oldest rows go, the rest stay.
-	first, err := s.DeleteLogsBefore(gone, 1_700_002_500)
+	// A clear whose caller is gone before it begins clears nothing; one
+	// that ends while it runs (a shutdown) stops after the transaction it
+	// is in: the oldest rows go, the rest stay.
+	if n, err := s.DeleteLogsBefore(gone, 1_700_002_500); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("a clear after its context ended: cleared %d, %v", n, err)
+	}
+	first, err := s.DeleteLogsBefore(&endsAfter{Context: context.Background(), checks: 1}, 1_700_002_500)
 	if !errors.Is(err, context.Canceled) || first <= 0 || first > logDeleteChunk {
-		t.Fatalf("a clear after its context ended: cleared %d, %v; want one transaction's rows and the context's error", first, err)
+		t.Fatalf("a clear whose context ended after its first transaction: cleared %d, %v; want that transaction's rows and the context's error", first, err)
 	}
 	// A clear over several of its transactions removes exactly what is older.
 	add(4050, 4100) // some waiting for the indexer again
@@ -177,4 +181,19 @@ func TestLogPatternOverManyModels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// endsAfter is a context that ends after its error was asked for checks
+// times.
+type endsAfter struct {
+	context.Context
+	checks int
+}
+
+func (c *endsAfter) Err() error {
+	if c.checks == 0 {
+		return context.Canceled
+	}
+	c.checks--
+	return nil
 }

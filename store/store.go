@@ -49,7 +49,12 @@ type Store struct {
 	// commitTx runs a write transaction: db.Update, which tests replace to
 	// stage a commit that fails after it became visible.
 	commitTx func(fn func(*bolt.Tx) error) error
+	// writesStopped is set by a commit that failed after it became visible.
+	writesStopped atomic.Bool
 }
+
+// errWritesStopped answers every write after the file reported a failure.
+var errWritesStopped = Errorf(EUNAVAILABLE, "数据文件写入出错，服务需要重启")
 
 // update runs fn in one write transaction, as db.Update does, and tells
 // the caller whether the change is in the file. bbolt writes a
@@ -60,6 +65,12 @@ type Store struct {
 // answer "billing failed" for a call the file charged: such a commit
 // counts as made. Transactions are ordered by updateMu, so that the check
 // reads the file before any other transaction commits.
+//
+// After such a commit bbolt's own state is no longer safe to build on (its
+// rollback freed the pages the transaction replaced while older readers may
+// still read them, and the kernel may have dropped the unsynced page), so
+// the store stops: later writes are refused, and WritesStopped tells the
+// program to exit; a restart opens the file and rebuilds that state.
 func (s *Store) update(fn func(*bolt.Tx) error) error { return s.updateThen(fn, nil) }
 
 // updateThen is update that, once the change is made, runs then before the
@@ -67,6 +78,9 @@ func (s *Store) update(fn func(*bolt.Tx) error) error { return s.updateThen(fn, 
 func (s *Store) updateThen(fn func(*bolt.Tx) error, then func()) (err error) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	if s.writesStopped.Load() {
+		return errWritesStopped
+	}
 	defer func() {
 		if err == nil && then != nil {
 			then()
@@ -87,7 +101,14 @@ func (s *Store) updateThen(fn func(*bolt.Tx) error, then func()) (err error) {
 	}
 	var visible int
 	if s.db.View(func(tx *bolt.Tx) error { visible = tx.ID(); return nil }) == nil && visible == id {
-		slog.Error("a commit reported a failure after it became visible: counted as made; the next commit's sync makes it durable", "txid", id, "err", err)
+		slog.Error("the data file reported a write failure after the change became visible: it counts as made, and writes stop until a restart", "txid", id, "err", err)
+		// bbolt ran no commit handlers: cached tokens and users may be stale.
+		if s.auth != nil {
+			s.auth.reset()
+		}
+		if !s.writesStopped.Swap(true) && s.hooks.WritesStopped != nil {
+			go s.hooks.WritesStopped(err)
+		}
 		return nil
 	}
 	return err
