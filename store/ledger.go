@@ -121,34 +121,33 @@ func (l *ledger) close() {
 // loadUser returns the live balance of id, reading it from the file on first
 // use. Callers hold l.mu; it may be released meanwhile (see readUnlocked).
 func (l *ledger) loadUser(id uint64) (*liveBalance, error) {
-	var u *User
-	for attempt := 0; ; attempt++ {
-		if b := l.users[id]; b != nil {
-			return b, nil
-		}
-		ok, err := l.readUnlocked(attempt, func(tx *bolt.Tx) (err error) { u, err = getUser(tx, id); return })
+	return loadLive(l, l.users, id, func(tx *bolt.Tx) (*liveBalance, error) {
+		u, err := getUser(tx, id)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			break
-		}
-	}
-	if b := l.users[id]; b != nil {
-		return b, nil
-	}
-	b := &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount}
-	l.users[id] = b
-	return b, nil
+		return &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount}, nil
+	})
 }
 
 func (l *ledger) loadToken(id uint64) (*liveToken, error) {
-	var t *Token
-	for attempt := 0; ; attempt++ {
-		if lt := l.tokens[id]; lt != nil {
-			return lt, nil
+	return loadLive(l, l.tokens, id, func(tx *bolt.Tx) (*liveToken, error) {
+		t, err := getToken(tx, id)
+		if err != nil {
+			return nil, err
 		}
-		ok, err := l.readUnlocked(attempt, func(tx *bolt.Tx) (err error) { t, err = getToken(tx, id); return })
+		return &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota}, nil
+	})
+}
+
+// loadLive returns m[id], building it with read from the file on first use.
+func loadLive[V any](l *ledger, m map[uint64]*V, id uint64, read func(tx *bolt.Tx) (*V, error)) (*V, error) {
+	var v *V
+	for attempt := 0; ; attempt++ {
+		if cur := m[id]; cur != nil {
+			return cur, nil
+		}
+		ok, err := l.readUnlocked(attempt, func(tx *bolt.Tx) (err error) { v, err = read(tx); return })
 		if err != nil {
 			return nil, err
 		}
@@ -156,12 +155,11 @@ func (l *ledger) loadToken(id uint64) (*liveToken, error) {
 			break
 		}
 	}
-	if lt := l.tokens[id]; lt != nil {
-		return lt, nil
+	if cur := m[id]; cur != nil { // loaded by another caller meanwhile
+		return cur, nil
 	}
-	lt := &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota}
-	l.tokens[id] = lt
-	return lt, nil
+	m[id] = v
+	return v, nil
 }
 
 // readUnlocked runs read in a read transaction for a balance not yet in

@@ -25,9 +25,9 @@ func openPayer(t *testing.T) (*Store, *User) {
 	return s, u
 }
 
-// A charge the closed ledger refuses leaves memory as it leaves the file:
-// the call counts as refunded, not as charged in memory only.
-func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
+// openPayerWithHold is openPayer with a token of 500 and a call holding 100.
+func openPayerWithHold(t *testing.T) (*Store, *User, *Token, *Reservation) {
+	t.Helper()
 	s, u := openPayer(t)
 	tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500})
 	if err != nil {
@@ -37,6 +37,13 @@ func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, u, tok, r
+}
+
+// A charge the closed ledger refuses leaves memory as it leaves the file:
+// the call counts as refunded, not as charged in memory only.
+func TestSettleRefusedLeavesMemoryAsTheFile(t *testing.T) {
+	s, u, tok, r := openPayerWithHold(t)
 	s.ledger.close()
 	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); ErrorCode(err) != EUNAVAILABLE {
 		t.Fatalf("settle on a closed ledger: %v", err)
@@ -121,17 +128,9 @@ func failCommits(s *Store, n int, landed bool) <-chan error {
 // anything was written leaves memory as the file.
 func TestChargeCommitFailingAfterItLanded(t *testing.T) {
 	for _, landed := range []bool{true, false} {
-		s, u := openPayer(t)
-		tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := s.Reserve(u.ID, tok.ID, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, u, tok, r := openPayerWithHold(t)
 		stopped := failCommits(s, 1, landed)
-		err = s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, TokenName: "t", ModelName: "m", Quota: 80})
+		err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, TokenName: "t", ModelName: "m", Quota: 80})
 		if landed != (err == nil) {
 			t.Fatalf("landed %v: settle answered %v", landed, err)
 		}
