@@ -238,7 +238,7 @@ func (s *Server) registerExternal(p provider, acct externalAccount, inviterCode 
 	}
 	in := p.newUser(acct.ID)
 	in.Password = store.RandomString(store.MaxPasswordLen)
-	in.DisplayName = strings.TrimSpace(clipRunes(strings.TrimSpace(acct.DisplayName), store.MaxDisplayNameLen))
+	in.DisplayName = strings.TrimSpace(store.ClipRunes(strings.TrimSpace(acct.DisplayName), store.MaxDisplayNameLen))
 	if in.DisplayName == "" {
 		in.DisplayName = p.Label + " User"
 	}
@@ -303,13 +303,6 @@ func randomDigits(n int) string {
 	return string(out)
 }
 
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
-}
-
 // bindExternal links id to the account uid. Binding the id the account
 // already has is a no-op; an id linked to another account (deleted ones
 // included) is refused. Errors: EUNAUTHORIZED, EFORBIDDEN, ECONFLICT.
@@ -344,7 +337,7 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request, p provide
 	fetch func(ctx context.Context, set *store.Settings, code, redirectURI string) (externalAccount, error)) {
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		writeError(w, r, store.Errorf(store.EFORBIDDEN, "%s 授权失败：%s", p.Label, clipRunes(e, 64)))
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "%s 授权失败：%s", p.Label, store.ClipRunes(e, 64)))
 		return
 	}
 	sess, err := s.consumeOAuthState(r)
@@ -400,7 +393,7 @@ func (t *oauthToken) check(label string) error {
 		return nil
 	}
 	if t.Error != "" {
-		return store.Errorf(store.EINVALID, "%s 授权失败：%s", label, clipRunes(t.Error, 64))
+		return store.Errorf(store.EINVALID, "%s 授权失败：%s", label, store.ClipRunes(t.Error, 64))
 	}
 	return store.Errorf(store.EUPSTREAM, "%s 没有返回访问令牌", label)
 }
@@ -560,7 +553,7 @@ func (s *Server) wechatAccount(ctx context.Context, set *store.Settings, code st
 		return "", err
 	}
 	if !out.Success {
-		msg := clipRunes(strings.TrimSpace(out.Message), 100)
+		msg := store.ClipRunes(strings.TrimSpace(out.Message), 100)
 		if msg == "" {
 			msg = "验证码错误或已过期"
 		}

@@ -108,7 +108,7 @@ const MaxNameBytes = 255
 func checkNames(what string, names []string) error {
 	for _, n := range names {
 		if len(n) > MaxNameBytes {
-			return Errorf(EINVALID, "%s名称过长（最多 %d 字节）：%s…", what, MaxNameBytes, truncateRunes(n, 32))
+			return Errorf(EINVALID, "%s名称过长（最多 %d 字节）：%s…", what, MaxNameBytes, ClipRunes(n, 32))
 		}
 		if hasControl(n) {
 			return Errorf(EINVALID, "%s名称不能包含控制字符", what)
@@ -123,8 +123,8 @@ func isControlInDocument(r rune) bool {
 	return unicode.IsControl(r) && r != '\t' && r != '\r' && r != '\n'
 }
 
-// truncateRunes returns the first n characters of s.
-func truncateRunes(s string, n int) string {
+// ClipRunes returns the first n characters of s.
+func ClipRunes(s string, n int) string {
 	for i := range s {
 		if n == 0 {
 			return s[:i]

@@ -443,7 +443,7 @@ func checkJSONMembers(d *OptionDef, value string) error {
 	names := make([]string, 0, len(raw))
 	for k, v := range raw {
 		if string(v) == "null" {
-			return Errorf(EINVALID, "%s 中 %s 的值不能为 null", d.Key, truncateRunes(k, 32))
+			return Errorf(EINVALID, "%s 中 %s 的值不能为 null", d.Key, ClipRunes(k, 32))
 		}
 		names = append(names, k)
 	}
@@ -480,7 +480,7 @@ func checkEgressEntry(e string) error {
 		host = host[:j] // host:port/path without a scheme
 	}
 	if strings.HasPrefix(host, ".") {
-		return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名；要放行其下所有子域名，请写作 *%s", truncateRunes(e, 64), truncateRunes(host, 64))
+		return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名；要放行其下所有子域名，请写作 *%s", ClipRunes(e, 64), ClipRunes(host, 64))
 	}
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return nil
@@ -495,7 +495,7 @@ func checkEgressEntry(e string) error {
 }
 
 func badEgressEntry(e string) error {
-	return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名、IP 地址或 CIDR", truncateRunes(e, 64))
+	return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是合法的主机名、IP 地址或 CIDR", ClipRunes(e, 64))
 }
 
 // wholeJSON refuses, for a JSON option, anything but one JSON object (open
