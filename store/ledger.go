@@ -23,8 +23,9 @@ import (
 // fsync cost is shared, and a caller waits until its charge is durable.
 //
 // Credits (registration gifts, invite transfers, top-ups, admin changes)
-// commit first and reach memory under the ledger lock in the same step, so a
-// balance loaded from the file in between can never count them twice.
+// commit first and then reach memory. A balance records the transaction it
+// was read at, so a credit that a first load already read from the file is
+// not added to it again (see updateBalances and readUnlocked).
 
 // balanceDelta is a change to live balances that a transaction committed.
 type balanceDelta struct {
@@ -44,6 +45,7 @@ type balanceDelta struct {
 type liveBalance struct {
 	quota, used, count int64
 	held               int64
+	at                 int // the transaction the balance was read at
 }
 
 // shown is the balance as if no call were in flight.
@@ -55,6 +57,7 @@ type liveToken struct {
 	remain, used int64
 	held         int64
 	unlimited    bool
+	at           int // the transaction the balance was read at
 }
 
 func (t *liveToken) shown() int64 { return t.remain + t.held }
@@ -73,9 +76,9 @@ type ledger struct {
 	users    map[uint64]*liveBalance
 	tokens   map[uint64]*liveToken
 	channels map[uint64]int64 // channel used quota, live
-	// credits counts the committed credits (updateBalances), so that a
-	// balance read from the file without the lock can tell whether one
-	// landed meanwhile.
+	// credits counts the credits applied to memory (updateBalances), so
+	// that a balance read from the file without the lock can tell whether
+	// one was applied meanwhile, while the balance was not yet there.
 	credits uint64
 
 	queue    chan *charge
@@ -126,7 +129,7 @@ func (l *ledger) loadUser(id uint64) (*liveBalance, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount}, nil
+		return &liveBalance{quota: u.Quota, used: u.UsedQuota, count: u.RequestCount, at: tx.ID()}, nil
 	})
 }
 
@@ -136,7 +139,7 @@ func (l *ledger) loadToken(id uint64) (*liveToken, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota}, nil
+		return &liveToken{remain: t.RemainQuota, used: t.UsedQuota, unlimited: t.UnlimitedQuota, at: tx.ID()}, nil
 	})
 }
 
@@ -166,8 +169,11 @@ func loadLive[V any](l *ledger, m map[uint64]*V, id uint64, read func(tx *bolt.T
 // memory. The first attempts release l.mu meanwhile: a read can wait for
 // the file's remap behind a long reader (a backup), and every call's
 // authentication would wait with it. It reports whether no credit was
-// committed meanwhile (else the value read may miss it: read again); the
-// last attempt keeps the lock, under which no credit commits.
+// applied to memory meanwhile (else the value read may miss it, as the
+// credit found no balance to add to: read again); the last attempt keeps
+// the lock, under which no credit is applied. A credit that commits during
+// the read and is applied after it is added only if the read did not see
+// it (the balance's at).
 func (l *ledger) readUnlocked(attempt int, read func(tx *bolt.Tx) error) (bool, error) {
 	if attempt >= 2 {
 		return true, l.s.db.View(read)
@@ -179,18 +185,19 @@ func (l *ledger) readUnlocked(attempt int, read func(tx *bolt.Tx) error) (bool, 
 	return err == nil && l.credits == before, err
 }
 
-// applyLocked adds committed deltas to the loaded balances.
-func (l *ledger) applyLocked(ds []balanceDelta) {
+// applyLocked adds the deltas committed by transaction txid to the loaded
+// balances that were read before it.
+func (l *ledger) applyLocked(ds []balanceDelta, txid int) {
 	for _, d := range ds {
 		if d.user != 0 {
-			if b := l.users[d.user]; b != nil {
+			if b := l.users[d.user]; b != nil && b.at < txid {
 				b.quota += d.quota
 				b.used += d.used
 				b.count += d.count
 			}
 		}
 		if d.token != 0 {
-			if t := l.tokens[d.token]; t != nil {
+			if t := l.tokens[d.token]; t != nil && t.at < txid {
 				t.remain += d.remain
 				t.used += d.tokUsed
 				if d.unlimited != nil {
@@ -233,31 +240,27 @@ func (l *ledger) liveQuotaLocked(u *User) int64 {
 	return u.Quota
 }
 
-// credit applies deltas committed outside updateBalances (first-start root).
-func (l *ledger) credit(ds []balanceDelta) {
-	l.mu.Lock()
-	l.applyLocked(ds)
-	l.mu.Unlock()
-}
-
 // updateBalances runs fn in a write transaction, with the ledger lock held
 // while fn reads the live balances, and applies the deltas fn returns to
 // memory once the commit is made, before any other write transaction
 // begins (so the next credit reads them). The lock is not held across the
 // commit: charges and authentication go on during its fsync, and a call
 // settled meanwhile counts as settled after the credit, as one settled
-// right after it would.
+// right after it would. A balance first loaded from the file after the
+// commit became visible already holds the credit and is left as read.
 func (s *Store) updateBalances(fn func(tx *bolt.Tx) ([]balanceDelta, error)) error {
 	l := &s.ledger
 	var ds []balanceDelta
+	var txid int
 	err := s.updateThen(func(tx *bolt.Tx) (err error) {
+		txid = tx.ID()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		ds, err = fn(tx)
 		return
 	}, func() {
 		l.mu.Lock()
-		l.applyLocked(ds)
+		l.applyLocked(ds, txid)
 		l.credits++
 		l.mu.Unlock()
 	})

@@ -24,7 +24,6 @@ func benchLedger(b *testing.B) (*Store, *User, *Token) {
 	if err := s.UpdateOptions(nil); err != nil {
 		b.Fatal(err)
 	}
-	s.ledger.credit(nil)
 	if err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
 		cur, _ := getUser(tx, u.ID)
 		cur.Quota = 1 << 60

@@ -267,3 +267,69 @@ func TestCreditCommitDoesNotHoldTheLedger(t *testing.T) {
 		t.Fatalf("quota after the set: %d", got.Quota)
 	}
 }
+
+// A balance first loaded from the file between a credit's commit and the
+// credit reaching memory holds the credit once: the load read it, and the
+// credit is not added on top (a redemption counted twice in memory, found
+// under mixed traffic).
+func TestCreditReadByAFirstLoadCountsOnce(t *testing.T) {
+	s, u := openPayer(t)
+	tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reds, err := s.CreateRedemptions(u.ID, "code", 700, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Neither balance is in memory yet; each credit's commit is followed,
+	// before it returns, by a call that loads the balance credited: the
+	// user's in the redemption, the token's in the token edit.
+	var loadToken uint64
+	s.commitTx = func(fn func(*bolt.Tx) error) error {
+		if err := s.db.Update(fn); err != nil {
+			return err
+		}
+		r, err := s.Reserve(u.ID, loadToken, 1)
+		if err != nil {
+			t.Errorf("reserve: %v", err)
+			return nil
+		}
+		s.Refund(r)
+		return nil
+	}
+	if _, err := s.Redeem(u.ID, reds[0].Key); err != nil {
+		t.Fatal(err)
+	}
+	remain := int64(800)
+	loadToken = tok.ID
+	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
+		t.Fatal(err)
+	}
+	s.commitTx = s.db.Update
+	if got, err := s.User(u.ID); err != nil || got.Quota != 1700 {
+		t.Fatalf("live quota %d (%v), want 1700", got.Quota, err)
+	}
+	if got, err := s.Token(u.ID, tok.ID); err != nil || got.RemainQuota != 800 {
+		t.Fatalf("live token remain %d (%v), want 800", got.RemainQuota, err)
+	}
+	var file User
+	var fileTok Token
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		fu, err := getUser(tx, u.ID)
+		if err != nil {
+			return err
+		}
+		ft, err := getToken(tx, tok.ID)
+		if err != nil {
+			return err
+		}
+		file, fileTok = *fu, *ft
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if file.Quota != 1700 || fileTok.RemainQuota != 800 {
+		t.Fatalf("file quota %d, token remain %d; want 1700, 800", file.Quota, fileTok.RemainQuota)
+	}
+}
