@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -290,8 +291,10 @@ func TestLogStat(t *testing.T) {
 	}
 
 	// rpm and tpm come from the recent-activity window. The window is
-	// process-wide, so this test's events use token names no other test uses.
-	tokA, tokB := "stat-"+f.alice.Username+"-A", "stat-"+f.alice.Username+"-B"
+	// process-wide, so this test's events use token names no other test (nor
+	// another run of this one, with -count) uses.
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	tokA, tokB := "stat-"+run+"-A", "stat-"+run+"-B"
 	api.RecordActivity(api.ActivityEvent{UserID: f.alice.ID, TokenName: tokA, Model: "gpt-4o", ChannelID: 7, Tokens: 100})
 	api.RecordActivity(api.ActivityEvent{UserID: f.alice.ID, TokenName: tokA, Model: "gpt-4o", ChannelID: 8, Tokens: 50})
 	api.RecordActivity(api.ActivityEvent{UserID: f.alice.ID, TokenName: tokB, Model: "claude-3", ChannelID: 8, Tokens: 7})
