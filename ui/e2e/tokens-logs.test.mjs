@@ -205,6 +205,9 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await drawer.getByText("未选择任何模型：启用模型限制后，该令牌无法调用任何模型").waitFor();
   await page.click('[data-testid="token-submit"]');
   await expectToast(page, "令牌更新成功！");
+  await drawer.waitFor({ state: "detached" });
+  // The keyboard is back on the button that opened the drawer.
+  await page.waitForFunction((id) => document.activeElement?.closest(`[data-testid="token-row-${id}"]`) && document.activeElement.dataset.testid === "edit-token", first.id);
   await row.locator('[data-testid="token-name"]', { hasText: "bat-renamed" }).waitFor();
   await row.locator('[data-testid="token-status"]', { hasText: "已启用（限制模型）" }).waitFor();
 
@@ -217,6 +220,11 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   assert.equal(text.split("\n").length, 3);
   assert.match(text, /bat-renamed\s+sk-[0-9A-Za-z]{48}/);
 
+  await row.locator('[data-testid="delete-token"]').click();
+  await page.getByRole("alertdialog").waitFor();
+  await page.keyboard.press("Escape");
+  await page.getByRole("alertdialog").waitFor({ state: "detached" });
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === "delete-token");
   await row.locator('[data-testid="delete-token"]').click();
   await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
   await row.waitFor({ state: "detached" });

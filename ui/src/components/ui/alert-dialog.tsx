@@ -1,5 +1,6 @@
 import { AlertDialog as ThemeAlertDialog, Flex } from "@radix-ui/themes";
 import type { ReactNode } from "react";
+import { useReturnFocus } from "../../lib/return-focus";
 
 /** AlertDialogProps configure a confirmation that interrupts the user. */
 export interface AlertDialogProps {
@@ -15,9 +16,10 @@ export interface AlertDialogProps {
 
 /** AlertDialog is a confirmation over the Radix alert-dialog primitive. */
 export function AlertDialog({ open, onOpenChange, title, description, children, cancel, action }: AlertDialogProps) {
+  const focus = useReturnFocus();
   return (
     <ThemeAlertDialog.Root open={open} onOpenChange={onOpenChange}>
-      <ThemeAlertDialog.Content maxWidth="460px">
+      <ThemeAlertDialog.Content maxWidth="460px" {...focus}>
         <ThemeAlertDialog.Title>{title}</ThemeAlertDialog.Title>
         {description ? (
           <ThemeAlertDialog.Description size="2" color="gray">

@@ -1,5 +1,6 @@
 import { Dialog as ThemeDialog, Flex } from "@radix-ui/themes";
 import type { ReactNode } from "react";
+import { useReturnFocus } from "../../lib/return-focus";
 
 /** DialogProps configure a modal dialog. */
 export interface DialogProps {
@@ -15,9 +16,10 @@ export interface DialogProps {
 
 /** Dialog is a modal over the Radix dialog primitive, styled by Radix Themes. */
 export function Dialog({ open, onOpenChange, title, description, children, footer, maxWidth = "460px" }: DialogProps) {
+  const focus = useReturnFocus();
   return (
     <ThemeDialog.Root open={open} onOpenChange={onOpenChange}>
-      <ThemeDialog.Content maxWidth={maxWidth}>
+      <ThemeDialog.Content maxWidth={maxWidth} {...focus}>
         <ThemeDialog.Title>{title}</ThemeDialog.Title>
         {description ? (
           <ThemeDialog.Description size="2" mb="3" color="gray">

@@ -2,6 +2,7 @@ import { Flex, Heading, Text, Theme } from "@radix-ui/themes";
 import { Dialog as DialogPrimitive } from "radix-ui";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { useReturnFocus } from "../../lib/return-focus";
 import "./sheet.css";
 
 /** SheetProps configure a side drawer. */
@@ -23,6 +24,7 @@ export interface SheetProps {
 /** Sheet is a side drawer over the Radix dialog primitive, themed like the rest of the console. */
 export function Sheet({ open, onOpenChange, title, description, side = "right", closeOnOutside = false, children, footer, testId }: SheetProps) {
   const { t } = useTranslation();
+  const focus = useReturnFocus();
   return (
     <DialogPrimitive.Root open={open} onOpenChange={onOpenChange}>
       <DialogPrimitive.Portal>
@@ -32,6 +34,7 @@ export function Sheet({ open, onOpenChange, title, description, side = "right", 
               className="sheet-content"
               data-side={side}
               data-testid={testId}
+              {...focus}
               {...(description ? {} : { "aria-describedby": undefined })}
               onInteractOutside={(e) => {
                 if (!closeOnOutside) e.preventDefault();

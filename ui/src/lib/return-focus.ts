@@ -1,0 +1,27 @@
+import { useRef } from "react";
+
+/**
+ * useReturnFocus gives an overlay opened without a Radix trigger (from a
+ * table row, a menu, a signal) the focus handlers that put the keyboard back
+ * where it was when the overlay opened: on the button that opened it, or, if
+ * that element is gone (a deleted row, a closed menu), nowhere in particular
+ * as before.
+ */
+export function useReturnFocus() {
+  const returnTo = useRef<HTMLElement | null>(null);
+  return {
+    onOpenAutoFocus: () => {
+      // Runs before the overlay moves the focus inside it.
+      const el = document.activeElement;
+      returnTo.current = el instanceof HTMLElement && el !== document.body ? el : null;
+    },
+    onCloseAutoFocus: (e: Event) => {
+      const el = returnTo.current;
+      returnTo.current = null;
+      if (el?.isConnected) {
+        e.preventDefault();
+        el.focus({ preventScroll: true });
+      }
+    },
+  };
+}
