@@ -159,3 +159,26 @@ test("a tab whose socket a newer tab took stays quiet until it is looked at agai
   assert.equal(sockets.length, 2);
   await context.close();
 });
+
+test("an open home page and About page show the administrator's new text without a reload", async () => {
+  const { username, password } = await newUser(suite.gw.baseURL, "home", "home-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, username, password);
+  const root = await rootApi(suite.gw.baseURL);
+  try {
+    await page.goto("/");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await putOption(root, "HomePageContent", "Home text saved while the page was open");
+    await page.getByText("Home text saved while the page was open").waitFor({ timeout: 10000 });
+
+    await page.goto("/about");
+    await page.locator('[data-testid="about-empty"]').waitFor();
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await putOption(root, "About", "About text saved while the page was open");
+    await page.getByText("About text saved while the page was open").waitFor({ timeout: 10000 });
+  } finally {
+    await putOption(root, "HomePageContent", "");
+    await putOption(root, "About", "");
+    await context.close();
+  }
+});

@@ -1,22 +1,13 @@
 import { Card, Flex, Heading, Spinner, Text } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { fetchAbout } from "../../api/status";
 import { RichContent } from "../../components/rich-content";
+import { useLiveText } from "../../lib/live-text";
 
 /** AboutPage shows the configured about text, a framed page when it is a URL. */
 export default function AboutPage() {
   const { t } = useTranslation();
-  const [about, setAbout] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    fetchAbout()
-      .then((text) => live && setAbout(text))
-      .catch(() => live && setAbout(""));
-    return () => {
-      live = false;
-    };
-  }, []);
+  const about = useLiveText(fetchAbout);
   if (about === null) {
     return (
       <Flex justify="center" py="6">

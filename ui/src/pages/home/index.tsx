@@ -1,22 +1,13 @@
 import { Flex, Spinner } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
 import { fetchHomePageContent } from "../../api/status";
 import { RichContent } from "../../components/rich-content";
+import { useLiveText } from "../../lib/live-text";
 import { DefaultHome } from "./parts/default-home";
 import { NoticeCard } from "./parts/notice-card";
 
-/** HomePage shows the notice and the configured home page content, or a default overview. */
+/** HomePage shows the notice and the configured home page content, or a default overview; a save of the content shows at once. */
 export default function HomePage() {
-  const [content, setContent] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    fetchHomePageContent()
-      .then((text) => live && setContent(text))
-      .catch(() => live && setContent(""));
-    return () => {
-      live = false;
-    };
-  }, []);
+  const content = useLiveText(fetchHomePageContent);
   return (
     <Flex direction="column" gap="4">
       <NoticeCard />
