@@ -224,7 +224,9 @@ func TestLive_TestAllProgress(t *testing.T) {
 	t.Parallel()
 	ts := MustStartServer(t)
 	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
-	ts.MustSetOptions(t, "ChannelDisableThreshold", "0.2")
+	// Far on either side of the threshold, so a loaded machine cannot move
+	// a channel across it.
+	ts.MustSetOptions(t, "ChannelDisableThreshold", "1")
 	answer := func(delay time.Duration) *httptest.Server {
 		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(delay)
@@ -234,7 +236,7 @@ func TestLive_TestAllProgress(t *testing.T) {
 		t.Cleanup(up.Close)
 		return up
 	}
-	fast, slow := answer(0), answer(400*time.Millisecond)
+	fast, slow := answer(0), answer(2*time.Second)
 	chs := []*store.Channel{
 		{Type: 1, Name: "fast", Key: "sk-fast", BaseURL: fast.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1},
 		{Type: 1, Name: "slow", Key: "sk-slow", BaseURL: slow.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1},

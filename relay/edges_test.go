@@ -1,7 +1,10 @@
 package relay_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -106,12 +109,29 @@ func TestStream_EarlyPromptOnlyUsage(t *testing.T) {
 		g := MustOpenGateway(t, gatewayConfig{})
 		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-x", earlyPromptUsage(400, 5*time.Millisecond, true)), ratioModel, nil)
 		_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		// The client leaves once it has read three words.
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		g.do(ctx, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
-		eventually(t, 5*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+		data, _ := json.Marshal(streamChat(ratioModel, "hi", false))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+"/v1/chat/completions", bytes.NewReader(data))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for words := 0; words < 3 && sc.Scan(); {
+			if strings.Contains(sc.Text(), " word") {
+				words++
+			}
+		}
+		cancel()
+		resp.Body.Close()
+		eventually(t, 30*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
 		if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 10 || l.CompletionTokens == 0 || l.CompletionTokens >= 400 {
 			t.Fatalf("billed %d prompt and %d completion tokens; want 10 and the words sent before the client left", l.PromptTokens, l.CompletionTokens)
+		} else if l.CompletionTokens < 3 {
+			t.Fatalf("billed %d completion tokens; the client read 3 words", l.CompletionTokens)
 		}
 	})
 }

@@ -196,7 +196,9 @@ func TestStream_CommentsAreNotAFirstByte(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{
 		Options: map[string]string{"RetryTimes": "1"},
-		Relay:   relay.Config{FirstByteTimeout: 200 * time.Millisecond, StreamIdleTimeout: 30 * time.Second},
+		// Long enough that the good channel, under the same timeout, cannot
+		// miss it on a loaded machine.
+		Relay: relay.Config{FirstByteTimeout: time.Second, StreamIdleTimeout: 30 * time.Second},
 	})
 	cancelled := make(chan struct{})
 	pinger := relaytest.NewChat(t, "sk-ping", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {

@@ -170,15 +170,22 @@ func (e *encoder) encode(text string) (n int, exact bool) {
 		n = estimate(text[end:])
 		text = text[:end]
 	}
+	eachSegment(text, func(seg string) { n += len(tk.EncodeOrdinary(seg)) })
+	return n, true
+}
+
+// eachSegment hands text to fn in the pieces the encoder gets: chunks of at
+// most maxChunkBytes, cut inside any single-class run longer than
+// maxRunBytes.
+func eachSegment(text string, fn func(seg string)) {
 	for len(text) > 0 {
 		seg := text[:chunkEnd(text)]
 		if len(seg) > maxRunBytes {
 			seg = seg[:segmentEnd(seg)]
 		}
-		n += len(tk.EncodeOrdinary(seg))
+		fn(seg)
 		text = text[len(seg):]
 	}
-	return n, true
 }
 
 // maxExactBytes is how much of one text is tokenized, at about 0.45 µs a

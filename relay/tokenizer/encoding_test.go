@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
@@ -159,7 +158,9 @@ func TestCountTextBeyondExact(t *testing.T) {
 }
 
 // TestCountTextLongRun checks that a long single-class run, which makes
-// tiktoken's byte-pair merge quadratic, is counted quickly and closely.
+// tiktoken's byte-pair merge quadratic, reaches the encoder cut into runs
+// of at most maxRunBytes (BenchmarkCountTextLongRun64KB has the speed), and
+// is counted closely.
 func TestCountTextLongRun(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -171,13 +172,18 @@ func TestCountTextLongRun(t *testing.T) {
 		{"cjk", strings.Repeat("汉字测试", 10_000)},
 	}
 	for _, s := range scenarios {
-		for _, enc := range []*encoder{cl100k, o200k} {
-			start := time.Now()
-			got := enc.count(s.text)
-			elapsed := time.Since(start)
-			if elapsed > 2*time.Second {
-				t.Errorf("%s/%s: took %v", s.name, enc.name, elapsed)
+		var joined strings.Builder
+		eachSegment(s.text, func(seg string) {
+			joined.WriteString(seg)
+			if run := longestRun(seg); run > maxRunBytes {
+				t.Errorf("%s: a segment of %d bytes holds a run of %d bytes", s.name, len(seg), run)
 			}
+		})
+		if joined.String() != s.text {
+			t.Errorf("%s: the segments do not make up the text", s.name)
+		}
+		for _, enc := range []*encoder{cl100k, o200k} {
+			got := enc.count(s.text)
 			// Exact counts of the first 2 KB, scaled, bound the result:
 			// each cut may add a token or so.
 			tk, _ := enc.load()
@@ -189,6 +195,19 @@ func TestCountTextLongRun(t *testing.T) {
 			}
 		}
 	}
+}
+
+// longestRun returns the bytes of the longest run of one character class
+// (numbers aside, which the split patterns cut themselves) in s.
+func longestRun(s string) int {
+	longest, start, class := 0, 0, -1
+	for i, r := range s {
+		if c := runeClass(r); c != class || c == classNumber {
+			start, class = i, c
+		}
+		longest = max(longest, i+utf8.RuneLen(r)-start)
+	}
+	return longest
 }
 
 // segmentEndAt returns a rune boundary at or before n.
