@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -92,56 +93,87 @@ func envOr(name, def string) string {
 	return def
 }
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(envOr(name, "")); err == nil {
-		return v
+// envReader reads the GATEWAY_* twins of the flags. A variable that is set
+// but does not parse is an error at start, not a silent default.
+type envReader struct{ errs []error }
+
+func (e *envReader) parse(name string, parse func(string) error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return
 	}
+	if err := parse(strings.TrimSpace(v)); err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: %w", name, v, err))
+	}
+}
+
+func (e *envReader) int(name string, def int) int {
+	e.parse(name, func(v string) (err error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return errors.New("not an integer")
+		}
+		def = n
+		return nil
+	})
 	return def
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(envOr(name, "")); err == nil {
-		return v
-	}
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	e.parse(name, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return errors.New("not a duration such as 30s or 5ms")
+		}
+		def = d
+		return nil
+	})
 	return def
 }
 
-func envBool(name string, def bool) bool {
-	if v, err := strconv.ParseBool(envOr(name, "")); err == nil {
-		return v
-	}
+func (e *envReader) bool(name string, def bool) bool {
+	e.parse(name, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("not true or false")
+		}
+		def = b
+		return nil
+	})
 	return def
 }
 
 // ParseFlags reads the configuration from args, each flag defaulting to its
-// GATEWAY_* environment twin.
-func ParseFlags(args []string) (Config, error) {
+// GATEWAY_* environment twin; errors and the usage go to out.
+func ParseFlags(args []string, out io.Writer) (Config, error) {
 	var c Config
+	var env envReader
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(out)
 	fs.StringVar(&c.Addr, "addr", envOr("GATEWAY_ADDR", ":3000"), "listen address (GATEWAY_ADDR)")
 	fs.StringVar(&c.Data, "data", envOr("GATEWAY_DATA", "data/gateway.db"), "data file; its directory is created (GATEWAY_DATA)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("GATEWAY_LOG_LEVEL", "info"), "debug, info, warn or error (GATEWAY_LOG_LEVEL)")
-	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", envBool("GATEWAY_ALLOW_PRIVATE_UPSTREAMS", false),
+	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", env.bool("GATEWAY_ALLOW_PRIVATE_UPSTREAMS", false),
 		"let outbound requests reach loopback and private addresses (GATEWAY_ALLOW_PRIVATE_UPSTREAMS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", envOr("GATEWAY_TRUSTED_PROXIES", ""),
 		"comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed (GATEWAY_TRUSTED_PROXIES)")
-	fs.IntVar(&c.APIRateLimit, "api-rate-limit", envInt("GATEWAY_API_RATE_LIMIT", 180), "requests per window per IP on /api; 0 = off (GATEWAY_API_RATE_LIMIT)")
-	fs.DurationVar(&c.APIRateWindow, "api-rate-window", envDuration("GATEWAY_API_RATE_WINDOW", 180*time.Second), "window of the /api limit (GATEWAY_API_RATE_WINDOW)")
-	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", envInt("GATEWAY_CRITICAL_RATE_LIMIT", 20),
-		"requests per window per IP on login, register, verification, reset and OAuth; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
-	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", envDuration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
-	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", envInt("GATEWAY_MAX_CONNS_PER_IP", 512),
+	fs.IntVar(&c.APIRateLimit, "api-rate-limit", env.int("GATEWAY_API_RATE_LIMIT", 180), "requests per window per IP on /api; 0 = off (GATEWAY_API_RATE_LIMIT)")
+	fs.DurationVar(&c.APIRateWindow, "api-rate-window", env.duration("GATEWAY_API_RATE_WINDOW", 180*time.Second), "window of the /api limit (GATEWAY_API_RATE_WINDOW)")
+	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", env.int("GATEWAY_CRITICAL_RATE_LIMIT", 20),
+		"requests per window per IP on login, register, verification, reset, OAuth and redeeming a code; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
+	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", env.duration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", env.int("GATEWAY_MAX_CONNS_PER_IP", 512),
 		"open connections one client address may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
-	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", envDuration("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second), "end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT)")
-	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", envDuration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
-	fs.DurationVar(&c.RelayTimeout, "relay-timeout", envDuration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
-	fs.DurationVar(&c.SyncInterval, "sync", envDuration("GATEWAY_SYNC", 0),
+	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", env.duration("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second), "end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT)")
+	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", env.duration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
+	fs.DurationVar(&c.RelayTimeout, "relay-timeout", env.duration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
+	fs.DurationVar(&c.SyncInterval, "sync", env.duration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
 	fs.StringVar(&c.RootPassword, "root-password", envOr("GATEWAY_ROOT_PASSWORD", ""),
 		"password of the root account created on first start (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
-	fs.BoolVar(&c.DefaultToken, "default-token", envBool("GATEWAY_DEFAULT_TOKEN", envBool("GENERATE_DEFAULT_TOKEN", false)),
+	fs.BoolVar(&c.DefaultToken, "default-token", env.bool("GATEWAY_DEFAULT_TOKEN", env.bool("GENERATE_DEFAULT_TOKEN", false)),
 		"give each account registered with a password an unlimited, never-expiring API token (GATEWAY_DEFAULT_TOKEN or GENERATE_DEFAULT_TOKEN)")
 	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")
 	fs.StringVar(&c.GitHubTokenURL, "github-token-url", envOr("GATEWAY_GITHUB_TOKEN_URL", ""), "GitHub OAuth token URL; default GitHub's (GATEWAY_GITHUB_TOKEN_URL)")
@@ -152,7 +184,51 @@ func ParseFlags(args []string) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if err := errors.Join(append(env.errs, c.validate()...)...); err != nil {
+		// As the flag package does for the errors it finds.
+		fmt.Fprintln(fs.Output(), "gateway:", err)
+		return c, err
+	}
 	return c, nil
+}
+
+// validate refuses settings that no operator means: a negative limit or
+// wait, a window of nothing, an unknown log level.
+func (c *Config) validate() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		bad("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"api-rate-limit", c.APIRateLimit}, {"critical-rate-limit", c.CriticalRateLimit}, {"max-conns-per-ip", c.MaxConnsPerIP}} {
+		if n.v < 0 {
+			bad("--%s %d: want 0 (off) or more", n.flag, n.v)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"api-rate-window", c.APIRateWindow}, {"critical-rate-window", c.CriticalRateWindow}, {"stream-idle-timeout", c.StreamIdleTimeout}} {
+		if d.v <= 0 {
+			bad("--%s %v: want a positive duration", d.flag, d.v)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"shutdown-timeout", c.ShutdownTimeout}, {"relay-timeout", c.RelayTimeout}, {"sync", c.SyncInterval}} {
+		if d.v < 0 {
+			bad("--%s %v: want 0 or a positive duration", d.flag, d.v)
+		}
+	}
+	if c.FirstByteTimeout == 0 {
+		bad("--first-byte-timeout 0: want a positive duration, or a negative one to turn it off")
+	}
+	return errs
 }
 
 func parsePrefixes(list string) ([]netip.Prefix, error) {
@@ -175,6 +251,8 @@ func parsePrefixes(list string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// logLevel is the level ParseFlags accepted; anything else (a Config built
+// in code) logs at info.
 func logLevel(s string) slog.Level {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(s)); err != nil {
@@ -412,7 +490,7 @@ func (m *Main) Close() error {
 }
 
 func main() {
-	cfg, err := ParseFlags(os.Args[1:])
+	cfg, err := ParseFlags(os.Args[1:], os.Stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return

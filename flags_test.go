@@ -1,0 +1,66 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Settings no operator means are refused at start, each named, whether
+// they come from a flag or from its GATEWAY_* twin; good ones pass.
+func TestParseFlags(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string // parts of the error; none: accepted
+	}{
+		{name: "defaults"},
+		{name: "good values", env: map[string]string{"GATEWAY_SYNC": "5ms", "GATEWAY_API_RATE_LIMIT": " 0 ", "GATEWAY_ALLOW_PRIVATE_UPSTREAMS": "true"},
+			args: []string{"--first-byte-timeout", "-1s", "--log-level", "warn"}},
+		{name: "unparsable environment", env: map[string]string{"GATEWAY_SYNC": "5", "GATEWAY_API_RATE_WINDOW": "180", "GATEWAY_MAX_CONNS_PER_IP": "many", "GATEWAY_DEFAULT_TOKEN": "yes please"},
+			want: []string{`GATEWAY_SYNC="5"`, `GATEWAY_API_RATE_WINDOW="180"`, `GATEWAY_MAX_CONNS_PER_IP="many"`, `GATEWAY_DEFAULT_TOKEN="yes please"`}},
+		{name: "meaningless flags", args: []string{"--stream-idle-timeout", "-1s", "--first-byte-timeout", "0", "--api-rate-window", "0", "--critical-rate-limit", "-1", "--sync", "-5ms", "--log-level", "loud"},
+			want: []string{"--stream-idle-timeout", "--first-byte-timeout", "--api-rate-window", "--critical-rate-limit", "--sync", "--log-level"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := ParseFlags(c.args, io.Discard)
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted %+v", cfg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not name %s: %v", w, err)
+				}
+			}
+		})
+	}
+	clearEnv(t)
+	cfg, err := ParseFlags([]string{"--sync", "5ms"}, io.Discard)
+	if err != nil || cfg.SyncInterval != 5*time.Millisecond || cfg.StreamIdleTimeout != 30*time.Second {
+		t.Fatalf("%+v, %v", cfg, err)
+	}
+}
+
+// clearEnv unsets every GATEWAY_* variable for the test.
+func clearEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GATEWAY_") || name == "GENERATE_DEFAULT_TOKEN" {
+			t.Setenv(name, "") // restored after the test
+			os.Unsetenv(name)
+		}
+	}
+}
