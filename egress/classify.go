@@ -2,6 +2,7 @@ package egress
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -156,21 +157,44 @@ func IsBlockedName(host string) bool {
 	return classifyName(host) != classPublic
 }
 
-// allowList is one parsed snapshot of Config.AllowedHosts.
+// allowList is one parsed snapshot of Config.AllowedHosts. Each entry
+// allows one port, or every port when its port is 0.
 type allowList struct {
-	names    map[string]bool
-	suffixes []string // from "*.example.com" entries, stored as ".example.com"
-	prefixes []netip.Prefix
+	names    map[string][]uint16
+	suffixes []allowedSuffix
+	prefixes []allowedPrefix
 }
 
+type allowedSuffix struct {
+	suffix string // from "*.example.com", stored as ".example.com"
+	port   uint16
+}
+
+type allowedPrefix struct {
+	prefix netip.Prefix
+	port   uint16
+}
+
+// portAllowed reports whether an entry for port allowed lets port through.
+func portAllowed(allowed, port uint16) bool { return allowed == 0 || allowed == port }
+
 // parseAllowList parses host names, "*.suffix" wildcards, IP addresses and
-// CIDR prefixes. Entries written as URLs or host:port are reduced to the
-// host; entries that parse as nothing are ignored.
+// CIDR prefixes. An entry written host:port allows that port only, and one
+// written as a URL the URL's port (80 or 443 when it names none, by its
+// scheme); a bare host, address or prefix allows every port. Entries that
+// parse as nothing are ignored.
 func parseAllowList(entries []string) allowList {
 	var l allowList
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
+		var port uint16
 		if i := strings.Index(e, "://"); i >= 0 {
+			switch strings.ToLower(e[:i]) {
+			case "http":
+				port = 80
+			case "https":
+				port = 443
+			}
 			e = e[i+3:]
 			if j := strings.IndexAny(e, "/?#"); j >= 0 {
 				e = e[:j]
@@ -184,31 +208,38 @@ func parseAllowList(entries []string) allowList {
 			continue
 		}
 		if p, err := netip.ParsePrefix(e); err == nil {
-			l.prefixes = append(l.prefixes, p.Masked())
+			l.prefixes = append(l.prefixes, allowedPrefix{p.Masked(), port})
 			continue
 		}
 		if a, ok := parseAddr(e); ok {
-			l.prefixes = append(l.prefixes, netip.PrefixFrom(a, a.BitLen()))
+			l.prefixes = append(l.prefixes, allowedPrefix{netip.PrefixFrom(a, a.BitLen()), port})
 			continue
 		}
 		if ap, err := netip.ParseAddrPort(e); err == nil {
-			a := ap.Addr().Unmap()
-			l.prefixes = append(l.prefixes, netip.PrefixFrom(a, a.BitLen()))
+			if ap.Port() == 0 {
+				continue
+			}
+			a := ap.Addr().WithZone("").Unmap()
+			l.prefixes = append(l.prefixes, allowedPrefix{netip.PrefixFrom(a, a.BitLen()), ap.Port()})
 			continue
 		}
 		if i := strings.LastIndexByte(e, ':'); i >= 0 && !strings.Contains(e[:i], ":") {
-			e = e[:i] // name:port
+			p, err := strconv.ParseUint(e[i+1:], 10, 16)
+			if err != nil || p == 0 {
+				continue
+			}
+			e, port = e[:i], uint16(p) // name:port
 		}
 		name := normalizeName(e)
 		if rest, ok := strings.CutPrefix(name, "*."); ok {
-			l.suffixes = append(l.suffixes, "."+rest)
+			l.suffixes = append(l.suffixes, allowedSuffix{"." + rest, port})
 			continue
 		}
 		if name != "" {
 			if l.names == nil {
-				l.names = make(map[string]bool)
+				l.names = make(map[string][]uint16)
 			}
-			l.names[name] = true
+			l.names[name] = append(l.names[name], port)
 		}
 	}
 	return l
@@ -224,23 +255,25 @@ func parseAddr(s string) (netip.Addr, bool) {
 	return a.WithZone("").Unmap(), true
 }
 
-func (l allowList) allowsName(name string) bool {
+func (l allowList) allowsName(name string, port uint16) bool {
 	name = normalizeName(name)
-	if l.names[name] {
-		return true
+	for _, p := range l.names[name] {
+		if portAllowed(p, port) {
+			return true
+		}
 	}
 	for _, s := range l.suffixes {
-		if strings.HasSuffix(name, s) {
+		if strings.HasSuffix(name, s.suffix) && portAllowed(s.port, port) {
 			return true
 		}
 	}
 	return false
 }
 
-func (l allowList) allowsAddr(addr netip.Addr) bool {
+func (l allowList) allowsAddr(addr netip.Addr, port uint16) bool {
 	addr = addr.WithZone("").Unmap()
 	for _, p := range l.prefixes {
-		if p.Contains(addr) {
+		if p.prefix.Contains(addr) && portAllowed(p.port, port) {
 			return true
 		}
 	}

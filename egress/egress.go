@@ -138,7 +138,18 @@ func (c *Client) Check(ctx context.Context, rawURL string) error {
 	if host == "" {
 		return fmt.Errorf("egress: URL has no host")
 	}
-	_, err = c.transport.guard.resolve(ctx, "tcp", host)
+	port := uint16(80)
+	if u.Scheme == "https" {
+		port = 443
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return fmt.Errorf("egress: invalid port %q", p)
+		}
+		port = uint16(n)
+	}
+	_, err = c.transport.guard.resolve(ctx, "tcp", host, port)
 	return err
 }
 
@@ -273,7 +284,7 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, fmt.Errorf("egress: invalid port %q", portStr)
 	}
-	v, err := g.resolve(ctx, network, host)
+	v, err := g.resolve(ctx, network, host, uint16(port))
 	if err != nil {
 		return nil, err
 	}
@@ -309,11 +320,12 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	return nil, firstErr
 }
 
-// verdict is the outcome of checking one host: the addresses to dial and
-// what the check allowed.
+// verdict is the outcome of checking one host and port: the addresses to
+// dial and what the check allowed.
 type verdict struct {
 	addrs       []netip.Addr
-	nameAllowed bool // the host name itself is in AllowedHosts
+	port        uint16
+	nameAllowed bool // the host name itself is in AllowedHosts, for this port
 	allow       allowList
 	private     bool // AllowPrivate
 }
@@ -328,25 +340,26 @@ func (v verdict) permits(addr netip.Addr) bool {
 			return true
 		}
 	}
-	return v.nameAllowed || v.allow.allowsAddr(addr)
+	return v.nameAllowed || v.allow.allowsAddr(addr, v.port)
 }
 
 // resolve resolves host for network ("tcp", "tcp4" or "tcp6") and checks
-// the name and every address. It returns the addresses to dial, or a
-// *BlockedError if the name or any address is refused.
-func (g *guard) resolve(ctx context.Context, network, host string) (verdict, error) {
+// the name and every address, for a connection to port. It returns the
+// addresses to dial, or a *BlockedError if the name or any address is
+// refused.
+func (g *guard) resolve(ctx context.Context, network, host string, port uint16) (verdict, error) {
 	var allow allowList
 	if g.cfg.AllowedHosts != nil {
 		allow = parseAllowList(g.cfg.AllowedHosts())
 	}
-	v := verdict{allow: allow, private: g.cfg.AllowPrivate}
+	v := verdict{port: port, allow: allow, private: g.cfg.AllowPrivate}
 	blocked := &BlockedError{Host: host}
 
 	if ip, err := netip.ParseAddr(host); err == nil {
 		// Keep the zone: a link-local address needs it to be dialled.
 		v.addrs = []netip.Addr{ip.Unmap()}
 	} else {
-		v.nameAllowed = allow.allowsName(host)
+		v.nameAllowed = allow.allowsName(host, port)
 		switch classifyName(host) {
 		case classMetadata:
 			if !v.nameAllowed {

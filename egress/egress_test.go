@@ -218,6 +218,13 @@ func TestClient_Loopback(t *testing.T) {
 func TestClient_AllowedHosts(t *testing.T) {
 	t.Parallel()
 	srv, _ := MustStartServer(t, nil)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	other := "1"
+	if port == other {
+		other = "2"
+	}
+	// An entry with a port, or a URL, allows that port only (a URL without
+	// one its scheme's); a bare address or prefix allows every port.
 	scenarios := []struct {
 		name    string
 		allowed []string
@@ -225,13 +232,17 @@ func TestClient_AllowedHosts(t *testing.T) {
 	}{
 		{"IP", []string{"127.0.0.1"}, true},
 		{"CIDR", []string{"127.0.0.0/8"}, true},
-		{"IPWithPort", []string{"127.0.0.1:1234"}, true},
-		{"URL", []string{" http://127.0.0.1:8080/v1 "}, true},
-		{"PortAndPathWithoutScheme", []string{"127.0.0.1:8080/v1"}, true},
+		{"IPWithPort", []string{"127.0.0.1:" + port}, true},
+		{"IPWithOtherPort", []string{"127.0.0.1:" + other}, false},
+		{"URL", []string{" http://127.0.0.1:" + port + "/v1 "}, true},
+		{"URLWithOtherPort", []string{"http://127.0.0.1:" + other + "/v1"}, false},
+		{"URLWithoutPort", []string{"http://127.0.0.1/v1", "https://127.0.0.1"}, false},
+		{"PortAndPathWithoutScheme", []string{"127.0.0.1:" + port + "/v1"}, true},
+		{"OtherPortAndPathWithoutScheme", []string{"127.0.0.1:" + other + "/v1"}, false},
 		{"BracketsAndPathWithoutScheme", []string{"[::ffff:127.0.0.1]/v1"}, true},
 		{"OtherIP", []string{"127.0.0.2"}, false},
 		{"OtherCIDR", []string{"10.0.0.0/8", "192.168.0.0/16"}, false},
-		{"Garbage", []string{"", "not a host/", "::::"}, false},
+		{"Garbage", []string{"", "not a host/", "::::", "127.0.0.1:0", "127.0.0.1:99999"}, false},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
@@ -406,6 +417,18 @@ func TestClient_DNS(t *testing.T) {
 		if err == nil || errors.As(err, &be) {
 			t.Fatalf("err = %v, want a resolve error", err)
 		}
+	})
+	t.Run("AllowedNameOnItsPortOnly", func(t *testing.T) {
+		c := newTestClient(Config{AllowedHosts: func() []string { return []string{"ollama.lan:" + port, "*.corp.lan:1"} }})
+		if _, err := get(t, c, "http://ollama.lan:"+port+"/"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := get(t, c, "http://api.corp.lan:"+port+"/")
+		requireBlocked(t, err, "api.corp.lan")
+		if err := c.Check(ctx, "http://ollama.lan:"+port+"/v1"); err != nil {
+			t.Fatalf("Check on the allowed port: %v", err)
+		}
+		requireBlocked(t, c.Check(ctx, "http://ollama.lan/v1"), "ollama.lan")
 	})
 	t.Run("AllowedNameDialsCheckedAddress", func(t *testing.T) {
 		c := newTestClient(Config{AllowedHosts: func() []string { return []string{"ollama.lan", "*.corp.lan"} }})

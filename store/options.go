@@ -485,13 +485,25 @@ func checkEgressEntry(e string) error {
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return nil
 	}
-	if _, err := netip.ParseAddrPort(host); err == nil {
+	if ap, err := netip.ParseAddrPort(host); err == nil {
+		if ap.Port() == 0 {
+			return badEgressPort(e)
+		}
 		return nil
 	}
 	if hostEntry.MatchString(host) {
+		if i := strings.LastIndexByte(host, ':'); i >= 0 {
+			if p, err := strconv.Atoi(host[i+1:]); err != nil || p < 1 || p > 65535 {
+				return badEgressPort(e)
+			}
+		}
 		return nil
 	}
 	return badEgressEntry(e)
+}
+
+func badEgressPort(e string) error {
+	return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 的端口不在 1-65535 之间", ClipRunes(e, 64))
 }
 
 func badEgressEntry(e string) error {

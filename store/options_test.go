@@ -169,6 +169,8 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"EgressControl", "EgressAllowedHosts", "a\x00b", "不是合法的主机名、IP 地址或 CIDR"},
 		{"EgressBadCIDR", "EgressAllowedHosts", "10.0.0.0/33", "不是合法的主机名、IP 地址或 CIDR"},
 		{"EgressLeadingDot", "EgressAllowedHosts", ".corp.example", "请写作 *.corp.example"},
+		{"EgressPortZero", "EgressAllowedHosts", "127.0.0.1:0", "EgressAllowedHosts 中的 127.0.0.1:0 的端口不在 1-65535 之间"},
+		{"EgressNamePortTooLarge", "EgressAllowedHosts", "http://up.local:99999/v1", "的端口不在 1-65535 之间"},
 	}
 	before := s.Settings()
 	for _, tt := range cases {

@@ -154,7 +154,7 @@ const optionsEn: typeof optionsZh = {
       ServerAddress: "Server address",
       ServerAddressHint: "Used for payment and OAuth callbacks and shown on the default home page; make sure it is right",
       EgressAllowedHosts: "Private egress allow-list",
-      EgressAllowedHostsHint: "Comma-separated host names, IPs or CIDRs; outbound calls reach private addresses only when listed here",
+      EgressAllowedHostsHint: "Comma-separated host names, IPs or CIDRs; outbound calls reach private addresses only when listed here. host:port (or a URL) allows that port only",
       save: "Update server settings",
     },
     worker: {

@@ -152,7 +152,7 @@ const optionsZh = {
       ServerAddress: "服务器地址",
       ServerAddressHint: "影响支付回调地址、OAuth 回调地址以及默认首页展示的地址，请确保正确配置",
       EgressAllowedHosts: "出站私有地址白名单",
-      EgressAllowedHostsHint: "逗号分隔的主机名、IP 或 CIDR；出站请求仅在目标属于此列表时才可访问私有地址",
+      EgressAllowedHostsHint: "逗号分隔的主机名、IP 或 CIDR；出站请求仅在目标属于此列表时才可访问私有地址。写作 主机:端口（或 URL）时只放行该端口",
       save: "更新服务器设置",
     },
     worker: {
