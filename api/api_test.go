@@ -191,6 +191,7 @@ func MustStartServer(tb testing.TB, opts ...func(*api.Config)) *TestServer {
 	st.SetHooks(store.Hooks{
 		UserChanged:     func(u *store.User) { api.PublishUser(hub, u) },
 		SettingsChanged: func(s *store.Settings) { api.PublishNotice(hub, s.Get("Notice")) },
+		Charged:         func(b store.ChargeBatch) { api.PublishCharges(hub, b) },
 	})
 	cfg := api.Config{
 		Store: st, Policy: pol, Hub: hub, UI: testUI,

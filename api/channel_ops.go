@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"gateway/relay"
 	"gateway/store"
 	"gateway/ws"
@@ -311,16 +309,45 @@ func PublishChannel(hub *ws.Hub, c *store.Channel) {
 	})
 }
 
-// PublishCharges pushes new consume logs (admins see all, each user their
-// own without admin detail) and the new balances of the users charged.
-func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
-	for _, l := range b.Logs {
-		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, l)
-		// The owner sees it as the self log list shows it.
-		if own := (ws.Audience{UserID: l.UserID, MaxRole: store.RoleAdmin - 1}); hub.Wants(own) {
-			hub.Publish(own, TopicLogTail, viewSelfLogs([]*store.Log{l})[0])
+// PublishLogs pushes new consume logs, oldest first, to each console that
+// sees some: administrators all of them, each other user their own without
+// admin detail. A message carries up to logTailBatch entries, so that a
+// burst of charges stays within a socket's backlog.
+func PublishLogs(hub *ws.Hub, logs []*store.Log) {
+	for chunk := range slices.Chunk(logs, logTailBatch) {
+		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, chunk)
+	}
+	var own map[uint64][]*store.Log
+	for _, l := range logs {
+		if hub.Wants(selfAudience(l.UserID)) {
+			if own == nil {
+				own = map[uint64][]*store.Log{}
+			}
+			own[l.UserID] = append(own[l.UserID], l)
 		}
 	}
+	for id, ls := range own {
+		// The owner sees them as the self log list shows them.
+		for chunk := range slices.Chunk(ls, logTailBatch) {
+			hub.Publish(selfAudience(id), TopicLogTail, viewSelfLogs(chunk))
+		}
+	}
+}
+
+// logTailBatch bounds the entries of one log.tail message: a commit of the
+// most charges (2 048) makes 8 messages of a few hundred KB at most.
+const logTailBatch = 256
+
+// selfAudience is a user's consoles unless they are an administrator's,
+// which get every log anyway.
+func selfAudience(userID uint64) ws.Audience {
+	return ws.Audience{UserID: userID, MaxRole: store.RoleAdmin - 1}
+}
+
+// PublishCharges pushes the new consume logs of a committed batch (see
+// PublishLogs) and the new balances of the users and tokens charged.
+func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
+	PublishLogs(hub, b.Logs)
 	for _, bal := range b.Balances {
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
 			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
@@ -334,5 +361,3 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 		}
 	}
 }
-
-var _ = json.Marshal

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -41,6 +42,7 @@ func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) 
 	defer cancel()
 	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/ws", &websocket.DialOptions{HTTPHeader: header})
 	if c != nil {
+		c.SetReadLimit(4 << 20) // as a browser, which sets none
 		tb.Cleanup(func() { c.CloseNow() })
 	}
 	return c, resp, err
@@ -362,5 +364,113 @@ func TestLive_SocketFollowsItsBrowsersNewSession(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the socket outlived the logout")
+	}
+}
+
+// liveLogs reads log.tail messages from c until n entries arrived, and
+// returns them with the number of messages they came in.
+func liveLogs(tb testing.TB, c *websocket.Conn, n int) (logs []map[string]any, messages int) {
+	tb.Helper()
+	for len(logs) < n {
+		var batch []map[string]any
+		if err := json.Unmarshal(readTopic(tb, c, "log.tail").Data, &batch); err != nil {
+			tb.Fatalf("log.tail is not a list of entries: %v", err)
+		}
+		logs = append(logs, batch...)
+		messages++
+	}
+	return logs, messages
+}
+
+// A burst of charges reaches the consoles as one log.tail message a commit,
+// oldest first: administrators get every entry, each other user their own
+// without admin detail, and no console falls behind (its socket closed)
+// however many charges one commit holds.
+func TestLive_LogTailBurst(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.Store.SetSyncInterval(300 * time.Millisecond) // the burst commits together
+	rootCookie, _ := ts.MustSession(t, "root")
+	aliceCookie, alice := ts.MustSession(t, "alice")
+	bobCookie, bob := ts.MustSession(t, "inviter")
+	conns := map[string]*websocket.Conn{}
+	for name, cookie := range map[string]string{"root": rootCookie, "alice": aliceCookie, "inviter": bobCookie} {
+		c, _, err := dialLive(t, ts, cookie, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readTopic(t, c, "user.self")
+		conns[name] = c
+	}
+	set := int64(1_000_000)
+	for _, id := range []uint64{alice, bob} {
+		if _, err := ts.Store.UpdateUserAsAdmin("root", id, store.UserUpdate{}, &set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const perAlice, perBob = 120, 40
+	for i := range perAlice + perBob {
+		id, name := alice, "alice"
+		if i >= perAlice {
+			id, name = bob, "inviter"
+		}
+		r, err := ts.Store.Reserve(id, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ts.Store.Settle(r, 7, 1, &store.Log{UserID: id, Username: name, Type: store.LogTypeConsume, ModelName: "gpt-4o-mini",
+			Content: fmt.Sprint("call ", i), Other: `{"admin_info":{"use_channel":[7]}}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, messages := liveLogs(t, conns["root"], perAlice+perBob)
+	if messages > 10 {
+		t.Errorf("%d entries came in %d messages, want one a commit", len(all), messages)
+	}
+	for i, l := range all {
+		if l["content"] != fmt.Sprint("call ", i) {
+			t.Fatalf("entry %d is %v: not oldest first", i, l["content"])
+		}
+		if !strings.Contains(fmt.Sprint(l["other"]), "admin_info") {
+			t.Fatalf("the administrator's entry lacks admin_info: %v", l)
+		}
+	}
+	for name, want := range map[string]int{"alice": perAlice, "inviter": perBob} {
+		own, _ := liveLogs(t, conns[name], want)
+		for _, l := range own {
+			if l["username"] != name || strings.Contains(fmt.Sprint(l["other"]), "admin_info") || l["channel"] != nil {
+				t.Fatalf("%s got %v", name, l)
+			}
+		}
+		if len(own) != want {
+			t.Fatalf("%s got %d entries, want %d", name, len(own), want)
+		}
+	}
+}
+
+// A channel test's log joins the administrators' live tail.
+func TestLive_ChannelTestLogged(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"x","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
+	}))
+	t.Cleanup(up.Close)
+	ch := &store.Channel{Type: 1, Name: "tested", Key: "sk-t", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default"}
+	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
+		t.Fatal(err)
+	}
+	cookie, _ := ts.MustSession(t, "root")
+	c, _, err := dialLive(t, ts, cookie, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	ApiScenario{Name: "Test", URL: fmt.Sprintf("/api/channel/test/%d", ch.ID), As: "root", WantStatus: 200}.Test(t, ts)
+	logs, _ := liveLogs(t, c, 1)
+	if l := logs[0]; l["token_name"] != "模型测试" || l["channel"] != float64(ch.ID) {
+		t.Fatalf("live entry %v, want the channel test's", l)
 	}
 }

@@ -22,6 +22,9 @@ func (e RelayEvents) ChannelChanged(c *store.Channel) { PublishChannel(e.Hub, c)
 // background.
 func (e RelayEvents) ChannelDisabled(c *store.Channel) { e.Mail.ChannelDisabled(c) }
 
+// Logged implements relay.Events: a channel test's log joins the live tail.
+func (e RelayEvents) Logged(l *store.Log) { PublishLogs(e.Hub, []*store.Log{l}) }
+
 // Activity implements relay.Events.
 func (e RelayEvents) Activity(a relay.Activity) {
 	RecordActivity(ActivityEvent{Time: a.Time, UserID: a.UserID, TokenName: a.TokenName, Model: a.Model, ChannelID: a.ChannelID, Tokens: a.Tokens})

@@ -183,9 +183,12 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	if by != nil {
 		uid, uname = by.ID, by.Username
 	}
-	_ = rl.store.AppendLog(&store.Log{UserID: uid, Username: uname, Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
+	l := &store.Log{UserID: uid, Username: uname, Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
 		Content: "模型测试", Quota: quota, PromptTokens: int64(v.Usage.PromptTokens), CompletionTokens: int64(v.Usage.CompletionTokens),
-		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`})
+		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`}
+	if rl.store.AppendLog(l) == nil && rl.cfg.Events != nil {
+		rl.cfg.Events.Logged(l)
+	}
 	if fresh, err := rl.store.Channel(ch.ID); err == nil && rl.cfg.Events != nil {
 		rl.cfg.Events.ChannelChanged(fresh)
 	}

@@ -59,6 +59,9 @@ type Events interface {
 	ChannelDisabled(c *store.Channel)
 	// Activity is called after each charged call.
 	Activity(a Activity)
+	// Logged is called after the relay wrote a consume log outside a
+	// charge: a channel test's.
+	Logged(l *store.Log)
 }
 
 // Activity describes one charged call for the rpm/tpm counters.

@@ -136,15 +136,19 @@ function scheduleStat(): void {
   }, 300);
 }
 
+/** onTail takes the new entries of one commit, oldest first, onto page one as the server would list them. */
 function onTail(data: unknown): void {
-  const l = data as LogEntry;
-  if (!l || typeof l.created_at !== "number") return;
+  if (!Array.isArray(data)) return;
+  const entries = (data as LogEntry[]).filter((l) => l && typeof l.created_at === "number");
+  if (entries.length === 0) return;
   scheduleStat();
-  if (logPage.value !== 1 || !matchesQuery(l, logQuery.value, isAdmin.value)) return;
-  if (l.id !== undefined && logs.value.some((x) => x.id === l.id)) return;
+  if (logPage.value !== 1) return;
+  const seen = new Set(logs.value.map((x) => x.id).filter((id) => id !== undefined));
+  const fresh = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value) && (l.id === undefined || !seen.has(l.id)));
+  if (fresh.length === 0) return;
   batch(() => {
-    logs.value = [withKey(l), ...logs.value].slice(0, logPageSize.value);
-    logTotal.value = logTotal.value + 1;
+    logs.value = [...fresh.reverse().map(withKey), ...logs.value].slice(0, logPageSize.value);
+    logTotal.value = logTotal.value + fresh.length;
   });
 }
 
