@@ -352,12 +352,28 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
 			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
 	}
+	// Tokens are their owner's alone (an administrator's list shows only
+	// their own too): each owner gets the tokens of the batch together.
+	var usage map[uint64][]tokenUsage
 	for _, t := range b.Tokens {
-		// Tokens are their owner's alone: an administrator's list shows
-		// only their own too.
-		if own := (ws.Audience{UserID: t.UserID}); hub.Wants(own) {
-			hub.Publish(own, TopicTokenUsage, map[string]any{
-				"id": t.TokenID, "remain_quota": t.RemainQuota, "used_quota": t.UsedQuota, "unlimited_quota": t.Unlimited})
+		if hub.Wants(ws.Audience{UserID: t.UserID}) {
+			if usage == nil {
+				usage = map[uint64][]tokenUsage{}
+			}
+			usage[t.UserID] = append(usage[t.UserID], tokenUsage{ID: t.TokenID, RemainQuota: t.RemainQuota, UsedQuota: t.UsedQuota, Unlimited: t.Unlimited})
 		}
 	}
+	for owner, us := range usage {
+		for chunk := range slices.Chunk(us, logTailBatch) {
+			hub.Publish(ws.Audience{UserID: owner}, TopicTokenUsage, chunk)
+		}
+	}
+}
+
+// tokenUsage is a token's quota after a charge, as token.usage carries it.
+type tokenUsage struct {
+	ID          uint64 `json:"id"`
+	RemainQuota int64  `json:"remain_quota"`
+	UsedQuota   int64  `json:"used_quota"`
+	Unlimited   bool   `json:"unlimited_quota"`
 }

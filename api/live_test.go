@@ -474,3 +474,60 @@ func TestLive_ChannelTestLogged(t *testing.T) {
 		t.Fatalf("live entry %v, want the channel test's", l)
 	}
 }
+
+// The tokens a commit charged reach their owner in one token.usage message,
+// however many they are.
+func TestLive_TokenUsageBurst(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.Store.SetSyncInterval(300 * time.Millisecond)
+	cookie, alice := ts.MustSession(t, "alice")
+	set := int64(1_000_000)
+	if _, err := ts.Store.UpdateUserAsAdmin("root", alice, store.UserUpdate{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	const tokens = 100
+	ids := map[float64]bool{}
+	var toks []*store.Token
+	for i := range tokens {
+		tok, err := ts.Store.CreateToken(&store.Token{UserID: alice, Name: fmt.Sprint("t", i), RemainQuota: 50, ExpiredTime: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, tok)
+		ids[float64(tok.ID)] = true
+	}
+	c, _, err := dialLive(t, ts, cookie, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	for _, tok := range toks {
+		r, err := ts.Store.Reserve(alice, tok.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Store.Settle(r, 7, 3, &store.Log{UserID: alice, Username: "alice", Type: store.LogTypeConsume}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []map[string]any
+	messages := 0
+	for len(got) < tokens {
+		var batch []map[string]any
+		if err := json.Unmarshal(readTopic(t, c, "token.usage").Data, &batch); err != nil {
+			t.Fatalf("token.usage is not a list: %v", err)
+		}
+		got = append(got, batch...)
+		messages++
+	}
+	if messages > 10 {
+		t.Errorf("%d tokens came in %d messages, want one a commit", len(got), messages)
+	}
+	for _, u := range got {
+		if !ids[u["id"].(float64)] || u["remain_quota"] != float64(47) || u["used_quota"] != float64(3) {
+			t.Fatalf("token usage %v, want 47 left and 3 used", u)
+		}
+		delete(ids, u["id"].(float64))
+	}
+}

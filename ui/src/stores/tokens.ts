@@ -121,15 +121,23 @@ interface TokenUsage {
   unlimited_quota: boolean;
 }
 
+/** onUsage takes the quotas of the tokens one commit charged. */
 function onUsage(data: unknown): void {
-  const u = data as Partial<TokenUsage>;
-  if (typeof u?.id !== "number" || typeof u.remain_quota !== "number" || typeof u.used_quota !== "number") return;
-  const cur = tokens.value.find((x) => x.id === u.id);
-  if (!cur) return;
-  const fields: Partial<Token> = { remain_quota: u.remain_quota, used_quota: u.used_quota };
-  // As the server lists it: a limited token without quota left is exhausted.
-  if (cur.status === TOKEN_ENABLED && u.unlimited_quota === false && u.remain_quota <= 0) fields.status = TOKEN_EXHAUSTED;
-  patchToken(u.id, fields);
+  if (!Array.isArray(data)) return;
+  const byId = new Map<number, TokenUsage>();
+  for (const u of data as Partial<TokenUsage>[]) {
+    if (typeof u?.id !== "number" || typeof u.remain_quota !== "number" || typeof u.used_quota !== "number") continue;
+    byId.set(u.id, u as TokenUsage);
+  }
+  if (byId.size === 0 || !tokens.value.some((x) => byId.has(x.id))) return;
+  tokens.value = tokens.value.map((cur) => {
+    const u = byId.get(cur.id);
+    if (!u) return cur;
+    const fields: Partial<Token> = { remain_quota: u.remain_quota, used_quota: u.used_quota };
+    // As the server lists it: a limited token without quota left is exhausted.
+    if (cur.status === TOKEN_ENABLED && u.unlimited_quota === false && u.remain_quota <= 0) fields.status = TOKEN_EXHAUSTED;
+    return { ...cur, ...fields };
+  });
 }
 
 /** subscribeTokenLive follows the quota of the listed tokens while the page is open, reloading them after a reconnect. */
