@@ -97,50 +97,31 @@ func envOr(name, def string) string {
 // but does not parse is an error at start, not a silent default.
 type envReader struct{ errs []error }
 
-func (e *envReader) parse(name string, parse func(string) error) {
+// envParse reads name with parse: unset, it is def; a value that does
+// not parse is recorded, saying what was wanted, and def stands.
+func envParse[T any](e *envReader, name string, def T, parse func(string) (T, error), want string) T {
 	v, ok := os.LookupEnv(name)
 	if !ok {
-		return
+		return def
 	}
-	if err := parse(strings.TrimSpace(v)); err != nil {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: %w", name, v, err))
+	x, err := parse(strings.TrimSpace(v))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q: not %s", name, v, want))
+		return def
 	}
+	return x
 }
 
 func (e *envReader) int(name string, def int) int {
-	e.parse(name, func(v string) (err error) {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return errors.New("not an integer")
-		}
-		def = n
-		return nil
-	})
-	return def
+	return envParse(e, name, def, strconv.Atoi, "an integer")
 }
 
 func (e *envReader) duration(name string, def time.Duration) time.Duration {
-	e.parse(name, func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return errors.New("not a duration such as 30s or 5ms")
-		}
-		def = d
-		return nil
-	})
-	return def
+	return envParse(e, name, def, time.ParseDuration, "a duration such as 30s or 5ms")
 }
 
 func (e *envReader) bool(name string, def bool) bool {
-	e.parse(name, func(v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("not true or false")
-		}
-		def = b
-		return nil
-	})
-	return def
+	return envParse(e, name, def, strconv.ParseBool, "true or false")
 }
 
 // ParseFlags reads the configuration from args, each flag defaulting to its

@@ -49,6 +49,18 @@ func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) 
 }
 
 // readLive reads the next message, failing the test after 15 s.
+// openLive opens a console socket with the session cookie and reads its
+// first user.self.
+func openLive(tb testing.TB, ts *TestServer, cookie string) *websocket.Conn {
+	tb.Helper()
+	c, _, err := dialLive(tb, ts, cookie, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	readTopic(tb, c, "user.self")
+	return c
+}
+
 func readLive(tb testing.TB, c *websocket.Conn) liveMessage {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -298,11 +310,7 @@ func TestLive_SocketFollowsItsBrowsersNewSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	cookie, _ := ts.MustSession(t, "alice")
-	c, _, err := dialLive(t, ts, cookie, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readTopic(t, c, "user.self")
+	c := openLive(t, ts, cookie)
 	// call sends a request with the browser's cookie and takes the one it sets.
 	call := func(method, path, body string) {
 		t.Helper()
@@ -395,12 +403,7 @@ func TestLive_LogTailBurst(t *testing.T) {
 	bobCookie, bob := ts.MustSession(t, "inviter")
 	conns := map[string]*websocket.Conn{}
 	for name, cookie := range map[string]string{"root": rootCookie, "alice": aliceCookie, "inviter": bobCookie} {
-		c, _, err := dialLive(t, ts, cookie, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readTopic(t, c, "user.self")
-		conns[name] = c
+		conns[name] = openLive(t, ts, cookie)
 	}
 	set := int64(1_000_000)
 	for _, id := range []uint64{alice, bob} {
@@ -463,11 +466,7 @@ func TestLive_ChannelTestLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	cookie, _ := ts.MustSession(t, "root")
-	c, _, err := dialLive(t, ts, cookie, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readTopic(t, c, "user.self")
+	c := openLive(t, ts, cookie)
 	ApiScenario{Name: "Test", URL: fmt.Sprintf("/api/channel/test/%d", ch.ID), As: "root", WantStatus: 200}.Test(t, ts)
 	logs, _ := liveLogs(t, c, 1)
 	if l := logs[0]; l["token_name"] != "模型测试" || l["channel"] != float64(ch.ID) {
@@ -497,11 +496,7 @@ func TestLive_TokenUsageBurst(t *testing.T) {
 		toks = append(toks, tok)
 		ids[float64(tok.ID)] = true
 	}
-	c, _, err := dialLive(t, ts, cookie, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readTopic(t, c, "user.self")
+	c := openLive(t, ts, cookie)
 	for _, tok := range toks {
 		r, err := ts.Store.Reserve(alice, tok.ID, 1)
 		if err != nil {
