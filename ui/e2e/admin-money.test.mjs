@@ -194,6 +194,47 @@ test("root edits a user's quota, also by a negative addition, and the row update
   await context.close();
 });
 
+test("an administrator's user rows offer only the actions the server allows, saying why the others are off", async () => {
+  const idOf = async (username) => (await root.call("GET", `/api/user/search?keyword=${username}&group=`)).json.data.find((u) => u.username === username).id;
+  const admin = await registerUser(suite.gw.baseURL, "adm", "admin-pass-1");
+  const peer = await registerUser(suite.gw.baseURL, "peer", "admin-pass-2");
+  const common = await registerUser(suite.gw.baseURL, "cmn", "admin-pass-3");
+  for (const u of [admin, peer]) {
+    assert.equal((await root.call("POST", "/api/user/manage", { id: await idOf(u.username), action: "promote" })).json?.success, true);
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, admin.username, "admin-pass-1");
+  await page.goto("/user");
+  await page.locator('[data-testid="users-table"]').waitFor();
+  const rowOf = async (username) => {
+    await page.fill('[data-testid="user-search"]', username);
+    await page.click('[data-testid="user-search-submit"]');
+    const row = page.locator(`[data-testid="user-row-${await idOf(username)}"]`);
+    await row.waitFor();
+    return row;
+  };
+  const state = async (row, action) => {
+    const b = row.locator(`[data-testid="user-${action}"]`);
+    return { disabled: await b.isDisabled(), title: await b.getAttribute("title") };
+  };
+
+  // Another administrator: nothing, as the server would refuse it all.
+  let row = await rowOf(peer.username);
+  for (const action of ["promote", "demote", "delete", "disable", "edit"]) {
+    assert.deepEqual(await state(row, action), { disabled: true, title: "无权获取或更新同权限等级或更高权限等级的用户信息" }, action);
+  }
+  // A common user: no promotion (root only) nor demotion; the rest works.
+  row = await rowOf(common.username);
+  assert.deepEqual(await state(row, "promote"), { disabled: true, title: "普通管理员用户无法提升其他用户为管理员" });
+  assert.deepEqual(await state(row, "demote"), { disabled: true, title: "该用户已经是普通用户" });
+  for (const action of ["delete", "disable", "edit"]) {
+    assert.deepEqual(await state(row, action), { disabled: false, title: null }, action);
+  }
+  await row.locator('[data-testid="user-disable"]').click();
+  await row.getByText("已封禁").waitFor();
+  await context.close();
+});
+
 test("the users table shows client pages of any size over the server's pages of ten", async () => {
   // Fill the list to more than two server pages.
   const have = async () => {

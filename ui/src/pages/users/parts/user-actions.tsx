@@ -1,13 +1,43 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Flex } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AdminUser, UserAction } from "../../../api/users";
+import { ROLE_ADMIN, ROLE_ROOT } from "../../../lib/roles";
 import { manageUser, usersDialog } from "../../../stores/users";
+import { role as myRole } from "../../../stores/user";
 
-/** UserActions are the buttons of one live account: promote, demote, delete, disable or enable, edit. */
+/** refusal says why the server would refuse an action of actor on target (S §7), or null when it would take it. */
+export function refusal(actor: number, target: AdminUser, action: UserAction | "edit"): string | null {
+  if (actor < ROLE_ROOT && target.role >= actor) return "userAdmin.notLowerRole";
+  const targetRoot = target.role >= ROLE_ROOT;
+  switch (action) {
+    case "promote":
+      if (actor < ROLE_ROOT) return "userAdmin.rootPromotes";
+      return target.role >= ROLE_ADMIN ? "userAdmin.alreadyAdmin" : null;
+    case "demote":
+      if (targetRoot) return "userAdmin.rootKept";
+      return target.role < ROLE_ADMIN ? "userAdmin.alreadyCommon" : null;
+    case "disable":
+    case "delete":
+      return targetRoot ? "userAdmin.rootKept" : null;
+  }
+  return null;
+}
+
+/**
+ * UserActions are the buttons of one live account: promote, demote, delete, disable or enable, edit.
+ * An action the server would refuse to the signed-in administrator is shown disabled, with the reason as its title.
+ */
 export function UserActions({ user }: { user: AdminUser }) {
+  useSignals();
   const { t } = useTranslation();
   const [busy, setBusy] = useState<UserAction | null>(null);
+  const actor = myRole.value;
+  const why = (action: UserAction | "edit") => {
+    const key = refusal(actor, user, action);
+    return key ? t(key) : undefined;
+  };
   const run = async (action: UserAction) => {
     setBusy(action);
     try {
@@ -16,20 +46,34 @@ export function UserActions({ user }: { user: AdminUser }) {
       setBusy(null);
     }
   };
-  const act = (action: UserAction, label: string, color?: "red" | "gray" | "orange", disabled = false) => (
-    <Button size="1" variant="soft" color={color} loading={busy === action} disabled={disabled || (busy !== null && busy !== action)} onClick={() => void run(action)} data-testid={`user-${action}`}>
-      {label}
-    </Button>
-  );
+  const act = (action: UserAction, label: string, color?: "red" | "gray" | "orange", disabled = false) => {
+    const reason = why(action);
+    return (
+      <Button
+        size="1"
+        variant="soft"
+        color={color}
+        loading={busy === action}
+        disabled={disabled || reason !== undefined || (busy !== null && busy !== action)}
+        title={reason}
+        onClick={() => void run(action)}
+        data-testid={`user-${action}`}
+      >
+        {label}
+      </Button>
+    );
+  };
+  const deleteWhy = why("delete");
+  const editWhy = why("edit");
   return (
     <Flex gap="1" wrap="wrap">
       {act("promote", t("userAdmin.promote"))}
       {act("demote", t("userAdmin.demote"), "gray")}
-      <Button size="1" variant="soft" color="red" onClick={() => (usersDialog.value = { kind: "delete", user })} data-testid="user-delete">
+      <Button size="1" variant="soft" color="red" disabled={deleteWhy !== undefined} title={deleteWhy} onClick={() => (usersDialog.value = { kind: "delete", user })} data-testid="user-delete">
         {t("userAdmin.delete")}
       </Button>
       {user.status === 1 ? act("disable", t("userAdmin.disable"), "orange") : act("enable", t("userAdmin.enable"), undefined, user.status === 3)}
-      <Button size="1" variant="soft" color="gray" onClick={() => (usersDialog.value = { kind: "edit", id: user.id })} data-testid="user-edit">
+      <Button size="1" variant="soft" color="gray" disabled={editWhy !== undefined} title={editWhy} onClick={() => (usersDialog.value = { kind: "edit", id: user.id })} data-testid="user-edit">
         {t("userAdmin.edit")}
       </Button>
     </Flex>
