@@ -311,15 +311,17 @@ func PublishChannel(hub *ws.Hub, c *store.Channel) {
 
 // PublishLogs pushes new consume logs, oldest first, to each console that
 // sees some: administrators all of them, each other user their own without
-// admin detail. A message carries up to logTailBatch entries, so that a
-// burst of charges stays within a socket's backlog.
+// admin detail. A message carries up to liveBatch entries, so that a burst
+// of charges stays within a socket's backlog.
 func PublishLogs(hub *ws.Hub, logs []*store.Log) {
-	for chunk := range slices.Chunk(logs, logTailBatch) {
+	for chunk := range slices.Chunk(logs, liveBatch) {
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicLogTail, chunk)
 	}
 	var own map[uint64][]*store.Log
 	for _, l := range logs {
-		if hub.Wants(selfAudience(l.UserID)) {
+		// A log of nobody's (a scheduled channel test's) is the
+		// administrators' alone: an audience of user 0 is everyone.
+		if l.UserID != 0 && hub.Wants(selfAudience(l.UserID)) {
 			if own == nil {
 				own = map[uint64][]*store.Log{}
 			}
@@ -328,15 +330,16 @@ func PublishLogs(hub *ws.Hub, logs []*store.Log) {
 	}
 	for id, ls := range own {
 		// The owner sees them as the self log list shows them.
-		for chunk := range slices.Chunk(ls, logTailBatch) {
+		for chunk := range slices.Chunk(ls, liveBatch) {
 			hub.Publish(selfAudience(id), TopicLogTail, viewSelfLogs(chunk))
 		}
 	}
 }
 
-// logTailBatch bounds the entries of one log.tail message: a commit of the
-// most charges (2 048) makes 8 messages of a few hundred KB at most.
-const logTailBatch = 256
+// liveBatch bounds the entries of one log.tail or token.usage message: a
+// commit of the most charges (2 048) makes 8 messages of a few hundred KB
+// at most.
+const liveBatch = 256
 
 // selfAudience is a user's consoles unless they are an administrator's,
 // which get every log anyway.
@@ -364,7 +367,7 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 		}
 	}
 	for owner, us := range usage {
-		for chunk := range slices.Chunk(us, logTailBatch) {
+		for chunk := range slices.Chunk(us, liveBatch) {
 			hub.Publish(ws.Audience{UserID: owner}, TopicTokenUsage, chunk)
 		}
 	}

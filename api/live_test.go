@@ -13,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"gateway/api"
+	"gateway/relay"
 	"gateway/store"
 	"gateway/ws"
 )
@@ -48,7 +50,6 @@ func dialLive(tb testing.TB, ts *TestServer, cookie string, header http.Header) 
 	return c, resp, err
 }
 
-// readLive reads the next message, failing the test after 15 s.
 // openLive opens a console socket with the session cookie and reads its
 // first user.self.
 func openLive(tb testing.TB, ts *TestServer, cookie string) *websocket.Conn {
@@ -61,6 +62,7 @@ func openLive(tb testing.TB, ts *TestServer, cookie string) *websocket.Conn {
 	return c
 }
 
+// readLive reads the next message, failing the test after 15 s.
 func readLive(tb testing.TB, c *websocket.Conn) liveMessage {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -452,10 +454,15 @@ func TestLive_LogTailBurst(t *testing.T) {
 	}
 }
 
-// A channel test's log joins the administrators' live tail.
+// A channel test's log joins the administrators' live tail, and only
+// theirs: a scheduled test's log belongs to nobody.
 func TestLive_ChannelTestLogged(t *testing.T) {
 	t.Parallel()
-	ts := MustStartServer(t)
+	var rl *relay.Relay
+	ts := MustStartServer(t, func(c *api.Config) {
+		rl = relay.New(relay.Config{Store: c.Store, Events: api.RelayEvents{Hub: c.Hub}})
+		c.Relay = rl
+	})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"id":"x","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
@@ -467,10 +474,32 @@ func TestLive_ChannelTestLogged(t *testing.T) {
 	}
 	cookie, _ := ts.MustSession(t, "root")
 	c := openLive(t, ts, cookie)
+	aliceCookie, _ := ts.MustSession(t, "alice")
+	alice := openLive(t, ts, aliceCookie)
 	ApiScenario{Name: "Test", URL: fmt.Sprintf("/api/channel/test/%d", ch.ID), As: "root", WantStatus: 200}.Test(t, ts)
 	logs, _ := liveLogs(t, c, 1)
 	if l := logs[0]; l["token_name"] != "模型测试" || l["channel"] != float64(ch.ID) {
 		t.Fatalf("live entry %v, want the channel test's", l)
+	}
+	// A scheduled run tests as nobody.
+	if err := rl.TestAll(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ = liveLogs(t, c, 1)
+	if l := logs[0]; l["user_id"] != float64(0) || l["token_name"] != "模型测试" {
+		t.Fatalf("live entry %v, want the scheduled test's", l)
+	}
+	// Alice's console got nothing of either: the next thing it gets is
+	// the notice of an option saved now.
+	ts.MustSetOptions(t, "Notice", "after the tests")
+	for {
+		m := readLive(t, alice)
+		if m.Topic == "log.tail" {
+			t.Fatalf("a user's console got a channel test's log: %s", m.Data)
+		}
+		if m.Topic == "notice" {
+			break
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func BenchmarkPublishAmongMany(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h.Publish(Audience{UserID: 1}, "user.self", data)
-		h.Publish(Audience{MinRole: 10}, "log.tail", data)
+		h.Publish(Audience{MinRole: 10}, "log.tail", []map[string]int64{data})
 		<-mine.msgs
 		<-admin.msgs
 	}
