@@ -22,6 +22,9 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"--first-byte-timeout", "-1s", "--log-level", "warn"}},
 		{name: "unparsable environment", env: map[string]string{"GATEWAY_SYNC": "5", "GATEWAY_API_RATE_WINDOW": "180", "GATEWAY_MAX_CONNS_PER_IP": "many", "GATEWAY_DEFAULT_TOKEN": "yes please"},
 			want: []string{`GATEWAY_SYNC="5"`, `GATEWAY_API_RATE_WINDOW="180"`, `GATEWAY_MAX_CONNS_PER_IP="many"`, `GATEWAY_DEFAULT_TOKEN="yes please"`}},
+		{name: "empty environment values are unset", env: map[string]string{"GATEWAY_SYNC": "", "GATEWAY_LOG_LEVEL": " ", "GATEWAY_ADDR": ""}},
+		{name: "a flag wins over a bad twin", env: map[string]string{"GATEWAY_SYNC": "5", "GENERATE_DEFAULT_TOKEN": "maybe"}, args: []string{"--sync", "5ms", "--default-token"}},
+		{name: "a meaningless twin", env: map[string]string{"GATEWAY_STREAM_IDLE_TIMEOUT": "0s"}, want: []string{"--stream-idle-timeout (GATEWAY_STREAM_IDLE_TIMEOUT) 0s"}},
 		{name: "meaningless flags", args: []string{"--stream-idle-timeout", "-1s", "--first-byte-timeout", "0", "--api-rate-window", "0", "--critical-rate-limit", "-1", "--sync", "-5ms", "--log-level", "loud"},
 			want: []string{"--stream-idle-timeout", "--first-byte-timeout", "--api-rate-window", "--critical-rate-limit", "--sync", "--log-level"}},
 	} {

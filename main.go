@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,31 +87,44 @@ type Main struct {
 	writesStopped chan error
 }
 
-// envOr returns the environment value of name, or def.
+// envOr returns the environment value of name, or def when it is unset or
+// empty (as an environment file often leaves it).
 func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
+	if v := os.Getenv(name); strings.TrimSpace(v) != "" {
 		return v
 	}
 	return def
 }
 
 // envReader reads the GATEWAY_* twins of the flags. A variable that is set
-// but does not parse is an error at start, not a silent default.
-type envReader struct{ errs []error }
+// but does not parse is an error at start, not a silent default, unless
+// its flag is given too (the flag wins).
+type envReader struct {
+	errs map[string]error // by variable
+}
 
-// envParse reads name with parse: unset, it is def; a value that does
-// not parse is recorded, saying what was wanted, and def stands.
+// envParse reads name with parse: unset or empty, it is def; a value that
+// does not parse is recorded, saying what was wanted, and def stands.
 func envParse[T any](e *envReader, name string, def T, parse func(string) (T, error), want string) T {
-	v, ok := os.LookupEnv(name)
-	if !ok {
+	v := os.Getenv(name)
+	if strings.TrimSpace(v) == "" {
 		return def
 	}
 	x, err := parse(strings.TrimSpace(v))
 	if err != nil {
-		e.errs = append(e.errs, fmt.Errorf("%s=%q: not %s", name, v, want))
+		if e.errs == nil {
+			e.errs = map[string]error{}
+		}
+		e.errs[name] = fmt.Errorf("%s=%q: not %s", name, v, want)
 		return def
 	}
 	return x
+}
+
+// envTwin is the environment variable of a flag: --stream-idle-timeout is
+// GATEWAY_STREAM_IDLE_TIMEOUT.
+func envTwin(flag string) string {
+	return "GATEWAY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
 func (e *envReader) int(name string, def int) int {
@@ -165,7 +180,14 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if err := errors.Join(append(env.errs, c.validate()...)...); err != nil {
+	fs.Visit(func(f *flag.Flag) {
+		delete(env.errs, envTwin(f.Name))
+		if f.Name == "default-token" {
+			delete(env.errs, "GENERATE_DEFAULT_TOKEN")
+		}
+	})
+	errs := slices.SortedFunc(maps.Values(env.errs), func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	if err := errors.Join(append(errs, c.validate()...)...); err != nil {
 		// As the flag package does for the errors it finds.
 		fmt.Fprintln(fs.Output(), "gateway:", err)
 		return c, err
@@ -174,20 +196,23 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 }
 
 // validate refuses settings that no operator means: a negative limit or
-// wait, a window of nothing, an unknown log level.
+// wait, a window of nothing, an unknown log level. Each error names the
+// flag and its environment twin, whichever gave the value.
 func (c *Config) validate() []error {
 	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	bad := func(flag string, v any, want string) {
+		errs = append(errs, fmt.Errorf("--%s (%s) %v: want %s", flag, envTwin(flag), v, want))
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		bad("--log-level %q: want debug, info, warn or error", c.LogLevel)
+		bad("log-level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
 	}
 	for _, n := range []struct {
 		flag string
 		v    int
 	}{{"api-rate-limit", c.APIRateLimit}, {"critical-rate-limit", c.CriticalRateLimit}, {"max-conns-per-ip", c.MaxConnsPerIP}} {
 		if n.v < 0 {
-			bad("--%s %d: want 0 (off) or more", n.flag, n.v)
+			bad(n.flag, n.v, "0 (off) or more")
 		}
 	}
 	for _, d := range []struct {
@@ -195,7 +220,7 @@ func (c *Config) validate() []error {
 		v    time.Duration
 	}{{"api-rate-window", c.APIRateWindow}, {"critical-rate-window", c.CriticalRateWindow}, {"stream-idle-timeout", c.StreamIdleTimeout}} {
 		if d.v <= 0 {
-			bad("--%s %v: want a positive duration", d.flag, d.v)
+			bad(d.flag, d.v, "a positive duration")
 		}
 	}
 	for _, d := range []struct {
@@ -203,11 +228,11 @@ func (c *Config) validate() []error {
 		v    time.Duration
 	}{{"shutdown-timeout", c.ShutdownTimeout}, {"relay-timeout", c.RelayTimeout}, {"sync", c.SyncInterval}} {
 		if d.v < 0 {
-			bad("--%s %v: want 0 or a positive duration", d.flag, d.v)
+			bad(d.flag, d.v, "0 or a positive duration")
 		}
 	}
 	if c.FirstByteTimeout == 0 {
-		bad("--first-byte-timeout 0: want a positive duration, or a negative one to turn it off")
+		bad("first-byte-timeout", c.FirstByteTimeout, "a positive duration, or a negative one to turn it off")
 	}
 	return errs
 }
