@@ -194,6 +194,8 @@ func parseAllowList(entries []string) allowList {
 				port = 80
 			case "https":
 				port = 443
+			default:
+				continue // saving refuses other schemes: no guess at a port
 			}
 			e = e[i+3:]
 			if j := strings.IndexAny(e, "/?#"); j >= 0 {

@@ -123,9 +123,8 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 }
 
 // Check validates rawURL without sending a request: the scheme must be
-// http or https and the host must pass the rules after resolution. Use it
-// to reject a bad URL when an administrator saves it; requests are checked
-// again when they dial.
+// http or https and the host and port must pass the rules after
+// resolution. Requests are checked again when they dial.
 func (c *Client) Check(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -237,6 +237,7 @@ func TestClient_AllowedHosts(t *testing.T) {
 		{"URL", []string{" http://127.0.0.1:" + port + "/v1 "}, true},
 		{"URLWithOtherPort", []string{"http://127.0.0.1:" + other + "/v1"}, false},
 		{"URLWithoutPort", []string{"http://127.0.0.1/v1", "https://127.0.0.1"}, false},
+		{"URLWithOtherScheme", []string{"ftp://127.0.0.1", "wss://127.0.0.1/"}, false},
 		{"PortAndPathWithoutScheme", []string{"127.0.0.1:" + port + "/v1"}, true},
 		{"OtherPortAndPathWithoutScheme", []string{"127.0.0.1:" + other + "/v1"}, false},
 		{"BracketsAndPathWithoutScheme", []string{"[::ffff:127.0.0.1]/v1"}, true},

@@ -464,6 +464,9 @@ var hostEntry = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9
 func checkEgressEntry(e string) error {
 	host := e
 	if i := strings.Index(host, "://"); i >= 0 {
+		if scheme := strings.ToLower(host[:i]); scheme != "http" && scheme != "https" {
+			return Errorf(EINVALID, "EgressAllowedHosts 中的 %s 不是 http 或 https 地址", ClipRunes(e, 64))
+		}
 		host = host[i+3:]
 		if j := strings.IndexAny(host, "/?#"); j >= 0 {
 			host = host[:j]

@@ -171,6 +171,7 @@ func TestUpdateOption_Refused(t *testing.T) {
 		{"EgressLeadingDot", "EgressAllowedHosts", ".corp.example", "请写作 *.corp.example"},
 		{"EgressPortZero", "EgressAllowedHosts", "127.0.0.1:0", "EgressAllowedHosts 中的 127.0.0.1:0 的端口不在 1-65535 之间"},
 		{"EgressNamePortTooLarge", "EgressAllowedHosts", "http://up.local:99999/v1", "的端口不在 1-65535 之间"},
+		{"EgressOtherScheme", "EgressAllowedHosts", "smtp://mail.lan", "EgressAllowedHosts 中的 smtp://mail.lan 不是 http 或 https 地址"},
 	}
 	before := s.Settings()
 	for _, tt := range cases {
