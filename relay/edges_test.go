@@ -119,6 +119,9 @@ func TestStream_EarlyPromptOnlyUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
 		sc := bufio.NewScanner(resp.Body)
 		for words := 0; words < 3 && sc.Scan(); {
 			if strings.Contains(sc.Text(), " word") {

@@ -1,10 +1,11 @@
 import { useEffect, useState } from "react";
-import { onTopic } from "../ws/socket";
+import { onReconnected, onTopic } from "../ws/socket";
 
 /**
  * useLiveText reads an administrator's text (the home page, About) and reads
- * it again when the options change, so an open page follows a save. It is
- * null until the first answer; a failed read shows as empty text.
+ * it again when the options change (and after a reconnect, which may have
+ * missed a change), so an open page follows a save. It is null until the
+ * first answer; a failed read shows as empty text.
  */
 export function useLiveText(read: () => Promise<string>): string | null {
   const [text, setText] = useState<string | null>(null);
@@ -19,9 +20,11 @@ export function useLiveText(read: () => Promise<string>): string | null {
     };
     load();
     const off = onTopic("status", load);
+    const offReconnect = onReconnected(load);
     return () => {
       live = false;
       off();
+      offReconnect();
     };
   }, [read]);
   return text;
