@@ -534,7 +534,7 @@ func TestQuotaReminder_Ledger(t *testing.T) {
 	t.Parallel()
 	ts, smtp := MustStartMailServer(t)
 	ts.MustSetOptions(t, "QuotaRemindThreshold", "1000", "ServerAddress", "https://gw.example.com")
-	if ts.API.QuotaReminder() != ts.API.QuotaReminder() {
+	if first, again := ts.API.QuotaReminder(), ts.API.QuotaReminder(); first != again {
 		t.Fatal("QuotaReminder returns a new reminder on every call")
 	}
 	ts.Store.SetHooks(store.Hooks{Charged: ts.API.QuotaReminder().Observe})

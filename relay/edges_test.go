@@ -215,12 +215,12 @@ func TestCompletions_PromptListReserved(t *testing.T) {
 	full := ratioQuota(prompts, prompts*maxTok, ratioModelMR, ratioModelCR, 1)
 
 	// Too little for fifty prompts' answers: refused before the upstream.
-	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: full / 2})
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: full / 2})
 	if res := g.post(t, key, "/v1/completions", body); res.Status == http.StatusOK || up.Hits() != 0 {
 		t.Fatalf("status %d, upstream hits %d; want a refusal", res.Status, up.Hits())
 	}
 	// Enough: charged in full, never below zero.
-	tok, key = g.MustCreateToken(t, "alice", store.Token{RemainQuota: full + 1000})
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: full + 1000})
 	if res := g.post(t, key, "/v1/completions", body); res.Status != http.StatusOK {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}

@@ -94,7 +94,7 @@ func UserLogs(tb testing.TB, s *Store, userID uint64) []Log {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		prefix := itob(userID)
 		c := tx.Bucket(bucketIdxLogsByUser).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && len(k) == 24 && string(k[:8]) == string(prefix); k, _ = c.Next() {
+		for k, _ := c.Seek(prefix); len(k) == 24 && string(k[:8]) == string(prefix); k, _ = c.Next() {
 			var l Log
 			ok, err := getJSON(tx.Bucket(bucketLogs), k[8:], &l)
 			if err != nil {

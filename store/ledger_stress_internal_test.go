@@ -66,7 +66,8 @@ func ledgerStress(t *testing.T, seed uint64) {
 	// loads the balances a credit is being made to (if none is loaded yet,
 	// between the commit and its arrival in memory).
 	var crediting sync.Map // user -> token, of the credits in progress
-	s.stopIndexer() // it commits too, and would read commitTx as it changes
+	// The indexer commits too, and would read commitTx as it changes.
+	s.stopIndexer()
 	s.commitTx = func(fn func(*bolt.Tx) error) error {
 		if draw(10) == 0 {
 			return errors.New("injected: nothing written")

@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Store is the bbolt-backed implementation of every store interface. It is the
@@ -139,7 +140,7 @@ func Open(path string, opts Options) (*Store, error) {
 		// file grows.
 		NoFreelistSync: true, InitialMmapSize: 1 << 30})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("open %s: the file is locked by another process", path)
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
