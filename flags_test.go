@@ -12,18 +12,27 @@ import (
 // they come from a flag or from its GATEWAY_* twin; good ones pass.
 func TestParseFlags(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		env  map[string]string
-		args []string
-		want []string // parts of the error; none: accepted
+		name  string
+		env   map[string]string
+		args  []string
+		want  []string // parts of the error; none: accepted
+		check func(Config) bool
 	}{
 		{name: "defaults"},
 		{name: "good values", env: map[string]string{"GATEWAY_SYNC": "5ms", "GATEWAY_API_RATE_LIMIT": " 0 ", "GATEWAY_ALLOW_PRIVATE_UPSTREAMS": "true"},
 			args: []string{"--first-byte-timeout", "-1s", "--log-level", "warn"}},
 		{name: "unparsable environment", env: map[string]string{"GATEWAY_SYNC": "5", "GATEWAY_API_RATE_WINDOW": "180", "GATEWAY_MAX_CONNS_PER_IP": "many", "GATEWAY_DEFAULT_TOKEN": "yes please"},
 			want: []string{`GATEWAY_SYNC="5"`, `GATEWAY_API_RATE_WINDOW="180"`, `GATEWAY_MAX_CONNS_PER_IP="many"`, `GATEWAY_DEFAULT_TOKEN="yes please"`}},
-		{name: "empty environment values are unset", env: map[string]string{"GATEWAY_SYNC": "", "GATEWAY_LOG_LEVEL": " ", "GATEWAY_ADDR": ""}},
-		{name: "a flag wins over a bad twin", env: map[string]string{"GATEWAY_SYNC": "5", "GENERATE_DEFAULT_TOKEN": "maybe"}, args: []string{"--sync", "5ms", "--default-token"}},
+		{name: "empty environment values are unset", env: map[string]string{"GATEWAY_SYNC": "", "GATEWAY_LOG_LEVEL": " ", "GATEWAY_ADDR": ""},
+			check: func(c Config) bool { return c.Addr == ":3000" && c.LogLevel == "info" && c.SyncInterval == 0 }},
+		{name: "values lose their spaces", env: map[string]string{"GATEWAY_LOG_LEVEL": "warn ", "GATEWAY_ADDR": " 127.0.0.1:8080"},
+			check: func(c Config) bool { return c.Addr == "127.0.0.1:8080" && c.LogLevel == "warn" }},
+		{name: "a flag wins over a bad twin", env: map[string]string{"GATEWAY_SYNC": "5", "GENERATE_DEFAULT_TOKEN": "maybe"}, args: []string{"--sync", "5ms", "--default-token"},
+			check: func(c Config) bool { return c.SyncInterval == 5*time.Millisecond && c.DefaultToken }},
+		{name: "the older default-token name is read only alone", env: map[string]string{"GATEWAY_DEFAULT_TOKEN": "true", "GENERATE_DEFAULT_TOKEN": "maybe"},
+			check: func(c Config) bool { return c.DefaultToken }},
+		{name: "the older default-token name alone", env: map[string]string{"GENERATE_DEFAULT_TOKEN": "true"},
+			check: func(c Config) bool { return c.DefaultToken }},
 		{name: "a meaningless twin", env: map[string]string{"GATEWAY_STREAM_IDLE_TIMEOUT": "0s"}, want: []string{"--stream-idle-timeout (GATEWAY_STREAM_IDLE_TIMEOUT) 0s"}},
 		{name: "meaningless flags", args: []string{"--stream-idle-timeout", "-1s", "--first-byte-timeout", "0", "--api-rate-window", "0", "--critical-rate-limit", "-1", "--sync", "-5ms", "--log-level", "loud"},
 			want: []string{"--stream-idle-timeout", "--first-byte-timeout", "--api-rate-window", "--critical-rate-limit", "--sync", "--log-level"}},
@@ -37,6 +46,9 @@ func TestParseFlags(t *testing.T) {
 			if len(c.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
+				}
+				if c.check != nil && !c.check(cfg) {
+					t.Fatalf("read %+v", cfg)
 				}
 				return
 			}

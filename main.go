@@ -87,10 +87,11 @@ type Main struct {
 	writesStopped chan error
 }
 
-// envOr returns the environment value of name, or def when it is unset or
-// empty (as an environment file often leaves it).
+// envOr returns the environment value of name without surrounding
+// spaces, or def when it is unset or empty (as an environment file often
+// leaves it).
 func envOr(name, def string) string {
-	if v := os.Getenv(name); strings.TrimSpace(v) != "" {
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
 		return v
 	}
 	return def
@@ -167,9 +168,14 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", env.duration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
 	fs.DurationVar(&c.SyncInterval, "sync", env.duration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
-	fs.StringVar(&c.RootPassword, "root-password", envOr("GATEWAY_ROOT_PASSWORD", ""),
+	// A password is taken as given, spaces and all.
+	fs.StringVar(&c.RootPassword, "root-password", os.Getenv("GATEWAY_ROOT_PASSWORD"),
 		"password of the root account created on first start (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
-	fs.BoolVar(&c.DefaultToken, "default-token", env.bool("GATEWAY_DEFAULT_TOKEN", env.bool("GENERATE_DEFAULT_TOKEN", false)),
+	defaultToken := false
+	if strings.TrimSpace(os.Getenv("GATEWAY_DEFAULT_TOKEN")) == "" {
+		defaultToken = env.bool("GENERATE_DEFAULT_TOKEN", false) // the older name, read only alone
+	}
+	fs.BoolVar(&c.DefaultToken, "default-token", env.bool("GATEWAY_DEFAULT_TOKEN", defaultToken),
 		"give each account registered with a password an unlimited, never-expiring API token (GATEWAY_DEFAULT_TOKEN or GENERATE_DEFAULT_TOKEN)")
 	fs.StringVar(&c.GitHubAuthorizeURL, "github-authorize-url", envOr("GATEWAY_GITHUB_AUTHORIZE_URL", ""), "GitHub OAuth authorize URL; default GitHub's (GATEWAY_GITHUB_AUTHORIZE_URL)")
 	fs.StringVar(&c.GitHubTokenURL, "github-token-url", envOr("GATEWAY_GITHUB_TOKEN_URL", ""), "GitHub OAuth token URL; default GitHub's (GATEWAY_GITHUB_TOKEN_URL)")

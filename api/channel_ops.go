@@ -352,6 +352,9 @@ func selfAudience(userID uint64) ws.Audience {
 func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	PublishLogs(hub, b.Logs)
 	for _, bal := range b.Balances {
+		if bal.UserID == 0 {
+			continue // an audience of user 0 is every console
+		}
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
 			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
 	}
@@ -359,7 +362,7 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	// their own too): each owner gets the tokens of the batch together.
 	var usage map[uint64][]tokenUsage
 	for _, t := range b.Tokens {
-		if hub.Wants(ws.Audience{UserID: t.UserID}) {
+		if t.UserID != 0 && hub.Wants(ws.Audience{UserID: t.UserID}) {
 			if usage == nil {
 				usage = map[uint64][]tokenUsage{}
 			}

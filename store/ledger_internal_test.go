@@ -194,6 +194,10 @@ func TestCreditCommitFailingAfterItLanded(t *testing.T) {
 	if got, _ := s.User(u.ID); got.Quota != 5000 {
 		t.Fatalf("live quota %d after a set that landed", got.Quota)
 	}
+	// Writes stopped: the health check says so.
+	if err := s.Ping(); !errors.Is(err, errWritesStopped) {
+		t.Fatalf("Ping after writes stopped = %v", err)
+	}
 }
 
 // A deletion whose commit failed after it landed reaches the auth cache,

@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// Charges, refunds and every kind of credit on the same accounts at once,
-// with first loads of balances falling between a commit and its arrival in
-// memory, and commits failing before they write: at the end the live
-// balances are the file's and nothing is held. Charges go to the first
-// accounts; credits also reach accounts not loaded yet, whose first load
-// the commit hook makes in the window.
+// Charges, refunds, redemptions, administrators' sets and additions and
+// token edits on the same accounts at once, with first loads of balances
+// falling between a commit and its arrival in memory, and commits failing
+// before they write: at the end the live balances are the file's and
+// nothing is held. Charges go to the first accounts; credits also reach
+// accounts not loaded yet, whose first load the commit hook makes in the
+// window. Each run draws differently (the draws' order follows the
+// scheduler, so a run is not replayed exactly).
 func TestLedgerMatchesFileUnderMixedTraffic(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -66,7 +69,10 @@ func ledgerStress(t *testing.T, seed uint64) {
 	// loads the balances a credit is being made to (if none is loaded yet,
 	// between the commit and its arrival in memory).
 	var crediting sync.Map // user -> token, of the credits in progress
-	// The indexer commits too, and would read commitTx as it changes.
+	var credited, windowLoads atomic.Int64
+	// The indexer commits too, and would read commitTx as it changes; the
+	// ledger's writer reads it only for charges enqueued after this (and
+	// every Settle waits for its commit: no sync interval).
 	s.stopIndexer()
 	s.commitTx = func(fn func(*bolt.Tx) error) error {
 		if draw(10) == 0 {
@@ -76,6 +82,7 @@ func ledgerStress(t *testing.T, seed uint64) {
 			return err
 		}
 		crediting.Range(func(uid, tok any) bool {
+			windowLoads.Add(1)
 			if res, err := s.Reserve(uid.(uint64), tok.(uint64), 1); err == nil {
 				s.Refund(res)
 			}
@@ -111,23 +118,29 @@ func ledgerStress(t *testing.T, seed uint64) {
 				uid := users[draw(len(users))]
 				tok := tokenOf[uid]
 				crediting.Store(uid, tok)
+				var err error
 				switch draw(5) {
 				case 0:
 					if k := w*20 + i/2; i%2 == 0 && k < len(codes) {
-						_, _ = s.Redeem(uid, codes[k].Key)
+						_, err = s.Redeem(uid, codes[k].Key)
+					} else {
+						err = errors.New("no code this time")
 					}
 				case 1:
 					set := int64(draw(300_000))
-					_, _ = s.EditUserAsAdmin("root", uid, UserUpdate{}, QuotaChange{Set: &set})
+					_, err = s.EditUserAsAdmin("root", uid, UserUpdate{}, QuotaChange{Set: &set})
 				case 2:
 					add := int64(draw(20_000) - 10_000)
-					_, _ = s.EditUserAsAdmin("root", uid, UserUpdate{}, QuotaChange{Add: &add})
+					_, err = s.EditUserAsAdmin("root", uid, UserUpdate{}, QuotaChange{Add: &add})
 				case 3:
 					remain := int64(draw(200_000))
-					_, _ = s.UpdateToken(uid, tok, TokenUpdate{RemainQuota: &remain})
+					_, err = s.UpdateToken(uid, tok, TokenUpdate{RemainQuota: &remain})
 				case 4:
 					unlimited := draw(2) == 0
-					_, _ = s.UpdateToken(uid, tok, TokenUpdate{UnlimitedQuota: &unlimited})
+					_, err = s.UpdateToken(uid, tok, TokenUpdate{UnlimitedQuota: &unlimited})
+				}
+				if err == nil {
+					credited.Add(1)
 				}
 				crediting.Delete(uid)
 			}
@@ -135,6 +148,11 @@ func ledgerStress(t *testing.T, seed uint64) {
 	}
 	wg.Wait()
 	s.commitTx = s.db.Update
+	// The run tested something: credits landed, and loads fell in their
+	// windows.
+	if credited.Load() < 20 || windowLoads.Load() < 20 {
+		t.Fatalf("%d credits made and %d loads in their windows: the run exercised too little", credited.Load(), windowLoads.Load())
+	}
 
 	l := &s.ledger
 	err = s.db.View(func(tx *bolt.Tx) error {

@@ -241,8 +241,14 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// Ping checks that the file answers a read transaction.
-func (s *Store) Ping() error { return s.db.View(func(*bolt.Tx) error { return nil }) }
+// Ping checks that the store still takes writes (see update) and that the
+// file answers a read transaction.
+func (s *Store) Ping() error {
+	if s.writesStopped.Load() {
+		return errWritesStopped
+	}
+	return s.db.View(func(*bolt.Tx) error { return nil })
+}
 
 // DB exposes the bbolt handle to tests of this package only through export_test.go.
 

@@ -1,7 +1,7 @@
 import { effect } from "@preact/signals-react";
 import { ApiError } from "../api/client";
 import type { User } from "../api/types";
-import { setNotice } from "../stores/notice";
+import { loadNotice, setNotice } from "../stores/notice";
 import { loadStatus } from "../stores/status";
 import { expireSession, mergeUser, refreshSelf, user, USER_BANNED } from "../stores/user";
 import { connectSocket, disconnectSocket, onTopic, setSocketHooks } from "./socket";
@@ -39,7 +39,12 @@ export function startLiveUpdates(): void {
         return !(err instanceof ApiError) || err.status !== 401 ? user.value !== null : false;
       }
     },
-    reconnected: () => void refreshSelf(true).catch(() => {}),
+    // What was pushed while the socket was down was missed: read it again.
+    reconnected: () => {
+      void refreshSelf(true).catch(() => {});
+      void loadStatus(true);
+      void loadNotice();
+    },
   });
   let connectedFor: number | null = null;
   effect(() => {

@@ -3,7 +3,7 @@ import { Button, Flex } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { AdminUser, UserAction } from "../../../api/users";
-import { ROLE_ADMIN, ROLE_ROOT } from "../../../lib/roles";
+import { ROLE_ADMIN, ROLE_ROOT, ROLE_USER } from "../../../lib/roles";
 import { manageUser, usersDialog } from "../../../stores/users";
 import { role as myRole } from "../../../stores/user";
 
@@ -16,11 +16,12 @@ export function refusal(actor: number, target: AdminUser, action: UserAction | "
       if (actor < ROLE_ROOT) return "userAdmin.rootPromotes";
       return target.role >= ROLE_ADMIN ? "userAdmin.alreadyAdmin" : null;
     case "demote":
-      if (targetRoot) return "userAdmin.rootKept";
-      return target.role < ROLE_ADMIN ? "userAdmin.alreadyCommon" : null;
+      if (targetRoot) return "userAdmin.rootNoDemote";
+      return target.role <= ROLE_USER ? "userAdmin.alreadyCommon" : null;
     case "disable":
+      return targetRoot ? "userAdmin.rootNoDisable" : null;
     case "delete":
-      return targetRoot ? "userAdmin.rootKept" : null;
+      return targetRoot ? "userAdmin.rootNoDelete" : null;
   }
   return null;
 }
