@@ -138,6 +138,31 @@ test("after the live socket drops, the open log page catches up on what it misse
   await context.close();
 });
 
+test("after the live socket drops, the open home page catches up on a notice and a site name changed meanwhile", async () => {
+  const { username, password } = await newUser(suite.gw.baseURL, "ntc", "notice-pass-1");
+  const root = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const sockets = await followSockets(page);
+  await login(page, username, password);
+  await page.goto("/");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const name = (await root.call("GET", "/api/status")).json.data.system_name;
+  try {
+    await sockets.at(-1).close({ code: 1011, reason: "e2e" });
+    await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+    await putOption(root, "Notice", "Notice saved while the socket was down");
+    await putOption(root, "SystemName", "Renamed while away");
+    // Nothing pushed them; the reconnect reads them again.
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 15000 });
+    await page.locator('[data-testid="notice"]', { hasText: "Notice saved while the socket was down" }).waitFor({ timeout: 15000 });
+    await page.locator(".brand", { hasText: "Renamed while away" }).waitFor({ timeout: 15000 });
+  } finally {
+    await putOption(root, "Notice", "");
+    await putOption(root, "SystemName", name);
+    await context.close();
+  }
+});
+
 test("a tab whose socket a newer tab took stays quiet until it is looked at again", async () => {
   const { username, password } = await registerUser(suite.gw.baseURL, "rep", "replace-pass-1");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
