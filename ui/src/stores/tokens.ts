@@ -196,8 +196,8 @@ export function randomSuffix(): string {
 
 /**
  * createTokens creates count tokens from one form: the first keeps the name,
- * the others get name-XXXXXX. It stops at the first failure and returns how
- * many were created.
+ * each other one gets the name, a dash and six random letters or digits. It
+ * stops at the first failure and returns how many were created.
  */
 export async function createTokens(input: TokenInput, count: number): Promise<number> {
   let created = 0;
