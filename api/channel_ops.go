@@ -126,7 +126,12 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, store.Errorf(store.EUNSUPPORTED, "%s", err.Error()))
 			return
 		}
-		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "刷新失败：" + err.Error(), Err: err})
+		var se *store.Error
+		if errors.As(err, &se) {
+			writeError(w, r, err) // the gateway's own failure, not the upstream's
+			return
+		}
+		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "刷新失败：" + relay.BalanceErrorText(err), Err: err})
 		return
 	}
 	if fresh, err := s.store.Channel(id); err == nil {

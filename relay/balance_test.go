@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -255,5 +256,51 @@ func TestChannelBalanceAnswersWithoutABalance(t *testing.T) {
 	}
 	if stored, _ := channelBalance(t, g, ch.ID); stored != 0 {
 		t.Fatalf("stored balance %v", stored)
+	}
+}
+
+// A balance query that got no answer, or one that is not JSON, reads to the
+// administrator as what went wrong in words: no Go error chain and no
+// address of the gateway's own resolver (S §15.10), one by one and in
+// update-all alike.
+func TestChannelBalanceFailuresInWords(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	ctx := context.Background()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	silent := relaytest.New(t, "sk-gone", relaytest.Routes{})
+	gone := g.MustCreateChannel(t, silent, "m-gone", func(c *store.Channel) { c.BaseURL = closed })
+
+	garbled := relaytest.New(t, "sk-garbled", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"has_payment_method": tru`)
+		},
+	})
+	bad := g.MustCreateChannel(t, garbled, "m-garbled", nil)
+
+	want := map[uint64]string{gone.ID: "请求上游失败：上游拒绝连接", bad.ID: "上游返回的余额格式错误"}
+	for _, ch := range []*store.Channel{gone, bad} {
+		if _, err := g.rl.UpdateBalance(ctx, ch); err == nil || relay.BalanceErrorText(err) != want[ch.ID] {
+			t.Errorf("channel %d: %v, want %q", ch.ID, err, want[ch.ID])
+		}
+	}
+	res, err := g.rl.UpdateAllBalances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Error != want[r.ID] {
+			t.Errorf("update-all, channel %d: %q, want %q", r.ID, r.Error, want[r.ID])
+		}
+	}
+	if len(res) != 2 {
+		t.Errorf("update-all = %+v", res)
 	}
 }

@@ -314,9 +314,24 @@ func (rl *Relay) UpdateBalance(ctx context.Context, ch *store.Channel) (float64,
 		return 0, errors.New("上游返回的余额无法读取")
 	}
 	if err := rl.store.RecordChannelBalance(ch.ID, b); err != nil {
-		return 0, err
+		return 0, store.Internal(err)
 	}
 	return b, nil
+}
+
+// BalanceErrorText is a failed balance query as an administrator reads it:
+// the upstream's answer or what kept it from answering, in words; a failure
+// of the gateway's own (storing the balance) reads as the store's message,
+// its cause going to the log only.
+func BalanceErrorText(err error) string {
+	var se *store.Error
+	if errors.As(err, &se) {
+		if se.Code == store.EINTERNAL {
+			slog.Error("balance update", "err", err)
+		}
+		return store.ErrorMessage(err)
+	}
+	return err.Error()
 }
 
 // ErrBalanceUnsupported is returned for channel types without a balance endpoint.
@@ -351,7 +366,7 @@ func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error)
 		}
 		res := BalanceResult{ID: ch.ID, Balance: b}
 		if err != nil {
-			res.Error = err.Error()
+			res.Error = BalanceErrorText(err)
 		}
 		out = append(out, res)
 		if rl.cfg.Events != nil {
@@ -387,7 +402,7 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return nil, err
+		return nil, transportError{err}
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := upstreamMessage(data, ch.Key)

@@ -226,12 +226,12 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return transportError{err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return err
+		return transportError{err}
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := upstreamMessage(data, ch.Key)
@@ -253,7 +253,10 @@ func getJSON(ctx context.Context, client *http.Client, ch *store.Channel, u stri
 		}
 		return fmt.Errorf("上游返回错误：%s", msg)
 	}
-	return json.Unmarshal(data, v)
+	if err := json.Unmarshal(data, v); err != nil {
+		return errors.New("上游返回的余额格式错误")
+	}
+	return nil
 }
 
 // azure speaks Azure OpenAI: deployment URLs, an api-key header and an API
