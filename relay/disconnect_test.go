@@ -160,6 +160,56 @@ func TestStream_IdleTimeout(t *testing.T) {
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, logs[0].Quota, 1)
 }
 
+// Before its first data a stream waits as long as the first-byte timeout
+// allows, not the idle timeout: a model that sends its headers at once and
+// its first token later is served. With the first-byte timeout off, the
+// idle timeout applies from the headers on.
+func TestStream_FirstDataWaitsForTheFirstByteTimeout(t *testing.T) {
+	t.Parallel()
+	late := func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w) // headers at once
+		select {
+		case <-time.After(1500 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		sse.Send(relaytest.Chunk(miniModel, "late"))
+		sse.Send(relaytest.UsageChunk(miniModel, 3, 1))
+		sse.Done()
+	}
+	t.Run("first-byte timeout longer than idle", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 500 * time.Millisecond, FirstByteTimeout: 30 * time.Second}})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-late", late), miniModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+		res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "wait", false))
+		if res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+		events := relaytest.Events(res.Body)
+		wantDoneLast(t, events)
+		if contentOf(t, events) != "late" {
+			t.Errorf("events %q", events)
+		}
+		if l := g.oneLog(t); l.PromptTokens != 3 || l.CompletionTokens != 1 {
+			t.Errorf("billed %d/%d, want 3/1", l.PromptTokens, l.CompletionTokens)
+		}
+	})
+	t.Run("first-byte timeout off", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 500 * time.Millisecond, FirstByteTimeout: -1}})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-late", late), miniModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+		res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "wait", false))
+		if res.Status != http.StatusBadGateway || !strings.Contains(string(res.Body), "read_response_failed") {
+			t.Fatalf("status %d: %s; want the idle timeout's 502", res.Status, res.Body)
+		}
+		if n := len(g.consumeLogs(t, "alice")); n != 0 {
+			t.Errorf("%d consume logs for a stream that sent nothing", n)
+		}
+	})
+}
+
 // Each event reaches the client as soon as the upstream sends it: the
 // upstream here sends the next event only after the client has read the
 // previous one, so a gateway that held anything back would stall. A burst

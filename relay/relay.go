@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -914,17 +915,53 @@ func (rl *Relay) okButFailed(ch *store.Channel, data []byte, set *store.Settings
 
 // notAStream checks the answer to a stream request before anything is sent:
 // a JSON or HTML document instead of an event stream is the upstream's
-// failure (an error answered with 200, a wrong base URL), not a stream.
+// failure (an error answered with 200, a wrong base URL), not a stream. An
+// event stream mislabelled as JSON is still a stream: the upstream made the
+// answer, and relaying it is what gets it billed.
 func (rl *Relay) notAStream(c *call, ch *store.Channel, resp *http.Response, set *store.Settings) *Error {
 	ct := strings.ToLower(resp.Header.Get("Content-Type"))
 	if !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/html") {
 		return nil
+	}
+	if strings.HasPrefix(ct, "application/json") {
+		br := bufio.NewReaderSize(resp.Body, 512)
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, resp.Body}
+		if startsAsEvents(br) {
+			return nil
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && c.r.Context().Err() != nil {
 		return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
 	}
 	return rl.okButFailed(ch, data, set)
+}
+
+// startsAsEvents reports whether what r is about to read begins, after
+// blank space, with an SSE field (data, event, id, retry) or comment. It
+// reads nothing away from r.
+func startsAsEvents(r *bufio.Reader) bool {
+	for n := 1; n <= r.Size()-6; n++ {
+		b, _ := r.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		if c := b[n-1]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		head, _ := r.Peek(n + 5)
+		head = head[n-1:]
+		for _, field := range [...]string{"data:", "event:", "id:", "retry:", ":"} {
+			if bytes.HasPrefix(head, []byte(field)) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
 // clientGone bills a non-stream call whose client left after the request

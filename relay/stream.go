@@ -191,10 +191,92 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	return long, err
 }
 
+// sseEvents reads a stream's events. An event is its data lines: several
+// of them are joined (with a space, which leaves the JSON they hold the
+// same; SSE joins them with a newline) and go to the client as the same
+// lines. Each event is handed over as soon as it is known to have ended:
+// at the blank line that closes it, or, when no blank line is there yet, once
+// what it holds is a whole JSON value or [DONE] (an upstream that sends no
+// blank lines at all still has each line taken as an event).
+type sseEvents struct {
+	r      *bufio.Reader
+	onData func() // called for each data line as it arrives
+	onWait func() // called before a read that may wait for the upstream
+	ev     []byte // the payload of an event of several lines so far
+	wire   []byte // its lines so far
+	done   bool   // a [DONE] line ended the event returned last
+}
+
+// next returns the payload of the next event and its lines as they go to
+// the client; both stay valid until the next call. err is the read error
+// that came with it or instead of it.
+func (s *sseEvents) next() (payload, wire []byte, err error) {
+	if s.done {
+		s.done = false
+		return doneMarker, []byte("data: [DONE]"), nil
+	}
+	gathering := false
+	for {
+		if !lineBuffered(s.r) {
+			s.onWait()
+		}
+		line, err := readLine(s.r)
+		trimmed := bytes.TrimSpace(line)
+		if bytes.HasPrefix(trimmed, dataPrefix) {
+			s.onData()
+			p := bytes.TrimSpace(trimmed[len(dataPrefix):])
+			if !gathering {
+				if err != nil || eventEnds(s.r, p) {
+					return p, trimmed, err
+				}
+				s.ev = append(s.ev[:0], p...)
+				s.wire = append(s.wire[:0], trimmed...)
+				gathering = true
+				continue
+			}
+			if bytes.Equal(p, doneMarker) {
+				// [DONE] ends the event before it and follows it.
+				s.done = err == nil
+				return s.ev, s.wire, err
+			}
+			s.ev = append(append(s.ev, ' '), p...)
+			s.wire = append(append(s.wire, '\n'), trimmed...)
+			if len(s.wire) > maxEventBytes {
+				return nil, nil, errEventTooLong
+			}
+			if err != nil || eventEnds(s.r, s.ev) {
+				return s.ev, s.wire, err
+			}
+			continue
+		}
+		if gathering && (len(trimmed) == 0 || err != nil) {
+			return s.ev, s.wire, err
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// eventEnds reports whether the event whose payload is p has ended: the
+// next line, already read from the upstream, is blank, or p is [DONE] or a
+// whole JSON value. A payload that is neither waits for its next line.
+func eventEnds(r *bufio.Reader, p []byte) bool {
+	if bytes.Equal(p, doneMarker) {
+		return true
+	}
+	buf, _ := r.Peek(r.Buffered())
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 && len(bytes.TrimSpace(buf[:i])) == 0 {
+		return true
+	}
+	return json.Valid(p)
+}
+
 // relayStream passes SSE events to the client as they come, holding back
-// only the end: the upstream's [DONE] (and a usage chunk the client did not
-// ask for). After the last event it charges the call, then sends [DONE], so a
-// stream the client saw complete is always billed.
+// only the end: the upstream's [DONE] and its usage-only chunks (the client
+// that asked for usage gets one at the end, with the figures billed). After
+// the last event it charges the call, then sends [DONE], so a stream the
+// client saw complete is always billed.
 //
 // Events pass without being decoded, except one that carries a usage
 // object. Until usage arrives the payloads are kept, and decoded for a local
@@ -216,33 +298,47 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	var frt int64 = -1
 	idle := time.AfterFunc(rl.cfg.StreamIdleTimeout, func() { cancel(errIdle) })
 	defer idle.Stop()
+	if fbTimer != nil {
+		// Until the first data the first-byte timeout is the one that
+		// applies: an upstream that sends its headers at once and its first
+		// token later is not cut by the (shorter) idle timeout.
+		idle.Stop()
+	}
 	clientGone := false
-	usageSent := false // a usage chunk of the upstream reached the client
+	usageSent := false // usage reached the client inside an event with choices
+	var held []byte    // the last usage-only chunk, for a client that asked for usage
+	var heldUsage usage
+	events := sseEvents{r: reader, onData: func() {
+		// Only data counts as the upstream answering: comments and
+		// keep-alives neither restart the idle timer nor count as the
+		// first byte (S §5.8: 30 s without data ends a stream).
+		idle.Reset(rl.cfg.StreamIdleTimeout)
+		if !started && fbTimer != nil {
+			fbTimer.Stop()
+		}
+	}}
 	var readErr error
 	pending := false // written to the client but not flushed
 	flushed := false
-	for {
-		// Events that arrived together leave together: flush once no whole
-		// line is waiting in the buffer, before a read that may block, so
-		// nothing received is held back. The first event leaves at once.
-		if pending && (!flushed || !lineBuffered(reader)) {
+	flush := func() {
+		if pending {
 			flushed = true
 			if flusher != nil {
 				flusher.Flush()
 			}
 			pending = false
 		}
-		line, err := readLine(reader)
-		trimmed := bytes.TrimSpace(line)
-		if bytes.HasPrefix(trimmed, dataPrefix) {
-			// Only data counts as the upstream answering: comments and
-			// keep-alives neither restart the idle timer nor count as the
-			// first byte (S §5.8: 30 s without data ends a stream).
-			idle.Reset(rl.cfg.StreamIdleTimeout)
-			if !started && fbTimer != nil {
-				fbTimer.Stop()
-			}
-			payload := bytes.TrimSpace(trimmed[len(dataPrefix):])
+	}
+	// Events that arrived together leave together: flush once no whole line
+	// is waiting in the buffer, before a read that may block, so nothing
+	// received is held back. The first event leaves at once.
+	events.onWait = flush
+	for {
+		if !flushed {
+			flush()
+		}
+		payload, wire, err := events.next()
+		if wire != nil {
 			if bytes.Equal(payload, doneMarker) {
 				sawDone = true
 				// Read the rest (normally nothing, the end of the body is
@@ -278,12 +374,15 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					}
 				}
 				if top && len(chunk.Choices) == 0 {
-					// A usage-only event reaches only a client that asked
-					// for usage, and only when it reports some: the client
-					// gets exactly one usage chunk, the one billed.
-					forward = c.wantUsage && u != nil && u.PromptTokens+u.CompletionTokens > 0
-				}
-				if forward && top {
+					// A usage-only event waits for the end, and reaches only
+					// a client that asked for usage: that client gets exactly
+					// one usage chunk, the one billed (a provider may report
+					// the prompt early and the rest at the end).
+					forward = false
+					if c.wantUsage && u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+						held, heldUsage = append(held[:0], wire...), *u
+					}
+				} else if top {
 					usageSent = true
 				}
 			}
@@ -309,7 +408,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					frt = time.Since(c.start).Milliseconds()
 				}
 				wd.extend()
-				if _, werr := c.w.Write(trimmed); werr == nil {
+				if _, werr := c.w.Write(wire); werr == nil {
 					_, werr = c.w.Write([]byte("\n\n"))
 					pending = werr == nil
 					if werr != nil {
@@ -376,7 +475,11 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		rl.startStream(c)
 	}
 	wd.extend()
-	if c.wantUsage && !usageSent {
+	if c.wantUsage && held != nil && !u.counted && heldUsage.PromptTokens == prompt && heldUsage.CompletionTokens == completion {
+		// The upstream's own usage chunk, when it holds the figures billed.
+		c.w.Write(held)
+		c.w.Write([]byte("\n\n"))
+	} else if c.wantUsage && (held != nil || !usageSent) {
 		// Shaped as the endpoint's own chunks: a completions stream's
 		// objects are text_completion with cmpl- ids.
 		id, object := "chatcmpl-"+c.id, "chat.completion.chunk"

@@ -1,7 +1,9 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -312,5 +314,176 @@ func TestStream_LongStreamCountedAsItGoes(t *testing.T) {
 	}
 	if got, want := g.oneLog(t).CompletionTokens, int64(tokenizer.CountText(ratioModel, text.String())); got != want {
 		t.Fatalf("completion tokens %d, want %d", got, want)
+	}
+}
+
+// sseJoined reads an event stream as SSE clients do: an event is the data
+// lines up to its blank line, joined with newlines.
+func sseJoined(body []byte) []string {
+	var out, cur []string
+	for _, line := range strings.Split(string(body), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			if cur != nil {
+				out = append(out, strings.Join(cur, "\n"))
+				cur = nil
+			}
+			continue
+		}
+		if p, ok := strings.CutPrefix(line, "data:"); ok {
+			cur = append(cur, strings.TrimPrefix(p, " "))
+		}
+	}
+	if cur != nil {
+		out = append(out, strings.Join(cur, "\n"))
+	}
+	return out
+}
+
+// piecesSSE answers a stream with pieces of an event stream as they are,
+// flushing each and pausing between them.
+func piecesSSE(pieces ...string) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, p := range pieces {
+			io.WriteString(w, p)
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// streamedParts reads a stream's events as an SSE client does: the content,
+// and the usage of every event that has one.
+func streamedParts(t *testing.T, body []byte) (string, []relaytest.Usage) {
+	t.Helper()
+	events := sseJoined(body)
+	wantDoneLast(t, events)
+	var content strings.Builder
+	var usages []relaytest.Usage
+	for _, e := range events[:len(events)-1] {
+		var ev relaytest.StreamEvent
+		if err := json.Unmarshal([]byte(e), &ev); err != nil {
+			t.Fatalf("event %q: %v", e, err)
+		}
+		for _, c := range ev.Choices {
+			content.WriteString(c.Delta.Content)
+		}
+		if ev.Usage != nil {
+			usages = append(usages, *ev.Usage)
+		}
+	}
+	return content.String(), usages
+}
+
+// An event may spread its data over several lines (SSE joins them): it
+// reaches the client whole, as the same lines, and its usage is billed,
+// also when its lines arrive apart. An upstream that sends no blank lines
+// at all still has each line taken as an event.
+func TestStream_EventsOfSeveralDataLines(t *testing.T) {
+	t.Parallel()
+	const head = `{"id":"up","object":"chat.completion.chunk","model":"gpt-4o-mini",`
+	const usageLine = `"usage":{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140}}`
+	cases := map[string][]string{
+		"several lines": {
+			"data: " + head + "\ndata: \"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello\"}}]}\n\n",
+			"data: " + head + "\n", // the rest of this event comes later
+			"data: \"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"finish_reason\":\"stop\"}]}\n\n",
+			"data: " + head + "\ndata: \"choices\":[],\ndata: " + usageLine + "\n\n",
+			"data: [DONE]\n\n",
+		},
+		"no blank lines": {
+			"data: " + head + "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello\"}}]}\n",
+			"data: " + head + "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"finish_reason\":\"stop\"}]}\n",
+			"data: " + head + "\"choices\":[]," + usageLine + "\n",
+			"data: [DONE]\n",
+		},
+	}
+	for name, pieces := range cases {
+		for _, asked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, include_usage=%v", name, asked), func(t *testing.T) {
+				t.Parallel()
+				g := MustOpenGateway(t, gatewayConfig{})
+				g.MustCreateChannel(t, relaytest.NewChat(t, "sk-lines", piecesSSE(pieces...)), miniModel, nil)
+				_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+				res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", asked))
+				content, usages := streamedParts(t, res.Body)
+				if content != "Hello world" {
+					t.Errorf("content %q", content)
+				}
+				if asked && (len(usages) != 1 || usages[0].PromptTokens != 100 || usages[0].CompletionTokens != 40) {
+					t.Errorf("usage chunks %+v, want the upstream's 100/40 once", usages)
+				}
+				if !asked && len(usages) != 0 {
+					t.Errorf("usage chunks %+v for a client that did not ask", usages)
+				}
+				if l := g.oneLog(t); l.PromptTokens != 100 || l.CompletionTokens != 40 {
+					t.Errorf("billed %d/%d, want the upstream's 100/40", l.PromptTokens, l.CompletionTokens)
+				}
+			})
+		}
+	}
+}
+
+// A provider that reports the prompt in a usage-only chunk before the
+// answer: a client that asked for usage gets one usage chunk, at the end,
+// with the figures billed (the upstream's final one when it sends it, else
+// the gateway's, with the completion counted).
+func TestStream_EarlyUsageOnlyChunk(t *testing.T) {
+	t.Parallel()
+	const head = `{"id":"up","object":"chat.completion.chunk","model":"gpt-4o-mini",`
+	early := "data: " + head + `"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":0,"total_tokens":100}}` + "\n\n"
+	words := "data: " + head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}` + "\n\n" +
+		"data: " + head + `"choices":[{"index":0,"delta":{"content":" world"},"finish_reason":"stop"}]}` + "\n\n"
+	final := "data: " + head + `"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140}}` + "\n\n"
+	for name, tc := range map[string]struct {
+		pieces     []string
+		completion int
+	}{
+		"with a final usage":    {[]string{early, words, final, "data: [DONE]\n\n"}, 40},
+		"without a final usage": {[]string{early, words, "data: [DONE]\n\n"}, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			g.MustCreateChannel(t, relaytest.NewChat(t, "sk-early", piecesSSE(tc.pieces...)), miniModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", true))
+			content, usages := streamedParts(t, res.Body)
+			if content != "Hello world" {
+				t.Errorf("content %q", content)
+			}
+			l := g.oneLog(t)
+			if l.PromptTokens != 100 || int(l.CompletionTokens) != tc.completion {
+				t.Errorf("billed %d/%d, want 100/%d", l.PromptTokens, l.CompletionTokens, tc.completion)
+			}
+			if len(usages) != 1 || usages[0].PromptTokens != 100 || usages[0].CompletionTokens != tc.completion {
+				t.Errorf("usage chunks %+v, want one with the figures billed (100/%d)", usages, tc.completion)
+			}
+		})
+	}
+}
+
+// An event stream the upstream labels application/json is relayed and
+// billed as the stream it is; a JSON document stays the upstream's failure.
+func TestStream_EventsLabelledJSON(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-json-label", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "\n"+`data: {"id":"up","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}`+"\n\n")
+		io.WriteString(w, `data: {"id":"up","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}`+"\n\ndata: [DONE]\n\n")
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if content, _ := streamedParts(t, res.Body); content != "Hello" {
+		t.Errorf("content %q", content)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 7 || l.CompletionTokens != 1 {
+		t.Errorf("billed %d/%d, want 7/1", l.PromptTokens, l.CompletionTokens)
 	}
 }
