@@ -76,6 +76,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == store.EINTERNAL {
 		slog.Error("internal error", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
+	} else if code == store.EUPSTREAM || code == store.EUNAVAILABLE {
+		// A service the gateway depends on failed (a mail server, a login
+		// provider, a channel's upstream): the operator needs the cause.
+		slog.Warn("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "code", code, "err", err)
 	} else {
 		slog.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"crypto/x509"
 	"net"
 	"time"
@@ -27,6 +28,10 @@ func NewMailFunc(st *store.Store, rootCAs *x509.CertPool, dial func(ctx context.
 			SystemName: set.Get("SystemName"), RootCAs: rootCAs, Timeout: 20 * time.Second, Dial: dial,
 		}
 		if err := mail.Send(ctx, cfg, []string{to}, subject, body); err != nil {
+			if errors.Is(err, mail.ErrNotConfigured) {
+				// Nothing the user can fix: say so, rather than blame the address.
+				return &store.Error{Code: store.EUNAVAILABLE, Message: "管理员未配置 SMTP 邮件服务，无法发送邮件", Err: err}
+			}
 			return &store.Error{Code: store.EUPSTREAM, Message: "邮件发送失败，请检查邮箱地址或联系管理员", Err: err}
 		}
 		return nil

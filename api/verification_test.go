@@ -219,3 +219,12 @@ func TestMail_GuardedDial(t *testing.T) {
 		t.Fatalf("mail to %v", m.To)
 	}
 }
+
+// Without an SMTP server the mail routes say so (503), instead of asking
+// the user to check an address nobody could have mailed.
+func TestMail_NotConfigured(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ApiScenario{Name: "Verification", URL: "/api/verification?email=" + url.QueryEscape("one@example.com"),
+		WantStatus: 503, WantContains: []string{"管理员未配置 SMTP 邮件服务，无法发送邮件"}}.Test(t, ts)
+}
