@@ -72,6 +72,15 @@ func TestBadRequests(t *testing.T) {
 			WantStatus: 404, WantContains: []string{`"message":"Invalid URL (GET /api/nope)"`, `"type":"invalid_request_error"`}},
 		{Name: "UnknownV1Path", Method: "POST", URL: "/v1/nope",
 			WantStatus: 404, WantContains: []string{"Invalid URL (POST /v1/nope)"}},
+		// Not redirected elsewhere: the path a client built is its bug to see.
+		{Name: "BareV1", Method: "POST", URL: "/v1",
+			WantStatus: 404, WantContains: []string{"Invalid URL (POST /v1)"}},
+		{Name: "EmptySegmentV1", Method: "POST", URL: "/v1//chat/completions",
+			WantStatus: 404, WantContains: []string{"Invalid URL (POST /v1//chat/completions)"}},
+		{Name: "EmptySegmentAPI", URL: "/api//status",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /api//status)"}},
+		{Name: "DotSegmentAPI", URL: "/api/user/../status",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /api/user/../status)"}},
 		{Name: "WrongMethod", Method: "DELETE", URL: "/api/status",
 			WantStatus: 404, WantContains: []string{"Invalid URL (DELETE /api/status)"}},
 	})

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"time"
 
@@ -126,9 +127,29 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
 	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
+	s.mux.HandleFunc("/v1", writeNotFoundURL)
 	s.mux.Handle("/", s.uiHandler())
-	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(s.mux)))))
+	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(uncleanAPIPaths(s.mux))))))
 	return s
+}
+
+// uncleanAPIPaths answers an /api or /v1 path that is not in its clean
+// form (an empty or dot segment) as an unknown URL, in the error shape of
+// its routes: the mux would redirect it elsewhere with an HTML body that no
+// API client reads, and a client that built such a path has a bug to see.
+func uncleanAPIPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
+			clean += "/"
+		}
+		if clean != p && (clean == "/api" || clean == "/v1" || strings.HasPrefix(clean, "/api/") || strings.HasPrefix(clean, "/v1/")) {
+			writeNotFoundURL(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP implements http.Handler.
