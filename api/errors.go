@@ -114,6 +114,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		if errors.As(err, &se) {
 			return se
 		}
+		if errors.Is(err, errNotAList) {
+			return store.Errorf(store.EINVALID, "无效的参数：字段 %s 应为字符串或字符串数组", listField(data, v))
+		}
 		_, problem := store.DescribeDecodeError(data, err)
 		return store.Errorf(store.EINVALID, "无效的参数：%s", problem)
 	}

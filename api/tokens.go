@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -270,17 +272,42 @@ func (c *wireCSV) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '[' {
 		var list []string
 		if err := json.Unmarshal(b, &list); err != nil {
-			return err
+			return errNotAList
 		}
 		*c = wireCSV(strings.Join(list, ","))
 		return nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+		return errNotAList
 	}
 	*c = wireCSV(s)
 	return nil
+}
+
+// errNotAList is a wireCSV value that is neither a string nor an array of
+// strings. The decoder does not say which field held it; listField does.
+var errNotAList = errors.New("not a list")
+
+var wireCSVType = reflect.TypeFor[*wireCSV]()
+
+// listField names the member of the JSON object data, decoded into the
+// struct v points to, whose wireCSV value does not decode.
+func listField(data []byte, v any) string {
+	var top map[string]json.RawMessage
+	t := reflect.TypeOf(v)
+	if json.Unmarshal(data, &top) != nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	for i := range t.Elem().NumField() {
+		f := t.Elem().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		var c wireCSV
+		if raw, ok := top[name]; ok && f.Type == wireCSVType && c.UnmarshalJSON(raw) != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 // routeID parses the {id} path value. A trailing-slash pattern such as

@@ -465,3 +465,21 @@ func TestTokenRoutesWithSessionCookie(t *testing.T) {
 		t.Fatalf("create with session: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// A list field (a comma-joined string or an array of strings) that holds
+// something else is refused with the field's name.
+func TestListFieldsNameThemselves(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "TokenModelLimits", Method: "POST", URL: "/api/token/", As: "user",
+			Body:       `{"name":"t","model_limits":[1]}`,
+			WantStatus: 400, WantContains: []string{"无效的参数：字段 model_limits 应为字符串或字符串数组"}},
+		{Name: "ChannelModels", Method: "POST", URL: "/api/channel/", As: "admin",
+			Body:       `{"name":"c","type":1,"key":"sk-x","models":[1],"group":"default"}`,
+			WantStatus: 400, WantContains: []string{"无效的参数：字段 models 应为字符串或字符串数组"}},
+		{Name: "ChannelGroup", Method: "POST", URL: "/api/channel/", As: "admin",
+			Body:       `{"name":"c","type":1,"key":"sk-x","models":"m","group":{"a":1}}`,
+			WantStatus: 400, WantContains: []string{"无效的参数：字段 group 应为字符串或字符串数组"}},
+	})
+}

@@ -192,7 +192,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminUserUpdate turns the edit body into a store update: an empty
-// password or display name keeps the old one, and a new group must have a
+// password, display name or group keeps the old one, and a new group must have a
 // ratio in GroupRatio (the user's current group passes even when its ratio
 // has since been removed, so other fields stay editable).
 func adminUserUpdate(set *store.Settings, req *updateUserRequest, current string) (store.UserUpdate, error) {
@@ -203,7 +203,7 @@ func adminUserUpdate(set *store.Settings, req *updateUserRequest, current string
 	if req.Password != nil && *req.Password != "" {
 		upd.Password = req.Password
 	}
-	if req.Group != nil {
+	if req.Group != nil && strings.TrimSpace(*req.Group) != "" {
 		g := strings.TrimSpace(*req.Group)
 		if _, ok := set.GroupRatio[g]; !ok && g != current {
 			return upd, store.Errorf(store.EINVALID, "分组 %s 不存在", g)

@@ -154,6 +154,8 @@ func TestAdminUsers_Update(t *testing.T) {
 			WantStatus: 403, WantContains: []string{msg(msgLowerRoleOnly)}},
 		{Name: "UnknownGroup", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":"gold"`),
 			WantStatus: 400, WantContains: []string{"分组 gold 不存在"}},
+		{Name: "EmptyGroupKept", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":" "`),
+			WantStatus: 200, WantContains: []string{`"group":"default"`}},
 		{Name: "BadUsername", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"username":""`), WantStatus: 400},
 		// Only the fields given change: quota and group stay.
 		{Name: "DisplayNameOnly", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"display_name":"Alice A"`),
