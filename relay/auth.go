@@ -73,7 +73,7 @@ func (rl *Relay) authenticate(r *http.Request) (*Caller, *Error) {
 			return nil, localError(http.StatusForbidden, "channel_pin_forbidden", "普通用户不支持指定渠道")
 		}
 		id, err := strconv.ParseUint(pin, 10, 64)
-		if err != nil {
+		if err != nil || id == 0 {
 			return nil, badRequest("无效的渠道 ID")
 		}
 		c.Pinned = id

@@ -243,6 +243,8 @@ func TestChecks_WrongTypes(t *testing.T) {
 		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":-5,"max_tokens":10}`, "max_tokens 无效", ""},
 		{`{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"n":-1}`, "n 和 best_of 不能为负数", ""},
 		{`{"model":`, "请求体不是合法的 JSON", ""},
+		// No channel lists such a name; the answer does not repeat it.
+		{`{"model":"` + strings.Repeat("m", 256) + `","messages":[{"role":"user","content":"hi"}]}`, "model 过长：最多 255 字节", ""},
 	} {
 		e := g.post(t, key, "/v1/chat/completions", tc.body).wantError(t, http.StatusBadRequest, "invalid_request")
 		if msg, _, _ := strings.Cut(e.Error.Message, " (request id:"); msg != tc.message || e.Error.Param != tc.param {

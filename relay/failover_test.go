@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -349,5 +350,64 @@ func TestUpstreamMessageHidesKey(t *testing.T) {
 	tr := g.rl.TestChannel(context.Background(), ch, "", nil)
 	if tr.Err == nil || strings.Contains(tr.Err.Error(), key) || strings.Contains(tr.Message, key) {
 		t.Errorf("channel test reported %v / %q", tr.Err, tr.Message)
+	}
+}
+
+// An administrator pins a channel with sk-KEY-CHANNELID: the call goes to
+// that channel whatever its priority, is not retried elsewhere, and the
+// token's model limits still apply. Only administrators pin, and only
+// channels that exist and are enabled.
+func TestAdminChannelPin(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "3"}})
+	ok := okChat(t, ratioModel, "hello", relaytest.NewUsage(3, 1))
+	high := relaytest.NewChat(t, "sk-high", ok)
+	low := relaytest.NewChat(t, "sk-low", ok)
+	failing := relaytest.NewChat(t, "sk-failing", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteError(w, http.StatusInternalServerError, "server_error", "", "boom")
+	})
+	g.tier(t, high, ratioModel, 10, nil)
+	cLow := g.tier(t, low, ratioModel, 0, nil)
+	cFailing := g.tier(t, failing, ratioModel, 0, nil)
+	cOff := g.tier(t, relaytest.NewChat(t, "sk-off", ok), ratioModel, 0, nil)
+	if _, _, err := g.st.SetChannelStatusAuto(cOff.ID, store.ChannelStatusAutoDisabled, "test"); err != nil {
+		t.Fatal(err)
+	}
+	_, rootKey := g.MustCreateToken(t, "root", store.Token{UnlimitedQuota: true})
+	_, limitedKey := g.MustCreateToken(t, "root", store.Token{UnlimitedQuota: true, ModelLimitsEnabled: true, ModelLimits: miniModel})
+	_, aliceKey := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	pin := func(key string, id any) string { return fmt.Sprintf("%s-%v", key, id) }
+
+	if res := g.post(t, pin(rootKey, cLow.ID), "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != http.StatusOK {
+		t.Fatalf("pinned call: %d %s", res.Status, res.Body)
+	}
+	if high.Hits() != 0 || low.Hits() != 1 {
+		t.Fatalf("hits high %d, low %d; want the pinned low-priority channel only", high.Hits(), low.Hits())
+	}
+	if res := g.post(t, pin(rootKey, cFailing.ID), "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != http.StatusInternalServerError {
+		t.Fatalf("pinned failing channel: %d %s", res.Status, res.Body)
+	}
+	if failing.Hits() != 1 || high.Hits() != 0 || low.Hits() != 1 {
+		t.Fatalf("a pinned call was retried elsewhere: hits failing %d, high %d, low %d", failing.Hits(), high.Hits(), low.Hits())
+	}
+	for _, tc := range []struct {
+		name, key string
+		status    int
+		want      string
+	}{
+		{"model limits kept", pin(limitedKey, cLow.ID), http.StatusForbidden, ratioModel},
+		{"a user does not pin", pin(aliceKey, cLow.ID), http.StatusForbidden, "普通用户不支持指定渠道"},
+		{"not a number", pin(rootKey, "abc"), http.StatusBadRequest, "无效的渠道 ID"},
+		{"zero", pin(rootKey, 0), http.StatusBadRequest, "无效的渠道 ID"},
+		{"no such channel", pin(rootKey, 999999), http.StatusBadRequest, "指定的渠道不存在"},
+		{"disabled", pin(rootKey, cOff.ID), http.StatusForbidden, "指定的渠道已被禁用"},
+	} {
+		res := g.post(t, tc.key, "/v1/chat/completions", chat(ratioModel, "hi"))
+		if res.Status != tc.status || !strings.Contains(string(res.Body), tc.want) {
+			t.Errorf("%s: %d %s; want %d naming %q", tc.name, res.Status, res.Body, tc.status, tc.want)
+		}
+	}
+	if high.Hits() != 0 || low.Hits() != 1 {
+		t.Fatalf("a refused pin reached an upstream: hits high %d, low %d", high.Hits(), low.Hits())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 	"github.com/goccy/go-json/jsontext"
@@ -358,7 +360,10 @@ func (rl *Relay) readBody(c *call) *Error {
 	c.body = body
 	c.ctype = c.r.Header.Get("Content-Type")
 	if c.k == kindTranscription || c.k == kindTranslation {
-		return rl.readMultipart(c)
+		if e := rl.readMultipart(c); e != nil {
+			return e
+		}
+		return checkModelName(c.model)
 	}
 	if c.ctype == "" {
 		c.ctype = "application/json"
@@ -475,6 +480,16 @@ func (rl *Relay) readBody(c *call) *Error {
 	if c.model == "" {
 		return badRequest("model 不能为空")
 	}
+	return checkModelName(c.model)
+}
+
+// checkModelName refuses a model name longer than any channel may list
+// (store.MaxNameBytes) without echoing it: no channel could serve it, and
+// an answer should not repeat a request's megabytes.
+func checkModelName(model string) *Error {
+	if len(model) > store.MaxNameBytes {
+		return badRequest(fmt.Sprintf("model 过长：最多 %d 字节", store.MaxNameBytes))
+	}
 	return nil
 }
 
@@ -500,6 +515,14 @@ func (rl *Relay) readMultipart(c *call) *Error {
 	for name, f := range form.File {
 		if len(f) > 1 && !strings.HasSuffix(name, "[]") {
 			return badRequest("请求参数格式错误：字段 " + name + " 出现了不止一次")
+		}
+	}
+	for _, v := range form.Value {
+		for _, s := range v {
+			if !utf8.ValidString(s) {
+				// As in a JSON body: the text fields are text.
+				return badRequest("请求参数格式错误：字符串中有不合法的 UTF-8 字节")
+			}
 		}
 	}
 	if len(form.File["file"]) == 0 {

@@ -279,6 +279,8 @@ func TestAudio_FormRefusedBeforeTheUpstream(t *testing.T) {
 		{"model as a file too", []formPart{file, {Name: "model", Data: []byte(ratioModel)}, {Name: "model", FileName: "m", ContentType: "text/plain", Data: []byte(ratioModel)}}, "字段 model 出现了不止一次"},
 		{"two files", []formPart{file, file, {Name: "model", Data: []byte(ratioModel)}}, "字段 file 出现了不止一次"},
 		{"no file", []formPart{{Name: "model", Data: []byte(ratioModel)}}, "file 不能为空"},
+		{"model not UTF-8", []formPart{file, {Name: "model", Data: []byte("whisper\xff")}}, "字符串中有不合法的 UTF-8 字节"},
+		{"model too long", []formPart{file, {Name: "model", Data: []byte(strings.Repeat("m", 256))}}, "model 过长：最多 255 字节"},
 	} {
 		body, ctype := audioForm(t, tc.parts)
 		e := g.post(t, key, "/v1/audio/transcriptions", string(body), "Content-Type", ctype).wantError(t, http.StatusBadRequest, "invalid_request")
