@@ -2,8 +2,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"crypto/x509"
+	"errors"
 	"net"
 	"time"
 

@@ -299,15 +299,23 @@ func listField(data []byte, v any) string {
 	if json.Unmarshal(data, &top) != nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return ""
 	}
+	var lists []string
 	for i := range t.Elem().NumField() {
 		f := t.Elem().Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		var c wireCSV
-		if raw, ok := top[name]; ok && f.Type == wireCSVType && c.UnmarshalJSON(raw) != nil {
-			return name
+		if f.Type == wireCSVType {
+			lists = append(lists, name)
+		}
+		for key, raw := range top {
+			// Member names match fields whatever their case, as the decoder has it.
+			var c wireCSV
+			if f.Type == wireCSVType && strings.EqualFold(key, name) && c.UnmarshalJSON(raw) != nil {
+				return key
+			}
 		}
 	}
-	return ""
+	// A member given twice, the first of them bad: the map holds the last.
+	return strings.Join(lists, "/")
 }
 
 // routeID parses the {id} path value. A trailing-slash pattern such as

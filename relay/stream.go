@@ -191,21 +191,38 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	return long, err
 }
 
-// sseEvents reads a stream's events. An event is its data lines: several
-// of them are joined (with a space, which leaves the JSON they hold the
-// same; SSE joins them with a newline) and go to the client as the same
-// lines. Each event is handed over as soon as it is known to have ended:
-// at the blank line that closes it, or, when no blank line is there yet, once
-// what it holds is a whole JSON value or [DONE] (an upstream that sends no
-// blank lines at all still has each line taken as an event).
+// sseEvents reads a stream's events. An event is its data lines up to a
+// blank line: several are joined (with a space, which leaves the JSON they
+// hold the same; SSE joins them with a newline) and go to the client as the
+// same lines. An event is handed over as soon as it is known to have ended,
+// from what the upstream has already sent:
+//   - at the blank line that closes it;
+//   - when nothing more has arrived yet, once it holds a whole JSON value or
+//     [DONE] (it does not wait for its blank line);
+//   - when its first line is a whole JSON value and another data line
+//     follows (two events in one, or an upstream without blank lines);
+//   - while the upstream has sent no blank line at all, before a data line
+//     that is a whole JSON value or [DONE] by itself, so such an upstream
+//     has each line taken as an event whatever a line holds.
+//
+// Each check reads a line or a bounded prefix once, so an event of many
+// lines costs time in proportion to its size.
 type sseEvents struct {
-	r      *bufio.Reader
-	onData func() // called for each data line as it arrives
-	onWait func() // called before a read that may wait for the upstream
-	ev     []byte // the payload of an event of several lines so far
-	wire   []byte // its lines so far
-	done   bool   // a [DONE] line ended the event returned last
+	r         *bufio.Reader
+	onData    func() // called for each data line as it arrives
+	onWait    func() // called before a read that may wait for the upstream
+	ev        []byte // the payload of an event of several lines so far
+	wire      []byte // its lines so far
+	done      bool   // a [DONE] line ended the event returned last
+	blankSeen bool   // the upstream has sent a blank line: it ends its events
 }
+
+// validJSON is json.Valid; a test counts the bytes it reads.
+var validJSON = json.Valid
+
+// quickCheckBytes bounds the event an idle upstream has its JSON checked
+// for: a longer one waits for its blank line (or next line).
+const quickCheckBytes = 16 << 10
 
 // next returns the payload of the next event and its lines as they go to
 // the client; both stay valid until the next call. err is the read error
@@ -222,11 +239,14 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 		}
 		line, err := readLine(s.r)
 		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 && err == nil {
+			s.blankSeen = true
+		}
 		if bytes.HasPrefix(trimmed, dataPrefix) {
 			s.onData()
 			p := bytes.TrimSpace(trimmed[len(dataPrefix):])
 			if !gathering {
-				if err != nil || eventEnds(s.r, p) {
+				if err != nil || s.ended(p, true) {
 					return p, trimmed, err
 				}
 				s.ev = append(s.ev[:0], p...)
@@ -244,12 +264,14 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			if len(s.wire) > maxEventBytes {
 				return nil, nil, errEventTooLong
 			}
-			if err != nil || eventEnds(s.r, s.ev) {
+			if err != nil || s.ended(s.ev, false) {
 				return s.ev, s.wire, err
 			}
 			continue
 		}
-		if gathering && (len(trimmed) == 0 || err != nil) {
+		if gathering && (len(trimmed) == 0 || err != nil || s.ended(s.ev, false)) {
+			// A blank line, the end, or a comment or field after which
+			// the event is known to be whole.
 			return s.ev, s.wire, err
 		}
 		if err != nil {
@@ -258,18 +280,32 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 	}
 }
 
-// eventEnds reports whether the event whose payload is p has ended: the
-// next line, already read from the upstream, is blank, or p is [DONE] or a
-// whole JSON value. A payload that is neither waits for its next line.
-func eventEnds(r *bufio.Reader, p []byte) bool {
-	if bytes.Equal(p, doneMarker) {
+// ended reports whether the event whose payload so far is p (single: of
+// one line) has ended, by the rules of sseEvents.
+func (s *sseEvents) ended(p []byte, single bool) bool {
+	if single && bytes.Equal(p, doneMarker) {
 		return true
 	}
-	buf, _ := r.Peek(r.Buffered())
-	if i := bytes.IndexByte(buf, '\n'); i >= 0 && len(bytes.TrimSpace(buf[:i])) == 0 {
+	buf, _ := s.r.Peek(s.r.Buffered())
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		// Nothing more is here yet.
+		return len(p) <= quickCheckBytes && validJSON(p)
+	}
+	next := bytes.TrimSpace(buf[:i])
+	if len(next) == 0 {
 		return true
 	}
-	return json.Valid(p)
+	q, isData := bytes.CutPrefix(next, dataPrefix)
+	if !isData {
+		// A comment or another field: the line after it decides.
+		return false
+	}
+	if single && validJSON(p) {
+		return true
+	}
+	q = bytes.TrimSpace(q)
+	return !s.blankSeen && (bytes.Equal(q, doneMarker) || validJSON(q))
 }
 
 // relayStream passes SSE events to the client as they come, holding back
