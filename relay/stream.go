@@ -191,38 +191,63 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	return long, err
 }
 
-// sseEvents reads a stream's events. An event is its data lines up to a
-// blank line: several are joined (with a space, which leaves the JSON they
-// hold the same; SSE joins them with a newline) and go to the client as the
-// same lines. An event is handed over as soon as it is known to have ended,
-// from what the upstream has already sent:
-//   - at the blank line that closes it;
-//   - when nothing more has arrived yet, once it holds a whole JSON value or
-//     [DONE] (it does not wait for its blank line);
-//   - when its first line is a whole JSON value and another data line
-//     follows (two events in one, or an upstream without blank lines);
-//   - while the upstream has sent no blank line at all, before a data line
-//     that is a whole JSON value or [DONE] by itself, so such an upstream
-//     has each line taken as an event whatever a line holds.
-//
-// Each check reads a line or a bounded prefix once, so an event of many
-// lines costs time in proportion to its size.
+// sseEvents reads a stream's events. SSE ends an event at a blank line and
+// joins its data lines; the relay also ends one at the end of a data line
+// after which its payload is complete: a JSON object, array or string that
+// has closed, or anything else (a line of another kind, such as [DONE]).
+// Only an object, array or string still open gathers the next data line
+// (joined with a space, which leaves the JSON the same; the lines go to the
+// client as they came). So an event leaves as soon as its last line is
+// read, whether or not its blank line has come, and an upstream that sends
+// no blank lines has each line taken as an event; how the lines arrive
+// (together or apart) never changes where an event ends. Each byte is
+// scanned once.
 type sseEvents struct {
-	r         *bufio.Reader
-	onData    func() // called for each data line as it arrives
-	onWait    func() // called before a read that may wait for the upstream
-	ev        []byte // the payload of an event of several lines so far
-	wire      []byte // its lines so far
-	done      bool   // a [DONE] line ended the event returned last
-	blankSeen bool   // the upstream has sent a blank line: it ends its events
+	r       *bufio.Reader
+	onData  func() // called for each data line as it arrives
+	onWait  func() // called before a read that may wait for the upstream
+	ev      []byte // the payload of an event of several lines so far
+	wire    []byte // its lines so far
+	done    bool   // a [DONE] line ended the event returned last
+	open    jsonOpen
+	scanned int // bytes scanned for structure (tests)
 }
 
-// validJSON is json.Valid; a test counts the bytes it reads.
-var validJSON = json.Valid
+// jsonOpen follows the nesting of JSON text fed to it piece by piece.
+type jsonOpen struct {
+	depth    int
+	inString bool
+	escaped  bool
+}
 
-// quickCheckBytes bounds the event an idle upstream has its JSON checked
-// for: a longer one waits for its blank line (or next line).
-const quickCheckBytes = 16 << 10
+// feed scans p and reports whether an object, array or string is still
+// open at its end.
+func (j *jsonOpen) feed(p []byte) bool {
+	for _, c := range p {
+		if j.inString {
+			switch {
+			case j.escaped:
+				j.escaped = false
+			case c == '\\':
+				j.escaped = true
+			case c == '"':
+				j.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			j.inString = true
+		case '{', '[':
+			j.depth++
+		case '}', ']':
+			if j.depth > 0 {
+				j.depth--
+			}
+		}
+	}
+	return j.inString || j.depth > 0
+}
 
 // next returns the payload of the next event and its lines as they go to
 // the client; both stay valid until the next call. err is the read error
@@ -239,14 +264,13 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 		}
 		line, err := readLine(s.r)
 		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 && err == nil {
-			s.blankSeen = true
-		}
 		if bytes.HasPrefix(trimmed, dataPrefix) {
 			s.onData()
 			p := bytes.TrimSpace(trimmed[len(dataPrefix):])
+			s.scanned += len(p)
 			if !gathering {
-				if err != nil || s.ended(p, true) {
+				s.open = jsonOpen{}
+				if err != nil || !s.open.feed(p) {
 					return p, trimmed, err
 				}
 				s.ev = append(s.ev[:0], p...)
@@ -264,48 +288,18 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			if len(s.wire) > maxEventBytes {
 				return nil, nil, errEventTooLong
 			}
-			if err != nil || s.ended(s.ev, false) {
+			if err != nil || !s.open.feed(p) {
 				return s.ev, s.wire, err
 			}
 			continue
 		}
-		if gathering && (len(trimmed) == 0 || err != nil || s.ended(s.ev, false)) {
-			// A blank line, the end, or a comment or field after which
-			// the event is known to be whole.
+		if gathering && (len(trimmed) == 0 || err != nil) {
 			return s.ev, s.wire, err
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-}
-
-// ended reports whether the event whose payload so far is p (single: of
-// one line) has ended, by the rules of sseEvents.
-func (s *sseEvents) ended(p []byte, single bool) bool {
-	if single && bytes.Equal(p, doneMarker) {
-		return true
-	}
-	buf, _ := s.r.Peek(s.r.Buffered())
-	i := bytes.IndexByte(buf, '\n')
-	if i < 0 {
-		// Nothing more is here yet.
-		return len(p) <= quickCheckBytes && validJSON(p)
-	}
-	next := bytes.TrimSpace(buf[:i])
-	if len(next) == 0 {
-		return true
-	}
-	q, isData := bytes.CutPrefix(next, dataPrefix)
-	if !isData {
-		// A comment or another field: the line after it decides.
-		return false
-	}
-	if single && validJSON(p) {
-		return true
-	}
-	q = bytes.TrimSpace(q)
-	return !s.blankSeen && (bytes.Equal(q, doneMarker) || validJSON(q))
 }
 
 // relayStream passes SSE events to the client as they come, holding back

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	json "github.com/goccy/go-json"
 )
 
 // Only an event with a usage object is decoded while a stream passes; the
@@ -33,71 +31,85 @@ func TestUsageObject(t *testing.T) {
 	}
 }
 
-// readEvents returns the payloads of the events sseEvents finds in stream.
-func readEvents(t *testing.T, stream string) []string {
+// readEvents returns the payloads of the events sseEvents finds in the
+// pieces of a stream, read once from one buffer and once as the pieces
+// arrive one by one: where an event ends must not depend on how its lines
+// came. It also returns the bytes scanned for structure.
+func readEvents(t *testing.T, pieces ...string) ([]string, int) {
 	t.Helper()
-	s := sseEvents{r: bufio.NewReaderSize(strings.NewReader(stream), 64<<10), onData: func() {}, onWait: func() {}}
-	var out []string
-	for {
-		p, wire, err := s.next()
-		if wire != nil {
-			out = append(out, string(p))
-		}
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
+	collect := func(r io.Reader) ([]string, int) {
+		s := sseEvents{r: bufio.NewReaderSize(r, 64<<10), onData: func() {}, onWait: func() {}}
+		var out []string
+		for {
+			p, wire, err := s.next()
+			if wire != nil {
+				out = append(out, string(p))
+			}
+			if err == io.EOF {
+				return out, s.scanned
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	whole, scanned := collect(strings.NewReader(strings.Join(pieces, "")))
+	pr, pw := io.Pipe()
+	go func() {
+		for _, p := range pieces {
+			io.WriteString(pw, p)
+		}
+		pw.Close()
+	}()
+	apart, _ := collect(pr)
+	if !slices.Equal(whole, apart) {
+		t.Errorf("read whole: %q; read as it came: %q", whole, apart)
+	}
+	return whole, scanned
 }
 
-// Events as the upstream meant them: SSE's blank lines when it sends them,
-// one event a line when it sends none, whatever a line holds.
+// Events as the upstream meant them: SSE's blank lines, and each line
+// that holds a whole value (or is not JSON) taken as an event, so an
+// upstream without blank lines passes line by line.
 func TestSSEEvents(t *testing.T) {
+	big := `{"x":"` + strings.Repeat("a", 20<<10) + `"}`
 	for _, tc := range []struct {
-		name, stream string
-		want         []string
+		name   string
+		pieces []string
+		want   []string
 	}{
-		{"one line each", "data: {\"a\":1}\n\ndata: {\"b\":2}\n\ndata: [DONE]\n\n", []string{`{"a":1}`, `{"b":2}`, "[DONE]"}},
-		{"several lines", "data: {\"a\":\ndata: 1}\n\ndata: [DONE]\n\n", []string{`{"a": 1}`, "[DONE]"}},
-		{"CRLF and comments", "data: {\"a\":\r\n: ping\r\ndata: 1}\r\n\r\ndata: [DONE]\r\n\r\n", []string{`{"a": 1}`, "[DONE]"}},
-		{"[DONE] right after", "data: {\"a\":\ndata: 1}\ndata: [DONE]\n\n", []string{`{"a": 1}`, "[DONE]"}},
-		{"no blank lines", "data: {\"a\":1}\ndata: processing\ndata: {\"b\":2}\ndata: {\"c\":3}\ndata: [DONE]\n",
-			[]string{`{"a":1}`, "processing", `{"b":2}`, `{"c":3}`, "[DONE]"}},
-		{"two values in one event", "data: {\"a\":1}\ndata: {\"b\":2}\n\n", []string{`{"a":1}`, `{"b":2}`}},
-		// Once the upstream has shown it ends events with blank lines, a
-		// line that is a whole value by itself stays part of its event.
-		{"pretty-printed after a blank line", "data: {\"x\":0}\n\ndata: {\ndata: \"a\":\ndata: \"b\"\ndata: }\n\n",
+		{"one line each", []string{"data: {\"a\":1}\n\n", "data: {\"b\":2}\n\n", "data: [DONE]\n\n"}, []string{`{"a":1}`, `{"b":2}`, "[DONE]"}},
+		{"several lines", []string{"data: {\"a\":\n", "data: 1}\n\n", "data: [DONE]\n\n"}, []string{`{"a": 1}`, "[DONE]"}},
+		{"CRLF and comments", []string{"data: {\"a\":\r\n", ": ping\r\n", "data: 1}\r\n\r\n", "data: [DONE]\r\n\r\n"}, []string{`{"a": 1}`, "[DONE]"}},
+		{"[DONE] right after", []string{"data: {\"a\":\n", "data: 1}\n", "data: [DONE]\n\n"}, []string{`{"a": 1}`, "[DONE]"}},
+		{"cut off by [DONE]", []string{"data: {\"a\":\n", "data: [DONE]\n\n"}, []string{`{"a":`, "[DONE]"}},
+		{"no blank lines", []string{"data: {\"a\":1}\n", "data: processing\n", "data: {\"b\":2}\n", "data: " + big + "\n", "data: {\"c\":3}\n", "data: [DONE]\n"},
+			[]string{`{"a":1}`, "processing", `{"b":2}`, big, `{"c":3}`, "[DONE]"}},
+		{"two values in one event", []string{"data: {\"a\":1}\n", ": ping\n", "data: {\"b\":2}\n\n"}, []string{`{"a":1}`, `{"b":2}`}},
+		{"pretty-printed", []string{"data: {\"x\":0}\n\n", "data: {\n", "data: \"a\":\n", "data: \"b\"\n", "data: }\n\n"},
 			[]string{`{"x":0}`, `{ "a": "b" }`}},
-		{"end without newline", "data: {\"a\":\ndata: 1}", []string{`{"a": 1}`}},
+		{"brackets and quotes inside strings", []string{"data: {\"a\":\"}]\\\"{\",\n", "data: \"b\":[1]}\n\n"}, []string{`{"a":"}]\"{", "b":[1]}`}},
+		{"end without newline", []string{"data: {\"a\":\n", "data: 1}"}, []string{`{"a": 1}`}},
 	} {
-		if got := readEvents(t, tc.stream); !slices.Equal(got, tc.want) {
+		if got, _ := readEvents(t, tc.pieces...); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
 
-// Finding where an event of many lines ends reads each of its bytes a
-// bounded number of times, however many lines it has.
+// Finding where an event of many lines ends reads each of its bytes once,
+// however many lines it has and however they arrive.
 func TestSSEEventsLinear(t *testing.T) {
-	var scanned int
-	validJSON = func(p []byte) bool { scanned += len(p); return json.Valid(p) }
-	defer func() { validJSON = json.Valid }()
-	line := "data: " + strings.Repeat("x", 94) + "\n"
-	for _, blank := range []bool{true, false} {
-		scanned = 0
-		stream := "data: {\"warm\":1}\n"
-		if blank {
-			stream += "\n"
-		}
-		stream += "data: {\"text\":\n" + strings.Repeat(line, 20_000) + "data: 1}\n\n"
-		events := readEvents(t, stream)
-		if len(events) < 2 {
-			t.Fatalf("%d events", len(events))
-		}
-		if scanned > 4*len(stream) {
-			t.Errorf("blank lines %v: %d bytes checked for a stream of %d", blank, scanned, len(stream))
-		}
+	pieces := []string{"data: {\"text\":[\n"}
+	for range 20_000 {
+		pieces = append(pieces, "data: \""+strings.Repeat("x", 90)+"\",\n")
+	}
+	pieces = append(pieces, "data: 1]}\n\n")
+	events, scanned := readEvents(t, pieces...)
+	if len(events) != 1 {
+		t.Fatalf("%d events, want 1", len(events))
+	}
+	if size := len(strings.Join(pieces, "")); scanned > size {
+		t.Errorf("%d bytes scanned for a stream of %d", scanned, size)
 	}
 }

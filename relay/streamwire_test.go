@@ -487,3 +487,51 @@ func TestStream_EventsLabelledJSON(t *testing.T) {
 		t.Errorf("billed %d/%d, want 7/1", l.PromptTokens, l.CompletionTokens)
 	}
 }
+
+// An upstream without blank lines whose lines arrive apart, one of them
+// not JSON and one longer than a read: each line reaches the client as an
+// event of its own and the upstream's usage is billed.
+func TestStream_NoBlankLinesArrivingApart(t *testing.T) {
+	t.Parallel()
+	const head = `{"id":"up","object":"chat.completion.chunk","model":"gpt-4o-mini",`
+	long := strings.Repeat("a", 20<<10)
+	pieces := []string{
+		"data: processing\n",
+		"data: " + head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"` + long + `"}}]}` + "\n",
+		"data: " + head + `"choices":[{"index":0,"delta":{"content":" end"},"finish_reason":"stop"}]}` + "\n",
+		"data: " + head + `"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140}}` + "\n",
+		"data: [DONE]\n",
+	}
+	g := MustOpenGateway(t, gatewayConfig{})
+	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-apart", piecesSSE(pieces...)), miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", true))
+	events := sseJoined(res.Body)
+	wantDoneLast(t, events)
+	var content strings.Builder
+	var usages []relaytest.Usage
+	for _, e := range events[:len(events)-1] {
+		if e == "processing" {
+			continue
+		}
+		var ev relaytest.StreamEvent
+		if err := json.Unmarshal([]byte(e), &ev); err != nil {
+			t.Fatalf("event of %d bytes: %v", len(e), err)
+		}
+		for _, c := range ev.Choices {
+			content.WriteString(c.Delta.Content)
+		}
+		if ev.Usage != nil {
+			usages = append(usages, *ev.Usage)
+		}
+	}
+	if content.String() != long+" end" {
+		t.Errorf("content of %d bytes, want %d", content.Len(), len(long)+4)
+	}
+	if len(usages) != 1 || usages[0].PromptTokens != 100 || usages[0].CompletionTokens != 40 {
+		t.Errorf("usage chunks %+v, want the upstream's 100/40 once", usages)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 100 || l.CompletionTokens != 40 {
+		t.Errorf("billed %d/%d, want 100/40", l.PromptTokens, l.CompletionTokens)
+	}
+}
