@@ -194,7 +194,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // sseEvents reads a stream's events. SSE ends an event at a blank line and
 // joins its data lines; the relay also ends one at the end of a data line
 // after which its payload is complete: a JSON object, array or string that
-// has closed, or anything else (a line of another kind, such as [DONE]).
+// has closed, or anything that does not begin one (such as [DONE]).
 // Only an object, array or string still open gathers the next data line
 // (joined with a space, which leaves the JSON the same; the lines go to the
 // client as they came). So an event leaves as soon as its last line is
@@ -270,7 +270,9 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			s.scanned += len(p)
 			if !gathering {
 				s.open = jsonOpen{}
-				if err != nil || !s.open.feed(p) {
+				// A payload that does not begin an object, array or string
+				// is whole in its line, whatever brackets it holds.
+				if err != nil || len(p) == 0 || (p[0] != '{' && p[0] != '[' && p[0] != '"') || !s.open.feed(p) {
 					return p, trimmed, err
 				}
 				s.ev = append(s.ev[:0], p...)
