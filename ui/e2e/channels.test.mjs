@@ -23,6 +23,25 @@ async function channelByName(api, name) {
   return (r.json?.data ?? []).find((c) => c.name === name);
 }
 
+test("fetched models replace the type's suggestion that nobody picked", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.click('[data-testid="add-channel"]');
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  const chips = drawer.locator('[data-testid="channel-models"] .multi-select-chip');
+  // The OpenAI type's suggestion fills the list first, far more than the upstream serves.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="channel-models"] .multi-select-chip').length > 10);
+  await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  await page.fill('[data-testid="channel-key"]', "sk-e2e-suggestion");
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "获取模型列表成功");
+  await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();
+  const chosen = await chips.evaluateAll((els) => els.map((e) => e.getAttribute("data-value")));
+  assert.deepEqual(chosen.sort(), [...FAKE_MODELS].sort(), "the upstream's models, not the suggestion");
+  await context.close();
+});
+
 test("root creates an OpenAI channel on the fake upstream, never sees its key, and tests it", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");

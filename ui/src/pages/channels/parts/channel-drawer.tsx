@@ -83,14 +83,15 @@ export function ChannelDrawer() {
     };
   }, [open, isEdit, editId, preloaded]);
 
-  // A new type brings its suggested models when none are chosen, or, on create, while the list
-  // is still the previous type's suggestion (nobody picked those models).
+  // Models nobody picked: none, or, on create, still the type's suggestion.
+  const untouchedModels = (f: ChannelForm) => {
+    const suggested = suggestedModels(f.type, byType);
+    return f.models.length === 0 || (!isEdit && f.models.length === suggested.length && suggested.every((m) => f.models.includes(m)));
+  };
+
+  // A new type brings its suggested models while nobody picked the list.
   const changeType = (type: number) => {
-    setForm((f) => {
-      const previous = suggestedModels(f.type, byType);
-      const untouched = f.models.length === 0 || (!isEdit && f.models.length === previous.length && previous.every((m) => f.models.includes(m)));
-      return { ...f, type, models: untouched ? suggestedModels(type, byType) : f.models };
-    });
+    setForm((f) => ({ ...f, type, models: untouchedModels(f) ? suggestedModels(type, byType) : f.models }));
   };
 
   const fetchModels = async () => {
@@ -103,7 +104,8 @@ export function ChannelDrawer() {
       const base = form.base_url.trim().replace(/\/+$/, "");
       // On edit without a new key the server uses the stored one, as long as the form keeps the stored type and base URL.
       const fetched = await channelApi.fetchFormModels(form.type, base, form.key, isEdit && form.key.trim() === "" ? editId : undefined);
-      setForm((f) => ({ ...f, models: Array.from(new Set([...f.models, ...fetched])) }));
+      // The upstream's list replaces a suggestion nobody picked; models someone chose stay.
+      setForm((f) => ({ ...f, models: untouchedModels(f) ? Array.from(new Set(fetched)) : Array.from(new Set([...f.models, ...fetched])) }));
       toast.success(t("channels.msg.fetchModelsOk"));
     } catch {
       // The fetch call already showed the server's reason (reportServerError); a generic toast would repeat it.
