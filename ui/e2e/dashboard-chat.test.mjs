@@ -287,6 +287,16 @@ test("the dashboard shows a user's relayed calls in its totals and charts, and r
   assert.equal(sum(logs, "prompt_tokens") + sum(logs, "completion_tokens"), sums.tokens);
 
   const { context, page } = await openAs(user);
+  // Axis labels are drawn on the canvas: record what is drawn (the console
+  // routes without reloading, so the patch holds on /detail).
+  await page.evaluate(() => {
+    window.__drawn = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+      window.__drawn.push(String(text));
+      return fill.call(this, text, ...rest);
+    };
+  });
   // Data export is on by default: the sidebar offers the dashboard.
   const entry = page.locator('[data-testid="sidebar"] [data-nav="detail"]');
   await entry.waitFor();
@@ -328,6 +338,11 @@ test("the dashboard shows a user's relayed calls in its totals and charts, and r
       assert.equal(oldest[model], metric === "quota" ? dollars(0) : "0", `${metric} of ${model} a day ago: ${JSON.stringify(oldest)}`);
     }
   }
+  // The time axis is labelled in numbers (HH:mm, M/D) as the legend is, not
+  // in uPlot's English ("6pm", "Nov 22").
+  const drawn = await page.evaluate(() => window.__drawn);
+  assert.ok(drawn.some((s) => /^\d{2}:\d{2}$/.test(s)), `hour labels among ${JSON.stringify(drawn.slice(0, 60))}`);
+  assert.ok(!drawn.some((s) => /\d\s?(am|pm)$|^(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b/i.test(s)), `English labels among ${JSON.stringify(drawn)}`);
   // In the usual case (the calls fell into one hour) the newest bucket holds everything.
   if (Object.keys(bucket).length === 2 && sum(Object.values(bucket), "count") === 3) {
     assert.deepEqual(bucket["dash-a"], { quota: 2 * quotaOf("dash-a"), count: 2, token_used: 2 * tokensOf("dash-a") });

@@ -17,6 +17,19 @@ function dateLabel(ts: number, granularity: string): string {
   return granularity === "hour" ? `${md} ${String(d.getHours()).padStart(2, "0")}:00` : md;
 }
 
+/**
+ * timeAxisValues labels the time axis in numbers, as the legend does, in every language (uPlot's
+ * own labels are English: "6pm", "Nov 22"): hours as HH:mm with the date at midnight, days as M/D.
+ */
+function timeAxisValues(_u: uPlot, ticks: number[], _axis: number, _space: number, incr: number): string[] {
+  return ticks.map((ts) => {
+    const d = new Date(ts * 1000);
+    const md = `${d.getMonth() + 1}/${d.getDate()}`;
+    if (incr >= 86400 || (d.getHours() === 0 && d.getMinutes() === 0)) return md;
+    return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  });
+}
+
 /** quotaDigits picks enough decimals for dollar amounts that step by incr quota units. */
 function quotaDigits(incr: number): number {
   const dollars = Math.abs(incr) / quotaPerUnit.value;
@@ -57,7 +70,7 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
           value: (_u: uPlot, v: number | null) => (v === null ? "-" : format(v)),
         })),
       ],
-      axes: [{}, { size: 80, values: axisValues(metric) }],
+      axes: [{ values: timeAxisValues }, { size: 80, values: axisValues(metric) }],
     }),
     // The series layout (names) and granularity decide the options; values go through data.
     [names.join("\u0001"), granularity, metric, s.times.length < 60, t],
