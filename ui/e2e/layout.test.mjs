@@ -55,12 +55,15 @@ test("on a phone the channel search box, the price table and an empty order list
   await empty.waitFor();
   const eb = await empty.boundingBox();
   assert.ok(eb.x >= 0 && eb.x + eb.width <= PHONE.width, `the empty order list says so on screen: ${JSON.stringify(eb)}`);
+  // Screen readers hear the notification region in the console's language.
+  await page.locator('[role="region"][aria-label="通知 (F8)"]').waitFor({ state: "attached" });
   await context.close();
 });
 
 test("on a laptop screen in English the token actions fit, the sidebar's chat links keep their icons, and pages do not scroll for nothing", async () => {
   const { context, page } = await openAsRoot(LAPTOP, "en");
   await page.goto("/token");
+  await page.locator('[role="region"][aria-label="Notifications (F8)"]').waitFor({ state: "attached" });
   const table = page.locator('[data-testid="token-table"]');
   const del = page.locator('[data-testid="delete-token"]').first();
   await del.waitFor();

@@ -134,6 +134,16 @@ test("an open console shows quota the new way as soon as the display options cha
   await putOption(root, "DisplayInCurrencyEnabled", "true");
   await putOption(root, "QuotaPerUnit", "500000");
   await balance.filter({ hasText: before }).waitFor({ timeout: 10000 });
+
+  // The token form gives a quota's money equivalent only while quota is shown as money
+  // (otherwise it would repeat the number typed).
+  await page.goto("/token");
+  await page.click('[data-testid="add-token"]');
+  const drawer = page.locator('[data-testid="token-drawer"]');
+  await drawer.getByText(/等价金额：\$/).waitFor();
+  await putOption(root, "DisplayInCurrencyEnabled", "false");
+  await drawer.getByText("等价金额").waitFor({ state: "detached", timeout: 10000 });
+  await putOption(root, "DisplayInCurrencyEnabled", "true");
   await context.close();
 });
 

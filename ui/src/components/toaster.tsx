@@ -14,7 +14,7 @@ export function Toaster() {
           {item.text}
         </Toast>
       ))}
-      <ToastViewport />
+      <ToastViewport label={`${t("common.notifications")} ({hotkey})`} />
     </ToastProvider>
   );
 }

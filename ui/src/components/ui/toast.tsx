@@ -4,9 +4,9 @@ import type { ReactNode } from "react";
 /** ToastProvider holds the toast region's settings. */
 export const ToastProvider = ToastPrimitive.Provider;
 
-/** ToastViewport is where toasts are stacked. */
-export function ToastViewport() {
-  return <ToastPrimitive.Viewport className="toast-viewport" />;
+/** ToastViewport is where toasts are stacked; label names the region for screen readers ("{hotkey}" is filled in). */
+export function ToastViewport({ label }: { label: string }) {
+  return <ToastPrimitive.Viewport className="toast-viewport" label={label} />;
 }
 
 /** ToastProps configure one toast. */

@@ -9,7 +9,7 @@ import { Checkbox } from "../../../components/ui/checkbox";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { FormSheet } from "../../../components/ui/form-sheet";
-import { renderQuota } from "../../../stores/status";
+import { displayInCurrency, renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { COUNT_PRESETS, createTokens, QUOTA_PRESETS, saveToken } from "../../../stores/tokens";
 import { closeEditor, editorState } from "../dialogs";
@@ -138,7 +138,8 @@ export function TokenDrawer() {
       <Field
         id="tk-quota"
         label={t("tokens.form.quota")}
-        hint={!form.unlimited_quota && Number.isFinite(quotaValue) ? t("tokens.form.quotaEquals", { value: renderQuota(quotaValue) }) : undefined}
+        // The amount in money; without currency display it would only repeat the number typed.
+        hint={!form.unlimited_quota && displayInCurrency.value && Number.isFinite(quotaValue) ? t("tokens.form.quotaEquals", { value: renderQuota(quotaValue) }) : undefined}
       >
         <TextField.Root
           id="tk-quota"
