@@ -318,3 +318,34 @@ test("an administrator's log page has channel and username filters, the retry ch
   assert.match(await info.textContent(), new RegExp(username));
   await context.close();
 });
+
+test("a later log page keeps its rows while new calls arrive, and its total counts them", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "lpage", "token-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "page-tok", unlimited_quota: true, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "page-tok");
+  const key = "sk-" + tok.key;
+  for (let i = 0; i < 11; i++) {
+    const r = await chat(key);
+    assert.equal(r.status, 200, await r.clone().text());
+    await r.text();
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.goto("/log");
+  const footer = page.locator('[data-testid="pagination"]');
+  // The 11 calls and the account's own entries (its first quota).
+  const first = footer.getByText(/第 1 - 10 条，共 \d+ 条/);
+  await first.waitFor();
+  const total = Number((await first.textContent()).match(/共 (\d+) 条/)[1]);
+  assert.ok(total >= 11, `total ${total}`);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.locator('[data-testid="page-next"]').click();
+  await footer.getByText(`第 11 - ${total} 条，共 ${total} 条`).waitFor();
+  const r = await chat(key);
+  assert.equal(r.status, 200, await r.clone().text());
+  await r.text();
+  // The reader's rows stay; the total follows.
+  await footer.getByText(`第 11 - ${total} 条，共 ${total + 1} 条`).waitFor({ timeout: 10000 });
+  await context.close();
+});

@@ -136,13 +136,20 @@ function scheduleStat(): void {
   }, 300);
 }
 
-/** onTail takes the new entries of one commit, oldest first, onto page one as the server would list them. */
+/**
+ * onTail takes the new entries of one commit, oldest first, onto page one as the server would list
+ * them. Another page keeps its rows where the reader is, and counts the new entries in its total.
+ */
 function onTail(data: unknown): void {
   if (!Array.isArray(data)) return;
   const entries = (data as LogEntry[]).filter((l) => l && typeof l.created_at === "number");
   if (entries.length === 0) return;
   scheduleStat();
-  if (logPage.value !== 1) return;
+  if (logPage.value !== 1) {
+    const matching = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value)).length;
+    if (matching > 0) logTotal.value = logTotal.value + matching;
+    return;
+  }
   const seen = new Set(logs.value.map((x) => x.id).filter((id) => id !== undefined));
   const fresh = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value) && (l.id === undefined || !seen.has(l.id)));
   if (fresh.length === 0) return;
