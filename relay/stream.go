@@ -194,14 +194,15 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // sseEvents reads a stream's events. SSE ends an event at a blank line and
 // joins its data lines; the relay also ends one at the end of a data line
 // after which its payload is complete: a JSON object, array or string that
-// has closed, or anything that does not begin one (such as [DONE]).
-// Only an object, array or string still open gathers the next data line
-// (joined with a space, which leaves the JSON the same; the lines go to the
-// client as they came). So an event leaves as soon as its last line is
-// read, whether or not its blank line has come, and an upstream that sends
-// no blank lines has each line taken as an event; how the lines arrive
-// (together or apart) never changes where an event ends. Each byte is
-// scanned once.
+// has closed, or a payload that does not begin one ("processing"). Only an
+// object, array or string still open gathers the next data line (joined
+// with a space, which leaves the JSON the same; the lines go to the client
+// as they came). So an event leaves as soon as its last line is read,
+// whether or not its blank line has come; how the lines arrive (together or
+// apart) never changes where an event ends; and an upstream that sends no
+// blank lines has each line taken as an event as long as each line's JSON
+// closes (one that never closes runs to the next blank line, as in SSE).
+// Each byte is scanned once.
 type sseEvents struct {
 	r       *bufio.Reader
 	onData  func() // called for each data line as it arrives
@@ -211,6 +212,12 @@ type sseEvents struct {
 	done    bool   // a [DONE] line ended the event returned last
 	open    jsonOpen
 	scanned int // bytes scanned for structure (tests)
+}
+
+// feed passes a line's payload to the structure tracker.
+func (s *sseEvents) feed(p []byte) bool {
+	s.scanned += len(p)
+	return s.open.feed(p)
 }
 
 // jsonOpen follows the nesting of JSON text fed to it piece by piece.
@@ -267,12 +274,11 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 		if bytes.HasPrefix(trimmed, dataPrefix) {
 			s.onData()
 			p := bytes.TrimSpace(trimmed[len(dataPrefix):])
-			s.scanned += len(p)
 			if !gathering {
 				s.open = jsonOpen{}
 				// A payload that does not begin an object, array or string
 				// is whole in its line, whatever brackets it holds.
-				if err != nil || len(p) == 0 || (p[0] != '{' && p[0] != '[' && p[0] != '"') || !s.open.feed(p) {
+				if err != nil || len(p) == 0 || (p[0] != '{' && p[0] != '[' && p[0] != '"') || !s.feed(p) {
 					return p, trimmed, err
 				}
 				s.ev = append(s.ev[:0], p...)
@@ -290,7 +296,7 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			if len(s.wire) > maxEventBytes {
 				return nil, nil, errEventTooLong
 			}
-			if err != nil || !s.open.feed(p) {
+			if err != nil || !s.feed(p) {
 				return s.ev, s.wire, err
 			}
 			continue
