@@ -207,3 +207,39 @@ test("an open home page and About page show the administrator's new text without
     await context.close();
   }
 });
+
+test("after the live socket drops, a later log page counts in its total what it missed", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "catp", "catch-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "catch-page", unlimited_quota: true, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const key = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "catch-page").key;
+  const call = async () => {
+    const r = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "page two" }] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+  };
+  for (let i = 0; i < 11; i++) await call();
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const sockets = await followSockets(page);
+  await login(page, username, password);
+  await page.goto("/log");
+  const footer = page.locator('[data-testid="pagination"]');
+  const first = footer.getByText(/第 1 - 10 条，共 \d+ 条/);
+  await first.waitFor();
+  const total = Number((await first.textContent()).match(/共 (\d+) 条/)[1]);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.locator('[data-testid="page-next"]').click();
+  await footer.getByText(`第 11 - ${total} 条，共 ${total} 条`).waitFor();
+
+  await sockets.at(-1).close({ code: 1011, reason: "e2e" });
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  await call();
+  // Nothing pushed it; the reconnect reads the open page again.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 15000 });
+  await footer.getByText(new RegExp(`共 ${total + 1} 条`)).waitFor({ timeout: 15000 });
+  await context.close();
+});

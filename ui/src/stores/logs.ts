@@ -159,12 +159,13 @@ function onTail(data: unknown): void {
   });
 }
 
-/** subscribeLogTail prepends live entries while the log page is open; after a reconnect it reloads what was missed. */
+/** subscribeLogTail prepends live entries while the log page is open; after a reconnect it reloads the open page. */
 export function subscribeLogTail(): () => void {
   const off = onTopic("log.tail", onTail);
   const offReconnect = onReconnected(() => {
+    // What was pushed meanwhile was missed: the open page (rows and total) is read again.
     scheduleStat();
-    if (logPage.value === 1) void loadLogs(1);
+    void loadLogs(logPage.value);
   });
   return () => {
     off();

@@ -19,14 +19,17 @@ function dateLabel(ts: number, granularity: string): string {
 
 /**
  * timeAxisValues labels the time axis in numbers, as the legend does, in every language (uPlot's
- * own labels are English: "6pm", "Nov 22"): hours as HH:mm with the date at midnight, days as M/D.
+ * own labels are English: "6pm", "Nov 22"): hours as HH:mm with the date at midnight, days as M/D,
+ * steps under a minute (a zoom) as HH:mm:ss.
  */
 function timeAxisValues(_u: uPlot, ticks: number[], _axis: number, _space: number, incr: number): string[] {
   return ticks.map((ts) => {
     const d = new Date(ts * 1000);
     const md = `${d.getMonth() + 1}/${d.getDate()}`;
-    if (incr >= 86400 || (d.getHours() === 0 && d.getMinutes() === 0)) return md;
-    return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+    if (incr >= 86400 || (incr >= 60 && d.getHours() === 0 && d.getMinutes() === 0)) return md;
+    const hm = `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+    // A zoom of a few minutes steps by seconds.
+    return incr < 60 ? `${hm}:${String(d.getSeconds()).padStart(2, "0")}` : hm;
   });
 }
 
