@@ -25,6 +25,22 @@ func maskKey(key string) string {
 	return key[:4] + "***" + key[len(key)-4:]
 }
 
+// authenticateBound is authenticate with the token's IP allow list applied,
+// for the routes a token opens besides calls (the model list, the billing
+// reads): a token bound to some addresses answers nothing from others.
+// Calls apply the list later, once their body is checked (distribute).
+func (rl *Relay) authenticateBound(r *http.Request) (*Caller, *Error) {
+	c, err := rl.authenticate(r)
+	if err == nil && !c.Token.AllowsIP(rl.cfg.ClientIP(r)) {
+		return nil, errIPNotAllowed()
+	}
+	return c, err
+}
+
+func errIPNotAllowed() *Error {
+	return localError(http.StatusForbidden, "access_denied", "您的 IP 不在令牌允许访问的列表中")
+}
+
 func unauthorized(msg string) *Error {
 	return &Error{Status: http.StatusUnauthorized, Type: "new_api_error", Code: "invalid_token", Message: msg, Local: true}
 }

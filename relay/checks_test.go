@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -269,6 +270,31 @@ func TestChecks_UntrustedForwardedFor(t *testing.T) {
 	_, key = g.MustCreateToken(t, "alice", store.Token{AllowIPs: "127.0.0.0/8"})
 	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"), "X-Forwarded-For", "10.9.9.9"); res.Status != 200 {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+}
+
+// A token bound to some addresses answers nothing from others: not the
+// model list, not one model, not the billing reads.
+func TestChecks_AllowListOnEveryTokenRoute(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1))), ratioModel, nil)
+	_, far := g.MustCreateToken(t, "alice", store.Token{AllowIPs: "10.9.9.9"})
+	_, near := g.MustCreateToken(t, "alice", store.Token{AllowIPs: "127.0.0.0/8"})
+	for _, path := range []string{"/v1/models", "/v1/models/" + ratioModel, "/dashboard/billing/subscription", "/v1/dashboard/billing/usage"} {
+		for key, want := range map[string]int{far: http.StatusForbidden, near: http.StatusOK} {
+			req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := g.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want || want == http.StatusForbidden && !strings.Contains(string(body), "access_denied") {
+				t.Errorf("%s with a token for %s: %d %s; want %d", path, map[bool]string{true: "10.9.9.9", false: "loopback"}[key == far], resp.StatusCode, body, want)
+			}
+		}
 	}
 }
 

@@ -110,7 +110,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (rl *Relay) listModels(w http.ResponseWriter, r *http.Request) {
-	c, err := rl.authenticate(r)
+	c, err := rl.authenticateBound(r)
 	if err != nil {
 		writeError(w, requestID(w), err)
 		return
@@ -121,7 +121,7 @@ func (rl *Relay) listModels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rl *Relay) getModel(w http.ResponseWriter, r *http.Request) {
-	c, err := rl.authenticate(r)
+	c, err := rl.authenticateBound(r)
 	if err != nil {
 		writeError(w, requestID(w), err)
 		return
@@ -167,7 +167,7 @@ func (rl *Relay) billingAmount(c *Caller) (total, used float64, expires int64) {
 }
 
 func (rl *Relay) billingSubscription(w http.ResponseWriter, r *http.Request) {
-	c, err := rl.authenticate(r)
+	c, err := rl.authenticateBound(r)
 	if err != nil {
 		writeError(w, requestID(w), err)
 		return
@@ -180,7 +180,7 @@ func (rl *Relay) billingSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rl *Relay) billingUsage(w http.ResponseWriter, r *http.Request) {
-	c, err := rl.authenticate(r)
+	c, err := rl.authenticateBound(r)
 	if err != nil {
 		writeError(w, requestID(w), err)
 		return

@@ -547,7 +547,7 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 	cl := c.caller
 	if cl.Token != nil {
 		if !cl.Token.AllowsIP(rl.cfg.ClientIP(c.r)) {
-			return localError(http.StatusForbidden, "access_denied", "您的 IP 不在令牌允许访问的列表中")
+			return errIPNotAllowed()
 		}
 		if cl.Token.ModelLimitsEnabled {
 			ok := false
