@@ -369,8 +369,8 @@ func TestLogout(t *testing.T) {
 	ApiScenario{URL: "/api/user/logout", WantStatus: 200}.Test(t, ts)
 }
 
-// A browser on another site may not log a visitor in or out: a form or
-// text/plain body sent by a browser (Origin set), or any change the browser
+// A browser on another site may not log a visitor in or out: a form,
+// text/plain or untyped body sent by a browser (Origin set), or any change the browser
 // itself marks cross-site, gets 403. The console's JSON, whatever Origin a
 // proxy in front makes it carry, and scripts (no Origin) pass.
 func TestCrossSiteRefused(t *testing.T) {
@@ -384,6 +384,9 @@ func TestCrossSiteRefused(t *testing.T) {
 			WantNotContains: []string{`"success":true`}},
 		{Name: "LoginAsAFormFromAnotherSite", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Origin": "null", "Content-Type": "application/x-www-form-urlencoded"}, WantStatus: 403, WantContains: refused},
+		// A page's Blob or ArrayBuffer body goes without a type.
+		{Name: "LoginWithoutATypeFromAnotherSite", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "http://evil.example", "Content-Type": ""}, WantStatus: 403, WantContains: refused},
 		{Name: "LoginMarkedCrossSite", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}, WantStatus: 403, WantContains: refused},
 		{Name: "LogoutMarkedCrossSite", Method: "GET", URL: "/api/user/logout", As: "user",

@@ -249,7 +249,8 @@ func checkUsable(u *store.User) error {
 //     and localhost addresses), on anything that could change something
 //     (every method but GET, HEAD and OPTIONS, and the logout GET);
 //   - a browser's body of a kind a page may send anywhere without asking
-//     (a form, text/plain: the CORS "simple" types). The console sends JSON;
+//     (a form, text/plain, or no type at all: the CORS "simple" ones). The
+//     console sends JSON;
 //     JSON from another site needs the server's leave, which the gateway
 //     never gives, so such a request never leaves the browser.
 //
@@ -290,7 +291,13 @@ func crossSite(r *http.Request) bool {
 	if r.Header.Get("Origin") == "" {
 		return false
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := strings.TrimSpace(r.Header.Get("Content-Type"))
+	if ct == "" {
+		// A body without a type (a page's Blob or ArrayBuffer) is as simple
+		// as a form; the console types every body it sends.
+		return r.ContentLength != 0
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	switch strings.ToLower(mt) {
 	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
 		return true
