@@ -384,6 +384,9 @@ func TestCrossSiteRefused(t *testing.T) {
 			WantNotContains: []string{`"success":true`}},
 		{Name: "LoginAsAFormFromAnotherSite", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Origin": "null", "Content-Type": "application/x-www-form-urlencoded"}, WantStatus: 403, WantContains: refused},
+		// A browser reads the type before any ";", whatever follows.
+		{Name: "LoginAsTextWithAParameterTwice", Method: "POST", URL: "/api/user/login", Body: login,
+			Headers: map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain;a=1;a=2"}, WantStatus: 403, WantContains: refused},
 		// A page's Blob or ArrayBuffer body goes without a type.
 		{Name: "LoginWithoutATypeFromAnotherSite", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Origin": "http://evil.example", "Content-Type": ""}, WantStatus: 403, WantContains: refused},

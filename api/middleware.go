@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"mime"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -291,14 +290,16 @@ func crossSite(r *http.Request) bool {
 	if r.Header.Get("Origin") == "" {
 		return false
 	}
-	ct := strings.TrimSpace(r.Header.Get("Content-Type"))
-	if ct == "" {
+	// The type as a browser reads it, the part before any ";": a parameter
+	// that does not parse (a=1;a=2) must not hide it.
+	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if mt == "" {
 		// A body without a type (a page's Blob or ArrayBuffer) is as simple
 		// as a form; the console types every body it sends.
 		return r.ContentLength != 0
 	}
-	mt, _, _ := mime.ParseMediaType(ct)
-	switch strings.ToLower(mt) {
+	switch mt {
 	case "application/x-www-form-urlencoded", "multipart/form-data", "text/plain":
 		return true
 	}
