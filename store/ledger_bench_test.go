@@ -1,8 +1,11 @@
 package store
 
 import (
+	"context"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -74,5 +77,43 @@ func BenchmarkSettleLone(b *testing.B) {
 		if err := settleOne(s, u, tok); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSettleDuringLogClear: what a lone caller waits for its charge
+// while an administrator clears 200 000 log entries on a durable store;
+// reported as p50/p99/max milliseconds of the charges made during the clear.
+func BenchmarkSettleDuringLogClear(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		s, u, tok := benchLedger(b)
+		fillLogs(b, s, 400_000)
+		b.StartTimer()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if _, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+200_000); err != nil {
+				b.Error(err)
+			}
+		}()
+		var waits []time.Duration
+		for running := true; running; {
+			select {
+			case <-done:
+				running = false
+			default:
+				start := time.Now()
+				if err := settleOne(s, u, tok); err != nil {
+					b.Fatal(err)
+				}
+				waits = append(waits, time.Since(start))
+			}
+		}
+		slices.Sort(waits)
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		b.ReportMetric(ms(waits[len(waits)/2]), "p50-ms")
+		b.ReportMetric(ms(waits[len(waits)*99/100]), "p99-ms")
+		b.ReportMetric(ms(waits[len(waits)-1]), "max-ms")
+		b.ReportMetric(float64(len(waits)), "charges")
 	}
 }

@@ -687,8 +687,8 @@ func (s *Store) LogQuotaSumContext(ctx context.Context, f LogFilter) (int64, err
 // (in entries, and in time spent deleting), so the relay's charges are
 // never held up for long: an entry's deletes touch its five index pages.
 const (
-	logDeleteChunk = 1000
-	logDeleteSlice = 20 * time.Millisecond
+	logDeleteChunk = 256
+	logDeleteSlice = 5 * time.Millisecond
 )
 
 // DeleteLogsBefore removes entries created before ts (unix seconds) in
