@@ -188,6 +188,19 @@ export class ApiSession {
 }
 
 /** expectToast waits for a toast containing text and returns its locator. */
+/** openLogPageTwo opens the log list, reads its total from page one's footer and turns to page two. */
+export async function openLogPageTwo(page) {
+  await page.goto("/log");
+  const footer = page.locator('[data-testid="pagination"]');
+  const first = footer.getByText(/第 1 - 10 条，共 \d+ 条/);
+  await first.waitFor();
+  const total = Number((await first.textContent()).match(/共 (\d+) 条/)[1]);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.locator('[data-testid="page-next"]').click();
+  await footer.getByText(`第 11 - ${total} 条，共 ${total} 条`).waitFor();
+  return { footer, total };
+}
+
 export async function expectToast(page, text) {
   const loc = page.locator(".toast", { hasText: text }).first();
   await loc.waitFor({ state: "visible" });

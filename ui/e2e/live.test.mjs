@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { ApiSession, gatewaySuite, login, loginToPersonalSettings, newPage, newUser, putOption, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
+import { ApiSession, gatewaySuite, login, loginToPersonalSettings, newPage, newUser, openLogPageTwo, putOption, quotaPerUnit, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
 let upstream;
 
@@ -226,14 +226,7 @@ test("after the live socket drops, a later log page counts in its total what it 
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   const sockets = await followSockets(page);
   await login(page, username, password);
-  await page.goto("/log");
-  const footer = page.locator('[data-testid="pagination"]');
-  const first = footer.getByText(/第 1 - 10 条，共 \d+ 条/);
-  await first.waitFor();
-  const total = Number((await first.textContent()).match(/共 (\d+) 条/)[1]);
-  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  await page.locator('[data-testid="page-next"]').click();
-  await footer.getByText(`第 11 - ${total} 条，共 ${total} 条`).waitFor();
+  const { footer, total } = await openLogPageTwo(page);
 
   await sockets.at(-1).close({ code: 1011, reason: "e2e" });
   await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
