@@ -190,6 +190,48 @@ func TestFailover_FirstByteTimeout(t *testing.T) {
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, c1, c2), true, c2.ID, logs[0].Quota, 1)
 }
 
+// A stream upstream that answers an error status and then never finishes
+// its body is held no longer than FirstByteTimeout: the next channel
+// answers.
+func TestFailover_ErrorBodyThatStalls(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{
+		Options: map[string]string{"RetryTimes": "2"},
+		Relay:   relay.Config{FirstByteTimeout: time.Second, StreamIdleTimeout: 30 * time.Second},
+	})
+	stalled := relaytest.NewChat(t, "sk-stall", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"message":"over`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	})
+	good := relaytest.NewChat(t, "sk-good", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(ratioModel, "quick"))
+		sse.Send(relaytest.UsageChunk(ratioModel, 3, 1))
+		sse.Done()
+	})
+	g.tier(t, stalled, ratioModel, 10, nil)
+	g.tier(t, good, ratioModel, 0, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+
+	start := time.Now()
+	res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", false))
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if got := contentOf(t, relaytest.Events(res.Body)); got != "quick" {
+		t.Errorf("content = %q", got)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("answered after %v, want just over the 1s first-byte timeout", d)
+	}
+}
+
 // With RetryTimes 0 the first failure is the answer: OpenAI's error object
 // with the request id appended, and the reservation given back in full.
 func TestFailover_NoRetry(t *testing.T) {

@@ -837,15 +837,13 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	if err != nil {
 		return &Error{Status: 500, Type: "new_api_error", Code: "build_request_failed", Message: "无法构造上游请求", Retry: true, Cause: err}
 	}
-	var fbTimer *time.Timer
-	if c.stream && rl.cfg.FirstByteTimeout > 0 {
-		fbTimer = time.AfterFunc(rl.cfg.FirstByteTimeout, func() { cancel(errFirstByte) })
+	var watch *streamWatch
+	if c.stream {
+		watch = watchStream(cancel, rl.cfg.FirstByteTimeout, rl.cfg.StreamIdleTimeout)
+		defer watch.stop()
 	}
 	resp, err := rl.client.Do(req)
 	if err != nil {
-		if fbTimer != nil {
-			fbTimer.Stop()
-		}
 		if errors.Is(context.Cause(ctx), errFirstByte) {
 			return &Error{Status: http.StatusGatewayTimeout, Type: "upstream_error", Code: "first_byte_timeout", Message: "上游首字超时", Retry: true, Cause: err}
 		}
@@ -859,9 +857,6 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		if fbTimer != nil {
-			fbTimer.Stop()
-		}
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		status := mapStatus(ch, resp.StatusCode)
 		msg := upstreamMessage(data, ch.Key)
@@ -876,12 +871,9 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	}
 	if c.stream {
 		if e := rl.notAStream(c, ch, resp, set); e != nil {
-			if fbTimer != nil {
-				fbTimer.Stop()
-			}
 			return e
 		}
-		return rl.relayStream(c, ch, resp, ctx, cancel, fbTimer, set)
+		return rl.relayStream(c, ch, resp, ctx, cancel, watch, set)
 	}
 	return rl.relayBody(c, ch, resp, set)
 }

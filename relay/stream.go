@@ -319,7 +319,7 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 // Events pass without being decoded, except one that carries a usage
 // object. Until usage arrives the payloads are kept, and decoded for a local
 // count only if the stream ends without it.
-func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc, fbTimer *time.Timer, set *store.Settings) *Error {
+func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc, watch *streamWatch, set *store.Settings) *Error {
 	reader := streamReaders.Get().(*bufio.Reader)
 	reader.Reset(resp.Body)
 	defer func() {
@@ -334,27 +334,18 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	started := false
 	sawDone := false
 	var frt int64 = -1
-	idle := time.AfterFunc(rl.cfg.StreamIdleTimeout, func() { cancel(errIdle) })
-	defer idle.Stop()
-	if fbTimer != nil {
-		// Until the first data the first-byte timeout is the one that
-		// applies: an upstream that sends its headers at once and its first
-		// token later is not cut by the (shorter) idle timeout.
-		idle.Stop()
-	}
+	// Until the first data the first-byte timeout is the one that applies:
+	// an upstream that sends its headers at once and its first token later
+	// is not cut by the (shorter) idle timeout.
+	watch.headers()
 	clientGone := false
 	usageSent := false // usage reached the client inside an event with choices
 	var held []byte    // the last usage-only chunk, for a client that asked for usage
 	var heldUsage usage
-	events := sseEvents{r: reader, onData: func() {
-		// Only data counts as the upstream answering: comments and
-		// keep-alives neither restart the idle timer nor count as the
-		// first byte (S §5.8: 30 s without data ends a stream).
-		idle.Reset(rl.cfg.StreamIdleTimeout)
-		if !started && fbTimer != nil {
-			fbTimer.Stop()
-		}
-	}}
+	// Only data counts as the upstream answering: comments and keep-alives
+	// neither restart the idle clock nor count as the first byte (S §5.8:
+	// 30 s without data ends a stream).
+	events := sseEvents{r: reader, onData: watch.data}
 	var readErr error
 	pending := false // written to the client but not flushed
 	flushed := false
