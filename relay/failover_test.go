@@ -191,13 +191,25 @@ func TestFailover_FirstByteTimeout(t *testing.T) {
 }
 
 // A stream upstream that answers an error status and then never finishes
-// its body is held no longer than FirstByteTimeout: the next channel
-// answers.
+// its body is held no longer than FirstByteTimeout (the idle timeout when
+// that is off): the next channel answers.
 func TestFailover_ErrorBodyThatStalls(t *testing.T) {
 	t.Parallel()
+	for _, cfg := range []relay.Config{
+		{FirstByteTimeout: time.Second, StreamIdleTimeout: 30 * time.Second},
+		{FirstByteTimeout: -1, StreamIdleTimeout: time.Second},
+	} {
+		t.Run(fmt.Sprintf("first-byte %v", cfg.FirstByteTimeout), func(t *testing.T) {
+			t.Parallel()
+			errorBodyThatStalls(t, cfg)
+		})
+	}
+}
+
+func errorBodyThatStalls(t *testing.T, cfg relay.Config) {
 	g := MustOpenGateway(t, gatewayConfig{
 		Options: map[string]string{"RetryTimes": "2"},
-		Relay:   relay.Config{FirstByteTimeout: time.Second, StreamIdleTimeout: 30 * time.Second},
+		Relay:   cfg,
 	})
 	stalled := relaytest.NewChat(t, "sk-stall", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -228,7 +240,7 @@ func TestFailover_ErrorBodyThatStalls(t *testing.T) {
 		t.Errorf("content = %q", got)
 	}
 	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("answered after %v, want just over the 1s first-byte timeout", d)
+		t.Errorf("answered after %v, want just over the 1s timeout", d)
 	}
 }
 

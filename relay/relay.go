@@ -856,6 +856,13 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "do_request_failed", Message: "failed to request upstream", Retry: true, Cause: err}
 	}
 	defer resp.Body.Close()
+	if watch != nil {
+		// Until the first data the first-byte timeout is the one that
+		// applies: an upstream that sends its headers at once and its first
+		// token later is not cut by the (shorter) idle timeout. Either
+		// clock bounds the reading of an error answer.
+		watch.headers()
+	}
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		status := mapStatus(ch, resp.StatusCode)

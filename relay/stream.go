@@ -334,10 +334,6 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	started := false
 	sawDone := false
 	var frt int64 = -1
-	// Until the first data the first-byte timeout is the one that applies:
-	// an upstream that sends its headers at once and its first token later
-	// is not cut by the (shorter) idle timeout.
-	watch.headers()
 	clientGone := false
 	usageSent := false // usage reached the client inside an event with choices
 	var held []byte    // the last usage-only chunk, for a client that asked for usage

@@ -38,8 +38,8 @@ func watchStream(cancel context.CancelCauseFunc, firstByte, idle time.Duration) 
 	return w
 }
 
-// headers marks the answer's headers: without a first-byte timeout, the
-// idle clock starts here.
+// headers marks the answer's headers, whatever their status: without a
+// first-byte timeout, the idle clock starts here.
 func (w *streamWatch) headers() {
 	if w.firstByte <= 0 {
 		w.last.Store(int64(time.Since(w.base)))
@@ -69,6 +69,10 @@ func (w *streamWatch) fire() {
 		return
 	}
 	w.t.Reset(rest)
+	if w.stopped.Load() {
+		// stop ran while this fired: its Stop may have come first.
+		w.t.Stop()
+	}
 }
 
 // stop ends the watch; a timer that fires after it does nothing.

@@ -57,6 +57,21 @@ func TestStreamWatchIdleCountsFromTheLastLine(t *testing.T) {
 	endsWith(t, ctx, errIdle, last, 200*time.Millisecond, 2*time.Second)
 }
 
+// When the timer fires before the idle time after the last line is over,
+// it waits only for what is left of it.
+func TestStreamWatchRearmsForWhatIsLeft(t *testing.T) {
+	w, ctx := watched(10*time.Second, 300*time.Millisecond)
+	defer w.stop()
+	w.headers()
+	w.data()
+	time.Sleep(50 * time.Millisecond)
+	w.data()
+	last := time.Now()
+	// The timer fires 300 ms after the first line and finds 50 ms left:
+	// the call ends 300 ms after the last line, not 300 ms after the fire.
+	endsWith(t, ctx, errIdle, last, 250*time.Millisecond, 450*time.Millisecond)
+}
+
 func TestStreamWatchFirstDataStartsTheIdleClock(t *testing.T) {
 	w, ctx := watched(10*time.Second, 100*time.Millisecond)
 	defer w.stop()
