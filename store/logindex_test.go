@@ -45,6 +45,12 @@ var indexFilters = []LogFilter{
 	// Token names through their index, alone or with another filter.
 	{TokenName: "t2"}, {TokenName: "t3", UserID: 2}, {TokenName: "t4", Type: LogTypeConsume},
 	{TokenName: "t1", ModelName: "m-%"}, {TokenName: "t5", Start: 1_700_000_150}, {TokenName: "nobody"},
+	// Several indexed fields: the smallest index is read, the others are
+	// looked up.
+	{UserID: 2, ChannelID: 1}, {ModelName: "m-1", ChannelID: 2}, {TokenID: 3, ModelName: "m-0", Type: LogTypeTopup},
+	{UserID: 1, TokenID: 2, ChannelID: 3, ModelName: "m-2"}, {UserID: 3, ChannelID: 2, Start: 1_700_000_120, End: 1_700_000_310},
+	{UserID: 4, ModelName: "m-%", ChannelID: 1}, {ChannelID: 3, ModelName: "m-1", TokenName: "t2"}, {UserID: 2, ModelName: "nomodel"},
+	{TokenID: 6, ChannelID: 2, Keyword: "2"}, {UserID: 1, ChannelID: 3, ModelName: "m-0", End: 1_700_000_200},
 }
 
 // checkLogQueries compares every query path with a brute-force answer.

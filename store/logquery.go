@@ -55,31 +55,84 @@ type logPlan struct {
 	byMeta bool
 	// metaUser: the user is among what byMeta checks.
 	metaUser bool
+	// checks are the other indexes the filter names (user, token, channel,
+	// exact model): an indexed entry matches them when each holds its key,
+	// which is told without decoding the entry.
+	checks []indexCheck
+	// decided: the index and the checks decide a match (covered: the index
+	// alone does, so its counters count the matches).
+	decided bool
 }
 
-// planLogs picks the most selective index for f: user, token, channel, then
-// model (a pattern through the models it matches), then type, else none.
+// indexCheck is an index entry to look up for each candidate entry: the
+// index bucket and the prefix its log keys follow.
+type indexCheck struct {
+	b      *bolt.Bucket
+	prefix []byte
+	key    []byte // scratch: prefix and a log key
+}
+
+// holds reports whether the index has an entry for log key pk.
+func (c *indexCheck) holds(pk []byte) bool {
+	c.key = append(append(c.key[:0], c.prefix...), pk...)
+	return c.b.Get(c.key) != nil
+}
+
+// planLogs picks the most selective index for f: of the user, token,
+// channel and exact model it names, the one with the fewest entries (the
+// others are checked through their indexes); else a model pattern through
+// the models it matches, then type, else none.
 func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 	rest := f
 	rest.Start, rest.End, rest.Username = 0, 0, ""
 	var p logPlan
-	one := func(bucket, prefix, counter []byte) {
-		p = logPlan{idx: tx.Bucket(bucket), prefixes: [][]byte{prefix}, counters: [][]byte{counter}}
-	}
 	wild := strings.ContainsAny(f.ModelName, "%_")
+	type named struct {
+		bucket, prefix, counter []byte
+		clear                   func(*LogFilter)
+	}
+	var names []named
+	if f.UserID != 0 {
+		names = append(names, named{bucketIdxLogsByUser, itob(f.UserID), append([]byte("u"), itob(f.UserID)...), func(r *LogFilter) { r.UserID = 0 }})
+	}
+	if f.TokenID != 0 {
+		names = append(names, named{bucketIdxLogsByToken, itob(f.TokenID), append([]byte("t"), itob(f.TokenID)...), func(r *LogFilter) { r.TokenID = 0 }})
+	}
+	if f.ChannelID != 0 {
+		names = append(names, named{bucketIdxLogsByChannel, itob(f.ChannelID), append([]byte("c"), itob(f.ChannelID)...), func(r *LogFilter) { r.ChannelID = 0 }})
+	}
+	if f.ModelName != "" && !wild {
+		names = append(names, named{bucketIdxLogsByModel, append([]byte(f.ModelName), 0), append([]byte("m"), f.ModelName...), func(r *LogFilter) { r.ModelName = "" }})
+	}
+	counts := tx.Bucket(bucketLogCounts)
+	size := func(keys [][]byte) (n uint64) {
+		for _, k := range keys {
+			if v := counts.Get(k); v != nil {
+				n += btoi(v)
+			}
+		}
+		return n
+	}
 	switch {
-	case f.UserID != 0:
-		one(bucketIdxLogsByUser, itob(f.UserID), append([]byte("u"), itob(f.UserID)...))
-		rest.UserID = 0
-	case f.TokenID != 0:
-		one(bucketIdxLogsByToken, itob(f.TokenID), append([]byte("t"), itob(f.TokenID)...))
-		rest.TokenID = 0
-	case f.ChannelID != 0:
-		one(bucketIdxLogsByChannel, itob(f.ChannelID), append([]byte("c"), itob(f.ChannelID)...))
-		rest.ChannelID = 0
-	case f.ModelName != "" && !wild:
-		one(bucketIdxLogsByModel, append([]byte(f.ModelName), 0), append([]byte("m"), f.ModelName...))
-		rest.ModelName = ""
+	case len(names) > 0:
+		best := 0
+		if len(names) > 1 {
+			least := size([][]byte{names[0].counter})
+			for i := 1; i < len(names); i++ {
+				if n := size([][]byte{names[i].counter}); n < least {
+					best, least = i, n
+				}
+			}
+		}
+		n := names[best]
+		p = logPlan{idx: tx.Bucket(n.bucket), prefixes: [][]byte{n.prefix}, counters: [][]byte{n.counter}}
+		n.clear(&rest)
+		for i, o := range names {
+			if i != best {
+				p.checks = append(p.checks, indexCheck{b: tx.Bucket(o.bucket), prefix: o.prefix})
+				o.clear(&rest)
+			}
+		}
 	default:
 		if f.ModelName != "" {
 			b := tx.Bucket(bucketIdxLogsByModel)
@@ -94,7 +147,7 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 			}
 		}
 		if f.Type != 0 {
-			one(bucketIdxLogsByType, []byte{byte(f.Type)}, []byte{'y', byte(f.Type)})
+			p = logPlan{idx: tx.Bucket(bucketIdxLogsByType), prefixes: [][]byte{{byte(f.Type)}}, counters: [][]byte{{'y', byte(f.Type)}}}
 			rest.Type = 0
 		} else {
 			p = logPlan{counters: [][]byte{[]byte("all")}}
@@ -103,15 +156,6 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 	// A token name is read through its index when that holds fewer rows
 	// than the index picked above (a token id names one token: that stays).
 	if f.TokenName != "" && f.TokenID == 0 && nameIndexable(f.TokenName) && tokenNameIndexReady(tx) {
-		counts := tx.Bucket(bucketLogCounts)
-		size := func(keys [][]byte) (n uint64) {
-			for _, k := range keys {
-				if v := counts.Get(k); v != nil {
-					n += btoi(v)
-				}
-			}
-			return n
-		}
 		counter := []byte(nameCounter(f.TokenName))
 		if size([][]byte{counter}) < size(p.counters) {
 			p = logPlan{idx: tx.Bucket(bucketIdxLogsByTokenName), prefixes: [][]byte{modelIndexKey(f.TokenName, nil)}, counters: [][]byte{counter}}
@@ -122,7 +166,8 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 			}
 		}
 	}
-	p.covered = rest == LogFilter{}
+	p.decided = rest == LogFilter{}
+	p.covered = p.decided && len(p.checks) == 0
 	p.byMeta = p.byMeta || rest.Type != 0 && rest == LogFilter{Type: rest.Type}
 	return p
 }
@@ -336,7 +381,7 @@ func (s *Store) scanLogsDir(ctx context.Context, f LogFilter, asc bool, first fu
 // tells that the walk stopped at the deadline, last where.
 func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
 	plan := planLogs(tx, f)
-	idx, lazy := plan.idx, plan.covered
+	idx, lazy := plan.idx, plan.decided
 	// The walk starts at the newest key the time range allows, or the
 	// oldest when asc, unless from is already past it.
 	bound := make([]byte, 16)
@@ -389,6 +434,15 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 				row.meta = main.v
 			}
 			main.next()
+			// An indexed entry is in every index it belongs to (the
+			// indexer writes them together).
+			if !plan.holds(row.pk) {
+				last = append(last[:0], row.pk...)
+				if ts := int64(binary.BigEndian.Uint64(row.pk[:8])); asc && f.End > 0 && ts > f.End || !asc && f.Start > 0 && ts < f.Start {
+					break
+				}
+				continue
+			}
 		} else {
 			r, ok := decodeRef(waiting.v)
 			row = &logRow{primary: primary, pk: waiting.pk}
@@ -450,6 +504,16 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 		}
 	}
 	return last, false, nil
+}
+
+// holds reports whether every checked index has an entry for log key pk.
+func (p *logPlan) holds(pk []byte) bool {
+	for i := range p.checks {
+		if !p.checks[i].holds(pk) {
+			return false
+		}
+	}
+	return true
 }
 
 // countLogs returns the number of entries matching f from the row counters
