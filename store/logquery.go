@@ -42,8 +42,9 @@ const maxPatternModels = 64
 
 // logPlan is how a filter is read: an index and its prefixes (one walk
 // each, merged newest first; no index is the primary bucket), the counters
-// holding their row counts, and whether the index alone decides a match,
-// so that rows can be counted from keys without decoding them.
+// holding their row counts, the other indexes each row is looked up in,
+// and whether those decide a match, so that rows can be counted from keys
+// without decoding them (and from the counters, when the index alone does).
 type logPlan struct {
 	idx      *bolt.Bucket
 	prefixes [][]byte
