@@ -51,7 +51,16 @@ var indexFilters = []LogFilter{
 	{UserID: 1, TokenID: 2, ChannelID: 3, ModelName: "m-2"}, {UserID: 3, ChannelID: 2, Start: 1_700_000_120, End: 1_700_000_310},
 	{UserID: 4, ModelName: "m-%", ChannelID: 1}, {ChannelID: 3, ModelName: "m-1", TokenName: "t2"}, {UserID: 2, ModelName: "nomodel"},
 	{TokenID: 6, ChannelID: 2, Keyword: "2"}, {UserID: 1, ChannelID: 3, ModelName: "m-0", End: 1_700_000_200},
+	// Keywords: the start of the content (or the type, for a number).
+	{Keyword: "模型"}, {Keyword: "模型倍率 0"}, {Keyword: "Hello"}, {Keyword: "hello"}, {Keyword: `quote "`},
+	{Keyword: "quote"}, {Keyword: "<tag"}, {Keyword: "通过兑换码充值 $1", UserID: 2}, {Keyword: "nothing"},
+	{Keyword: "模型", ModelName: "m-1", ChannelID: 2}, {Keyword: "+1"}, {Keyword: "a\u2028b"},
 }
+
+// logContents are the contents the query tests' entries carry: a keyword
+// matches the start of one, JSON writes some of them escaped.
+var logContents = []string{"", "模型倍率 0.075，补全倍率 4", "模型倍率 1", "通过兑换码充值 $1", `quote " and <tag> & more`,
+	"Hello world", "hello World", "a\u2028b c", "<tag> first"}
 
 // checkLogQueries compares every query path with a brute-force answer.
 func checkLogQueries(t *testing.T, s *Store, all []*Log, state string) {
@@ -124,6 +133,7 @@ func TestLogQueriesSeeIndexedAndWaitingEntries(t *testing.T) {
 			}
 			tok := uint64(rng.IntN(6) + 1)
 			l := &Log{UserID: uint64(rng.IntN(4) + 1), TokenID: tok, TokenName: fmt.Sprintf("t%d", tok), ChannelID: uint64(rng.IntN(3) + 1),
+				Content:   logContents[rng.IntN(len(logContents))],
 				ModelName: fmt.Sprintf("m-%d", rng.IntN(3)), Type: typ, Quota: int64(rng.IntN(1000)),
 				// Times are not in id order: a call settled late keeps its own time.
 				CreatedAt: 1_700_000_000 + int64(rng.IntN(400))}

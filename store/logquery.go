@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -383,6 +384,7 @@ func (s *Store) scanLogsDir(ctx context.Context, f LogFilter, asc bool, first fu
 func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadline time.Time, fn func(r *logRow) bool) (last []byte, more bool, err error) {
 	plan := planLogs(tx, f)
 	idx, lazy := plan.idx, plan.decided
+	needle := contentNeedle(f.Keyword)
 	// The walk starts at the newest key the time range allows, or the
 	// oldest when asc, unless from is already past it.
 	bound := make([]byte, 16)
@@ -492,6 +494,16 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 			}
 		}
 		if !lazy {
+			if needle != nil && row.log == nil {
+				// A row whose bytes do not hold the keyword where its
+				// content begins is no match: it need not be decoded.
+				if row.v == nil {
+					row.v = primary.Get(row.pk)
+				}
+				if row.v != nil && !contentBegins(row.v, needle) {
+					continue
+				}
+			}
 			l, err := row.Log()
 			if err != nil {
 				return last, false, err
@@ -505,6 +517,45 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 		}
 	}
 	return last, false, nil
+}
+
+// contentNeedle is keyword as an entry's stored JSON holds it at the start
+// of its content, for a keyword that JSON writes unchanged (valid UTF-8
+// without a quote, backslash, control character, DEL, <, >, &, U+2028 or
+// U+2029). It is nil for a keyword that may also name the type (a number)
+// and for one written otherwise: those entries are decoded.
+func contentNeedle(keyword string) []byte {
+	if keyword == "" || !utf8.ValidString(keyword) {
+		return nil
+	}
+	if _, err := strconv.Atoi(keyword); err == nil {
+		return nil
+	}
+	for _, r := range keyword {
+		switch {
+		case r < 0x20, r == 0x7f, r == '"', r == '\\', r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+			return nil
+		}
+	}
+	return []byte(keyword)
+}
+
+// contentTail is the end of the content member's name and the start of its
+// string: searched from its first letter that the members written before
+// content (numbers) do not hold, it is found in one step.
+var contentTail = []byte(`ontent":"`)
+
+// contentBegins reports whether the entry stored as data may have content
+// beginning with needle: whether its content member's string starts with
+// it. The first `"content":"` is that member: an entry is written compact,
+// and inside a JSON string the quotes would be escaped. An entry where the
+// first `ontent":"` is not that member's may match: it is decoded.
+func contentBegins(data, needle []byte) bool {
+	i := bytes.Index(data, contentTail)
+	if i < 2 || data[i-2] != '"' || data[i-1] != 'c' {
+		return bytes.Contains(data, []byte(`"content":"`))
+	}
+	return bytes.HasPrefix(data[i+len(contentTail):], needle)
 }
 
 // holds reports whether every checked index has an entry for log key pk.

@@ -20,6 +20,9 @@ func fillLogs(tb testing.TB, s *Store, n int) {
 				l := &Log{UserID: uint64(i%50 + 1), Username: fmt.Sprintf("u%d", i%50+1), Type: LogTypeConsume,
 					TokenID: uint64(i%200 + 1), TokenName: fmt.Sprintf("tok-%d", i%200+1), ModelName: fmt.Sprintf("model-%d", i%20),
 					ChannelID: uint64(i%10 + 1), Quota: 100, CreatedAt: int64(1_700_000_000 + i), Other: `{"admin_info":{"use_channel":[1]}}`}
+				if i%1000 == 0 {
+					l.Content = "通过兑换码充值 $1"
+				}
 				if err := appendLog(tx, l); err != nil {
 					return err
 				}
@@ -59,6 +62,8 @@ func BenchmarkLogsPage(b *testing.B) {
 		{"model+user/page100", LogFilter{UserID: 8, ModelName: "model-7"}, 100},
 		{"channel+model/first", LogFilter{ChannelID: 3, ModelName: "model-2"}, 1},
 		{"channel+user/first", LogFilter{ChannelID: 9, UserID: 9}, 1},
+		{"keyword/first", LogFilter{Keyword: "通过兑换码"}, 1},
+		{"keyword/page20", LogFilter{Keyword: "通过兑换码"}, 20},
 		{"type+user/first", LogFilter{UserID: 8, Type: LogTypeConsume}, 1},
 		{"channel+range/first", LogFilter{ChannelID: 3, Start: 1_700_000_000 + rows - 86400, End: 1_700_000_000 + rows}, 1},
 		{"type/first", LogFilter{Type: LogTypeConsume}, 1},
