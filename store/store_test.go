@@ -311,3 +311,56 @@ func TestBackupDoesNotHoldTheFileWhileSending(t *testing.T) {
 		t.Fatalf("data directory holds %d entries", len(entries))
 	}
 }
+
+// freelistPage reads the free-page list's page from the file's current meta
+// page (the one with the higher transaction id); bbolt writes MaxUint64
+// there when commits do not write the list.
+func freelistPage(tb testing.TB, path string) uint64 {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Each meta page: a 16-byte page header, then magic, version, page
+	// size, flags (4 bytes each), the root bucket (16), the freelist's page
+	// (8), the high-water page (8), the transaction id (8).
+	pageSize := int(binary.LittleEndian.Uint32(data[16+8:]))
+	var best, txid uint64
+	for i := range 2 {
+		m := data[i*pageSize+16:]
+		if id := binary.LittleEndian.Uint64(m[48:]); i == 0 || id > txid {
+			best, txid = binary.LittleEndian.Uint64(m[32:]), id
+		}
+	}
+	return best
+}
+
+// A clean close writes the free-page list into the file, so the next open
+// reads it instead of walking every page; commits leave it out, and the
+// first commit after an open marks the written list stale.
+func TestCloseWritesTheFreelist(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := MustPutUser(t, s, store.User{Username: "alice"})
+	if got := freelistPage(t, path); got != ^uint64(0) {
+		t.Fatalf("while open, after a commit: freelist page %d, want none", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := freelistPage(t, path); got == ^uint64(0) || got < 2 {
+		t.Fatalf("after close: freelist page %d, want a page", got)
+	}
+	s = MustOpenStoreAt(t, path)
+	if got := MustUser(t, s, alice.ID); got.Username != "alice" {
+		t.Fatalf("after reopen: %+v", got)
+	}
+	MustPutUser(t, s, store.User{Username: "bob"})
+	if got := freelistPage(t, path); got != ^uint64(0) {
+		t.Fatalf("after a commit of the reopened store: freelist page %d, want none (the written list is stale)", got)
+	}
+}
