@@ -727,3 +727,42 @@ func scheduleNameBackfill(tx *bolt.Tx) error {
 	}
 	return tx.Bucket(bucketMeta).Put(metaNameBackfillEnd, append([]byte(nil), last...))
 }
+
+// Content stored with invalid UTF-8 reads back with U+FFFD in their place;
+// a keyword holding U+FFFD finds it, as the decoded entry says.
+func TestLogKeywordOverInvalidUTF8(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "logs.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 4 {
+		content := "ad\xffmin 将用户额度从 1 修改为 2"
+		if i%2 == 1 {
+			content = "admin"
+		}
+		if err := s.AppendLog(&Log{UserID: 1, Type: LogTypeManage, Content: content, CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(state string) {
+		for _, kw := range []string{"ad\uFFFDmin", "ad\uFFFD", "\uFFFD"} {
+			want := 2
+			if kw == "\uFFFD" {
+				want = 0
+			}
+			got, err := s.SearchLogs(LogFilter{Keyword: kw}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != want {
+				t.Fatalf("%s: keyword %q: %d entries, want %d", state, kw, len(got), want)
+			}
+		}
+	}
+	check("waiting")
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	check("indexed")
+}

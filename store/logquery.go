@@ -520,10 +520,11 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 }
 
 // contentNeedle is keyword as an entry's stored JSON holds it at the start
-// of its content, for a keyword that JSON writes unchanged (valid UTF-8
-// without a quote, backslash, control character, DEL, <, >, &, U+2028 or
-// U+2029). It is nil for a keyword that may also name the type (a number)
-// and for one written otherwise: those entries are decoded.
+// of its content, for a keyword that JSON writes unchanged: valid UTF-8
+// without a quote, backslash, control character, DEL, <, >, &, U+2028,
+// U+2029 or U+FFFD (what an invalid byte reads back as). It is nil for a
+// keyword that may also name the type (a number) and for one written
+// otherwise: those entries are decoded.
 func contentNeedle(keyword string) []byte {
 	if keyword == "" || !utf8.ValidString(keyword) {
 		return nil
@@ -533,7 +534,9 @@ func contentNeedle(keyword string) []byte {
 	}
 	for _, r := range keyword {
 		switch {
-		case r < 0x20, r == 0x7f, r == '"', r == '\\', r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+		case r < 0x20, r == 0x7f, r == '"', r == '\\', r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029',
+			// A stored content's invalid bytes read back as U+FFFD.
+			r == utf8.RuneError:
 			return nil
 		}
 	}
