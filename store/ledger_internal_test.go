@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func failCommits(s *Store, n int, landed bool) <-chan error {
 	s.stopIndexer()
 	stopped := make(chan error, 1)
 	s.hooks.WritesStopped = func(err error) { stopped <- err }
-	s.commitTx = func(fn func(*bolt.Tx) error) error {
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
 		if n == 0 {
 			return s.db.Update(fn)
 		}
@@ -118,7 +119,7 @@ func failCommits(s *Store, n int, landed bool) <-chan error {
 		}
 		tx.Rollback()
 		return errors.New("write: no space left on device")
-	}
+	})
 	return stopped
 }
 
@@ -230,7 +231,7 @@ func TestCreditCommitDoesNotHoldTheLedger(t *testing.T) {
 	}
 	inCommit, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	s.commitTx = func(fn func(*bolt.Tx) error) error {
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			if err := fn(tx); err != nil {
 				return err
@@ -238,7 +239,7 @@ func TestCreditCommitDoesNotHoldTheLedger(t *testing.T) {
 			once.Do(func() { close(inCommit); <-release }) // a slow commit
 			return nil
 		})
-	}
+	})
 	set := int64(5000)
 	done := make(chan error, 1)
 	go func() { _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); done <- err }()
@@ -289,28 +290,28 @@ func TestCreditReadByAFirstLoadCountsOnce(t *testing.T) {
 	// Neither balance is in memory yet; each credit's commit is followed,
 	// before it returns, by a call that loads the balance credited: the
 	// user's in the redemption, the token's in the token edit.
-	var loadToken uint64
-	s.commitTx = func(fn func(*bolt.Tx) error) error {
+	var loadToken atomic.Uint64
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
 		if err := s.db.Update(fn); err != nil {
 			return err
 		}
-		r, err := s.Reserve(u.ID, loadToken, 1)
+		r, err := s.Reserve(u.ID, loadToken.Load(), 1)
 		if err != nil {
 			t.Errorf("reserve: %v", err)
 			return nil
 		}
 		s.Refund(r)
 		return nil
-	}
+	})
 	if _, err := s.Redeem(u.ID, reds[0].Key); err != nil {
 		t.Fatal(err)
 	}
 	remain := int64(800)
-	loadToken = tok.ID
+	loadToken.Store(tok.ID)
 	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
 		t.Fatal(err)
 	}
-	s.commitTx = s.db.Update
+	s.setCommitTx(s.db.Update)
 	if got, err := s.User(u.ID); err != nil || got.Quota != 1700 {
 		t.Fatalf("live quota %d (%v), want 1700", got.Quota, err)
 	}
@@ -336,4 +337,12 @@ func TestCreditReadByAFirstLoadCountsOnce(t *testing.T) {
 	if file.Quota != 1700 || fileTok.RemainQuota != 800 {
 		t.Fatalf("file quota %d, token remain %d; want 1700, 800", file.Quota, fileTok.RemainQuota)
 	}
+}
+
+// setCommitTx replaces the function that runs write transactions, under
+// the lock every write transaction holds while it reads it.
+func (s *Store) setCommitTx(commit func(fn func(*bolt.Tx) error) error) {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	s.commitTx = commit
 }

@@ -70,11 +70,10 @@ func ledgerStress(t *testing.T, seed uint64) {
 	// between the commit and its arrival in memory).
 	var crediting sync.Map // user -> token, of the credits in progress
 	var credited, windowLoads atomic.Int64
-	// The indexer commits too, and would read commitTx as it changes; the
-	// ledger's writer reads it only for charges enqueued after this (and
-	// every Settle waits for its commit: no sync interval).
+	// The indexer commits too, and would meet the injected failures: only
+	// the ledger's and the credits' transactions are to.
 	s.stopIndexer()
-	s.commitTx = func(fn func(*bolt.Tx) error) error {
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
 		if draw(10) == 0 {
 			return errors.New("injected: nothing written")
 		}
@@ -89,7 +88,7 @@ func ledgerStress(t *testing.T, seed uint64) {
 			return true
 		})
 		return nil
-	}
+	})
 
 	var wg sync.WaitGroup
 	for range 6 {
@@ -147,7 +146,7 @@ func ledgerStress(t *testing.T, seed uint64) {
 		})
 	}
 	wg.Wait()
-	s.commitTx = s.db.Update
+	s.setCommitTx(s.db.Update)
 	// The run tested something: credits landed, and loads fell in their
 	// windows.
 	if credited.Load() < 20 || windowLoads.Load() < 20 {
