@@ -6,14 +6,19 @@
 # each round's comparison with its own floor, so that a slow minute of the
 # machine shifts all three sets alike. Last, it checks the gateway's books.
 #
-# Each set is: concurrency 1 and 64 without streaming, concurrency 1 with
-# streaming. The output is printed and also kept in bench/results/.
+# A round runs two kinds of set: concurrency 1 and 64 without streaming,
+# then concurrency 1 with streaming. Each kind runs on the three paths back
+# to back, so that the figures compared are taken seconds apart, in an
+# order that turns round every round (floor, hop, gateway, then gateway,
+# hop, floor): a machine that slows down or speeds up during a round
+# favours no path. The output is printed and also kept in bench/results/.
 #
 # Environment:
 #   FAKE_ADDR    fake upstream listen address (default 127.0.0.1:9100); a
 #                gateway channel under test must point at http://$FAKE_ADDR
 #   DURATION     length of each run (default 10s)
-#   ROUNDS       rounds of floor, hop and gateway (default 3)
+#   ROUNDS       rounds of floor, hop and gateway (default 4: an even number
+#                runs each order as often)
 #   WARMUP       length of the warm-up run on each before the rounds (default 2s)
 #   GATEWAY_URL  a running gateway to measure, e.g. http://127.0.0.1:3000;
 #                unset: the script builds the gateway, starts it on a fresh
@@ -29,7 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 FAKE_ADDR=${FAKE_ADDR:-127.0.0.1:9100}
 DURATION=${DURATION:-10s}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-4}
 RESULTS_DIR=${RESULTS_DIR:-$here/results}
 
 SWEEP=${SWEEP:-1,8,64,256}
@@ -60,20 +65,25 @@ start_fake() {
 	wait_listen "$FAKE_ADDR" "$fake_pid" fakeupstream "$tmp/fakeupstream.log"
 }
 
-# run_set NAME ROUND URL [KEY]: the standard set of runs against URL, kept
-# as $tmp/rounds/r<ROUND>-<NAME>-{plain,stream}.json for the targets. The
-# fake upstream's counters are read around each run, so the "upstream"
-# column shows the calls that reached it.
+# run_set KIND NAME ROUND URL [KEY]: one kind of set against URL, kept as
+# $tmp/rounds/r<ROUND>-<NAME>-<KIND>.json for the targets: plain is
+# concurrency 1 and 64 without streaming, stream concurrency 1 with
+# streaming. The fake upstream's counters are read around each run, so the
+# "upstream" column shows the calls that reached it.
 run_set() {
-	local name=$1 round=$2 url=$3 key=${4:-}
+	local kind=$1 name=$2 round=$3 url=$4 key=${5:-}
 	local args=(--url "$url" --duration "$DURATION" --stats-url "http://$FAKE_ADDR/__stats")
 	if [[ -n $key ]]; then
 		args+=(--key "$key")
 	fi
+	if [[ $kind == plain ]]; then
+		args+=(--sweep 1,64)
+	else
+		args+=(--concurrency 1 --stream)
+	fi
 	local before
 	before=$(cpu_times)
-	"$tmp/load" "${args[@]}" --sweep 1,64 --out "$tmp/rounds/r$round-$name-plain.json"
-	"$tmp/load" "${args[@]}" --concurrency 1 --stream --out "$tmp/rounds/r$round-$name-stream.json"
+	"$tmp/load" "${args[@]}" --out "$tmp/rounds/r$round-$name-$kind.json"
 	steal_since "$before"
 }
 
@@ -150,14 +160,30 @@ rounds() {
 	"$tmp/load" --url "http://$FAKE_ADDR" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
 	"$tmp/load" --url "http://$HOP_ADDR" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
 	"$tmp/load" --url "$GATEWAY_URL" --key "$GATEWAY_KEY" --concurrency 8 --duration "${WARMUP:-2s}" >/dev/null 2>&1
-	local r
+	local r kind path order
 	for r in $(seq "$ROUNDS"); do
-		echo "== round $r/$ROUNDS, floor: load -> fakeupstream (http://$FAKE_ADDR)"
-		run_set floor "$r" "http://$FAKE_ADDR"
-		echo "== round $r/$ROUNDS, one bare hop: load -> hop (http://$HOP_ADDR) -> fakeupstream"
-		run_set hop "$r" "http://$HOP_ADDR"
-		echo "== round $r/$ROUNDS, gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR) ${GATEWAY_ARGS:-}"
-		run_set gateway "$r" "$GATEWAY_URL" "$GATEWAY_KEY"
+		order="floor hop gateway"
+		if ((r % 2 == 0)); then
+			order="gateway hop floor"
+		fi
+		for kind in plain stream; do
+			for path in $order; do
+				case $path in
+				floor)
+					echo "== round $r/$ROUNDS, $kind, floor: load -> fakeupstream (http://$FAKE_ADDR)"
+					run_set "$kind" floor "$r" "http://$FAKE_ADDR"
+					;;
+				hop)
+					echo "== round $r/$ROUNDS, $kind, one bare hop: load -> hop (http://$HOP_ADDR) -> fakeupstream"
+					run_set "$kind" hop "$r" "http://$HOP_ADDR"
+					;;
+				gateway)
+					echo "== round $r/$ROUNDS, $kind, gateway: load -> $GATEWAY_URL -> fakeupstream (http://$FAKE_ADDR) ${GATEWAY_ARGS:-}"
+					run_set "$kind" gateway "$r" "$GATEWAY_URL" "$GATEWAY_KEY"
+					;;
+				esac
+			done
+		done
 	done
 	"$tmp/targets" "$tmp/rounds"
 }

@@ -7,8 +7,8 @@
 // r<round>-<set>-<kind>.json: set is floor, hop or gateway; kind is plain
 // (a sweep over concurrencies 1 and 64 without streaming) or stream
 // (concurrency 1, streaming). Each figure is compared within its round,
-// where the three sets ran back to back, and the median over the rounds is
-// checked against the targets:
+// where the three paths ran each kind back to back, and the median over the
+// rounds is checked against the targets:
 //
 //   - concurrency 64, non-stream: gateway RPS at least 25 % of the floor's;
 //   - concurrency 1, non-stream: p50 latency at most 1 ms above the floor's;
