@@ -73,3 +73,36 @@ func TestUsageSane(t *testing.T) {
 		t.Fatalf("charge of a huge usage %d", got)
 	}
 }
+
+// The built-in completion ratios: S §5.7's table, and the later families
+// at their providers' output-to-input price ratio (docs/billing.md).
+func TestDefaultCompletionRatio(t *testing.T) {
+	for model, want := range map[string]float64{
+		"gpt-4o":                 4,
+		"gpt-4o-mini":            4,
+		"gpt-4o-2024-05-13":      3,
+		"chatgpt-4o-latest":      3,
+		"gpt-4o-audio-preview":   4,
+		"o1":                     4,
+		"o1-preview":             4,
+		"o1-mini":                4,
+		"o3-mini":                4,
+		"gpt-4.1":                4,
+		"gpt-4.1-nano":           4,
+		"gpt-4-turbo":            3,
+		"gpt-4-0125-preview":     3,
+		"gemini-2.5-pro-preview": 3,
+		"gpt-4":                  2,
+		"gpt-4-all":              1,
+		"gpt-3.5-turbo":          3,
+		"gpt-3.5-turbo-1106":     2,
+		"claude-3-haiku":         5,
+		"gemini-1.5-pro":         4,
+		"deepseek-chat":          2,
+		"text-embedding-3-small": 1,
+	} {
+		if got := defaultCompletionRatio(model); got != want {
+			t.Errorf("%s: %v, want %v", model, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,6 +182,77 @@ func TestProviderEndpoints(t *testing.T) {
 	e = g.post(t, key, "/v1/images/generations", map[string]any{"model": "sf-image", "prompt": "a cat"}).wantError(t, http.StatusNotImplemented, "endpoint_not_supported")
 	if !strings.Contains(e.Error.Message, "不支持此接口") || len(moonshotSeen()) != 0 {
 		t.Fatalf("image on SiliconCloud: message %q, upstream asked %d times", e.Error.Message, len(moonshotSeen()))
+	}
+}
+
+// Passing over a channel whose provider lacks the endpoint spends no
+// attempt: with the default RetryTimes of 0, a call on a model that a
+// chat-only channel shares with a serving one at the same priority is always
+// answered by the serving one.
+func TestProviderEndpointsWithoutRetries(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	moonshot, moonshotSeen := providerUpstream(t)
+	openai := relaytest.New(t, "sk-openai", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(2, 0)))
+	}})
+	chs := []*store.Channel{
+		{Type: relay.TypeMoonshot, Name: "moonshot", Key: "sk-m", BaseURL: moonshot.URL, Models: embedModel, Group: "default"},
+		{Type: relay.TypeOpenAI, Name: "openai", Key: "sk-openai", BaseURL: openai.URL, Models: embedModel, Group: "default"},
+	}
+	if err := g.st.CreateChannels(chs); err != nil {
+		t.Fatal(err)
+	}
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	const calls = 20
+	for i := range calls {
+		if res := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me"}); res.Status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i, res.Status, res.Body)
+		}
+	}
+	if n := len(moonshotSeen()); n != 0 || openai.Hits() != calls {
+		t.Fatalf("moonshot asked %d times, openai %d, want 0 and %d", n, openai.Hits(), calls)
+	}
+	passed := 0
+	for _, l := range g.consumeLogs(t, "alice") {
+		use := other(t, l).AdminInfo.UseChannel
+		switch {
+		case slices.Equal(use, []uint64{chs[1].ID}):
+		case slices.Equal(use, []uint64{chs[0].ID, chs[1].ID}):
+			passed++
+		default:
+			t.Errorf("use_channel = %v", use)
+		}
+	}
+	if passed == 0 {
+		t.Errorf("no call picked the chat-only channel first in %d calls (weights 10 and 10)", calls)
+	}
+}
+
+// A channel passed over does not replace the answer of one that was asked:
+// after the upstream's 500, the retry that finds only a chat-only channel
+// answers with that 500, not with the chat-only channel's 501.
+func TestProviderEndpointsKeepTheUpstreamsError(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "1"}})
+	moonshot, moonshotSeen := providerUpstream(t)
+	failing := relaytest.New(t, "sk-openai", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{"message": "upstream broke", "type": "server_error"}})
+	}})
+	chs := []*store.Channel{
+		{Type: relay.TypeOpenAI, Name: "openai", Key: "sk-openai", BaseURL: failing.URL, Models: embedModel, Group: "default", Priority: 10},
+		{Type: relay.TypeMoonshot, Name: "moonshot", Key: "sk-m", BaseURL: moonshot.URL, Models: embedModel, Group: "default"},
+	}
+	if err := g.st.CreateChannels(chs); err != nil {
+		t.Fatal(err)
+	}
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me"})
+	if res.Status != http.StatusInternalServerError || !strings.Contains(string(res.Body), "upstream broke") {
+		t.Fatalf("answer %d %s, want the upstream's 500", res.Status, res.Body)
+	}
+	if n := len(moonshotSeen()); n != 0 || failing.Hits() != 1 {
+		t.Fatalf("moonshot asked %d times, openai %d", n, failing.Hits())
 	}
 }
 

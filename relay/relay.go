@@ -724,7 +724,7 @@ func (rl *Relay) attempts(c *call, set *store.Settings) *Error {
 		if c.caller.Pinned != 0 {
 			ch = rl.store.RoutingChannel(c.caller.Pinned)
 		} else {
-			ch = rl.store.SelectChannel(c.caller.Group, c.model, attempt, exclude)
+			ch, last = rl.selectServing(c, attempt, exclude, last)
 		}
 		if ch == nil {
 			break
@@ -748,6 +748,44 @@ func (rl *Relay) attempts(c *call, set *store.Settings) *Error {
 			Message: "当前分组 " + c.caller.Group + " 下对于模型 " + c.model + " 无可用渠道", Local: true}
 	}
 	return last
+}
+
+// selectServing picks the channel of an attempt among those that can serve
+// the call: one whose type the relay does not speak, or whose provider lacks
+// the endpoint, is passed over without spending the attempt (with the
+// default RetryTimes of 0 it would otherwise answer 501 while another
+// channel serves the model). A channel passed over is named in the log's
+// use_channel, and its refusal is what the call answers when no channel is
+// left and no upstream answered before.
+func (rl *Relay) selectServing(c *call, attempt int, exclude map[uint64]bool, last *Error) (*store.Channel, *Error) {
+	for {
+		ch := rl.store.SelectChannel(c.caller.Group, c.model, attempt, exclude)
+		if ch == nil {
+			return nil, last
+		}
+		e := refusal(ch, c.k)
+		if e == nil {
+			return ch, last
+		}
+		exclude[ch.ID] = true
+		c.tried = append(c.tried, ch.ID)
+		if last == nil {
+			last = e
+		}
+	}
+}
+
+// refusal is the error of a channel that cannot serve calls of kind k, or
+// nil when it can.
+func refusal(ch *store.Channel, k kind) *Error {
+	ad := adapterFor(ch.Type)
+	if ad == nil {
+		return unsupportedType(ch.Type)
+	}
+	if !ad.Supports(k) {
+		return unsupportedEndpoint(ch.Type)
+	}
+	return nil
 }
 
 // needsRewrite reports whether the body must change on its way upstream:
@@ -774,13 +812,11 @@ var errFirstByte = errors.New("first byte timeout")
 // try makes one upstream call on ch. A nil result means the call was
 // answered and settled.
 func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
+	if e := refusal(ch, c.k); e != nil {
+		// A pinned channel only: selection passes the others over.
+		return e
+	}
 	ad := adapterFor(ch.Type)
-	if ad == nil {
-		return unsupportedType(ch.Type)
-	}
-	if !ad.Supports(c.k) {
-		return unsupportedEndpoint(ch.Type)
-	}
 	upstreamModel, merr := mapModel(ch, c.model)
 	if merr != nil {
 		return merr
@@ -1158,15 +1194,7 @@ type rerankTokens struct {
 // byte in ms (-1 when not streamed).
 func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *store.Settings) *Error {
 	p := c.price
-	u = u.sane()
-	if u.counted && (c.k == kindChat || c.k == kindCompletion) && c.maxTokens > 0 && u.CompletionTokens > c.maxTokens {
-		// The upstream produced at most max_tokens for each choice; a local
-		// count above that is the tokenizer's (another than the model's),
-		// so it is charged at the bound. What an upstream reports is what
-		// it bills, reasoning included, and is charged as reported.
-		u.CompletionTokens = c.maxTokens
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
+	u = c.billable(u)
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	quota := p.quota(u)
 	if c.k == kindImage {
@@ -1189,6 +1217,21 @@ func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *sto
 		rl.cfg.Events.Activity(a)
 	}
 	return nil
+}
+
+// billable is the usage a call is charged for: u within sane bounds, and a
+// local count above max_tokens held at the bound. The upstream produced at
+// most max_tokens for each choice; a local count above that is the
+// tokenizer's (another than the model's). What an upstream reports is what
+// it bills, reasoning included, and is charged as reported. A stream's
+// usage chunk shows these figures.
+func (c *call) billable(u usage) usage {
+	u = u.sane()
+	if u.counted && (c.k == kindChat || c.k == kindCompletion) && c.maxTokens > 0 && u.CompletionTokens > c.maxTokens {
+		u.CompletionTokens = c.maxTokens
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
 }
 
 // logOther is the JSON kept in a consume log's other field.

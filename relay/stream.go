@@ -485,6 +485,8 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		u.CompletionTokens = counted.Tokens()
 		u.counted = true
 	}
+	// The usage chunk below shows what the call is charged for.
+	u = c.billable(u)
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	if err := rl.settle(c, ch, u, frt, set); err != nil {
 		if started {

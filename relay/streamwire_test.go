@@ -156,6 +156,36 @@ func TestStream_EmptyUsageChunkHidden(t *testing.T) {
 	wantDoneLast(t, events)
 }
 
+// A stream without usage whose local count exceeds max_tokens is charged at
+// the bound, and the usage chunk the client asked for says so: it shows the
+// figures billed, not the count before the bound.
+func TestStream_UsageChunkShowsTheBoundCharged(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-long", rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"one two three four five six seven eight nine ten eleven twelve"},"finish_reason":"stop"}]}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := streamChat(miniModel, "hello", true)
+	body["max_tokens"] = 2
+	events := relaytest.Events(g.post(t, key, "/v1/chat/completions", body).Body)
+	us := usageEvents(t, events)
+	if len(us) != 1 {
+		t.Fatalf("%d usage chunks, want 1: %q", len(us), events)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 || logs[0].CompletionTokens != 2 {
+		t.Fatalf("consume logs: %+v, want one with completion 2", logs)
+	}
+	u := us[0].Usage
+	if int64(u.CompletionTokens) != logs[0].CompletionTokens || int64(u.PromptTokens) != logs[0].PromptTokens || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage chunk %+v, billed prompt %d completion %d", *u, logs[0].PromptTokens, logs[0].CompletionTokens)
+	}
+	wantDoneLast(t, events)
+}
+
 // [DONE] and the charge do not wait for an upstream that keeps its answer
 // open after [DONE]: the client has its whole answer while the upstream
 // still holds the connection.
