@@ -68,6 +68,9 @@ func TestChannelFetchModels(t *testing.T) {
 	f.run(t, []consoleScenario{
 		{name: "type without a model list", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"type": 14, "base_url": saved.URL, "key": "k"}, wantStatus: 400, wantContains: []string{`"message":"仅支持 OpenAI 接口格式"`}},
+		// The type is checked before the key (A §5).
+		{name: "type without a model list and no key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: map[string]any{"type": 14, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{`"message":"仅支持 OpenAI 接口格式"`}},
 		{name: "no key", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
 			body: map[string]any{"type": 1, "base_url": saved.URL}, wantStatus: 400, wantContains: []string{"请填写密钥"}},
 		{name: "the stored key to another base URL", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,

@@ -239,30 +239,40 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	var stored *store.Channel
 	if strings.TrimSpace(req.Key) == "" && req.ID != 0 {
 		ch, err := s.store.Channel(req.ID)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		// The stored key goes only where the channel sends it: a form that
-		// points elsewhere brings its key, so that no edit that was never
-		// saved carries a key to another host.
+		stored = ch
 		if req.Type == 0 {
 			req.Type = ch.Type
 		}
-		if !ch.SendsKeyTo(req.Type, req.BaseURL) {
+	}
+	if req.Type == 0 {
+		req.Type = relay.TypeOpenAI
+	}
+	// The type first (A §5): a form of a type whose provider lists no
+	// models hears so whether or not it holds a key.
+	if !relay.ListsModels(req.Type) {
+		writeError(w, r, store.Errorf(store.EINVALID, "%s", relay.ErrFetchUnsupported.Error()))
+		return
+	}
+	if stored != nil {
+		// The stored key goes only where the channel sends it: a form that
+		// points elsewhere brings its key, so that no edit that was never
+		// saved carries a key to another host.
+		if !stored.SendsKeyTo(req.Type, req.BaseURL) {
 			writeError(w, r, store.ErrKeyForNewDestination)
 			return
 		}
-		req.Key = ch.Key
+		req.Key = stored.Key
 	}
 	if strings.TrimSpace(req.Key) == "" {
 		writeError(w, r, store.Errorf(store.EINVALID, "请填写密钥"))
 		return
-	}
-	if req.Type == 0 {
-		req.Type = relay.TypeOpenAI
 	}
 	if err := store.ValidateBaseURL(req.BaseURL); err != nil {
 		writeError(w, r, err)

@@ -382,10 +382,19 @@ func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error)
 // not list models at /v1/models; no request is made.
 var ErrFetchUnsupported = errors.New("仅支持 OpenAI 接口格式")
 
+// ListsModels reports whether FetchModels can ask a channel of type t: its
+// provider lists models at /v1/models, OpenAI's way.
+func ListsModels(t int) bool {
+	switch t {
+	case TypeOpenAI, TypeCustom, TypeOllama, TypeSiliconFlow, TypeMistral, TypeMoonshot, TypeLingYi, TypeAI360:
+		return true
+	}
+	return false
+}
+
 // FetchModels lists the model ids the channel's provider offers.
 func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, error) {
-	if ch.Type != TypeOpenAI && ch.Type != TypeCustom && ch.Type != TypeOllama && ch.Type != TypeSiliconFlow &&
-		ch.Type != TypeMistral && ch.Type != TypeMoonshot && ch.Type != TypeLingYi && ch.Type != TypeAI360 {
+	if !ListsModels(ch.Type) {
 		return nil, ErrFetchUnsupported
 	}
 	ad := adapterFor(ch.Type)

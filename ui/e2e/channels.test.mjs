@@ -33,6 +33,9 @@ test("fetched models replace the type's suggestion that nobody picked", async ()
   // The OpenAI type's suggestion fills the list first, far more than the upstream serves.
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="channel-models"] .multi-select-chip').length > 10);
   await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  // Without a key the server says so (it checks the type first).
+  await page.click('[data-testid="fetch-models"]');
+  await expectToast(page, "请填写密钥");
   await page.fill('[data-testid="channel-key"]', "sk-e2e-suggestion");
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "获取模型列表成功");
@@ -198,6 +201,9 @@ test("priority, weight and status are edited in place; copy, test-all and bulk d
   const copyRow = page.locator(`[data-testid="channel-row-${copy.id}"]`);
   await copyRow.waitFor();
   await page.click('[data-testid="bulk-mode"]');
+  // Nothing picked yet: the button says so instead of asking.
+  await page.click('[data-testid="delete-selected"]');
+  await expectToast(page, "请先选择要删除的通道！");
   await copyRow.locator('[data-testid="select-row"]').click();
   await page.click('[data-testid="delete-selected"]');
   await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();

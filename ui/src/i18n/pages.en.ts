@@ -135,7 +135,6 @@ const pagesEn: PagesDictionary = {
       vertexKeyInvalid: "The credential must be valid JSON!",
       modelsExist: "Some models already exist!",
       fetchModelsOk: "Model list fetched",
-      keyNeeded: "Fill in the key",
       keyForNewDestination: "The type or base URL changed: enter the key again",
       duplicateSubmit: "Submission failed; do not submit twice!",
     },

@@ -133,7 +133,6 @@ const pagesZh = {
       vertexKeyInvalid: "鉴权 JSON 必须是合法的 JSON 格式！",
       modelsExist: "某些模型已存在！",
       fetchModelsOk: "获取模型列表成功",
-      keyNeeded: "请填写密钥",
       keyForNewDestination: "更换了类型或 Base URL，请重新填写密钥",
       duplicateSubmit: "提交失败，请勿重复提交！",
     },

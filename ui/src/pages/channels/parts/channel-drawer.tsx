@@ -94,11 +94,8 @@ export function ChannelDrawer() {
     setForm((f) => ({ ...f, type, models: untouchedModels(f) ? suggestedModels(type, byType) : f.models }));
   };
 
+  // The server answers a type whose provider lists no models, then a form without a key, in that order (A §5).
   const fetchModels = async () => {
-    if (!isEdit && form.key.trim() === "") {
-      toast.error(t("channels.msg.keyNeeded"));
-      return;
-    }
     setFetching(true);
     try {
       const base = form.base_url.trim().replace(/\/+$/, "");

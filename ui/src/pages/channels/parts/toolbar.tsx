@@ -13,6 +13,7 @@ import {
   testAllState,
   updatingAllBalances,
 } from "../../../stores/channels";
+import { toast } from "../../../stores/toast";
 import { askConfirm, openEditor } from "../dialogs";
 
 /** ChannelToolbar holds the page actions: add, refresh, sort, the confirmed bulk actions and bulk-delete mode. */
@@ -54,7 +55,11 @@ export function ChannelToolbar() {
         </Flex>
       </Text>
       {bulkDeleteMode.value ? (
-        <Button color="red" disabled={selected === 0} onClick={() => askConfirm("deleteSelected")} data-testid="delete-selected">
+        <Button
+          color="red"
+          onClick={() => (selected === 0 ? toast.error(t("channels.msg.selectFirst")) : askConfirm("deleteSelected"))}
+          data-testid="delete-selected"
+        >
           {t("channels.action.deleteSelected")}
           {selected > 0 ? ` (${selected})` : ""}
         </Button>
