@@ -209,3 +209,14 @@ test("a log query whose end is not after its start is refused with a message ins
   assert.ok((await page.locator('[data-testid="log-row"]').count()) >= 3, "the rows shown before stay");
   await context.close();
 });
+
+test("a summary that fails to load says so", async () => {
+  const { username, password } = await callsAsNewUser();
+  const { context, page } = await openLogPage(username, password);
+  await page.route((url) => url.pathname === "/api/log/self/stat", (route) =>
+    route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: false, message: "统计暂不可用", data: null }) }),
+  );
+  await page.click('[data-testid="log-query"]');
+  await expectToast(page, "统计暂不可用");
+  await context.close();
+});

@@ -232,6 +232,77 @@ test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and
   await context.close();
 });
 
+test("copying selected tokens takes those ticked on other pages too", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "pages", "token-pass-4");
+  // Eleven tokens: the list (newest first, 10 a page) holds tok-10 … tok-1 on
+  // page one and tok-0 alone on page two.
+  for (let i = 0; i <= 10; i++) {
+    const r = await api.call("POST", "/api/token/", { name: `tok-${i}`, remain_quota: 1000, expired_time: -1, unlimited_quota: false });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const all = [...(await api.call("GET", "/api/token/?p=0&size=20")).json.data];
+  const byName = new Map(all.map((x) => [x.name, x]));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.gw.baseURL });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const first = page.locator(`[data-testid="token-row-${byName.get("tok-10").id}"]`);
+  await first.locator('[data-testid="select-row"]').click();
+  await page.click('[data-testid="page-next"]');
+  const last = page.locator(`[data-testid="token-row-${byName.get("tok-0").id}"]`);
+  await last.waitFor();
+  // Only the tick of page one so far: it is copied from page two.
+  await page.click('[data-testid="copy-selected"]');
+  await expectToast(page, "已复制到剪贴板！");
+  let text = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(text, /^tok-10\s+sk-[0-9A-Za-z]{48}$/);
+  await last.locator('[data-testid="select-row"]').click();
+  await page.click('[data-testid="copy-selected"]');
+  await page.waitForFunction(() => navigator.clipboard.readText().then((t) => t.split("\n").length === 2));
+  text = await page.evaluate(() => navigator.clipboard.readText());
+  const full = (k) => (k.startsWith("sk-") ? k : `sk-${k}`);
+  assert.deepEqual(text.split("\n"), [`tok-10    ${full(byName.get("tok-10").key)}`, `tok-0    ${full(byName.get("tok-0").key)}`]);
+  await context.close();
+});
+
+test("an entry pushed while the log page is being read again stays on it", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "race", "token-pass-5");
+  const created = await api.call("POST", "/api/token/", { name: "race-key", remain_quota: 500000, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="log-table"]:not([aria-busy])').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // The next read of the page reaches the server now, before the call, and
+  // its answer is held until the call's entry has been pushed.
+  let fetched;
+  const read = new Promise((resolve) => (fetched = resolve));
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  await page.route(
+    (url) => url.pathname === "/api/log/self/",
+    async (route) => {
+      const response = await route.fetch();
+      fetched();
+      await released;
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
+  await page.click('[data-testid="log-query"]');
+  await read;
+  assert.equal((await chat(`sk-${tok.key}`)).status, 200);
+  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "race-key" }) });
+  await row.first().waitFor();
+  release();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
+  await page.waitForTimeout(300);
+  assert.equal(await row.count(), 1, "the pushed entry was dropped by the page read before it");
+  await context.close();
+});
+
 test("saving a token edit keeps a remaining quota that changed while the form was open", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "keep", "token-pass-2");
   const created = await api.call("POST", "/api/token/", { name: "keep", remain_quota: 5000, expired_time: -1, unlimited_quota: false });

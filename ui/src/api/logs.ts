@@ -103,7 +103,7 @@ export async function listLogs(admin: boolean, q: LogQuery, p: number, pageSize:
 /** logStat sums the filtered logs. */
 export async function logStat(admin: boolean, q: LogQuery): Promise<LogStat> {
   const path = admin ? "/api/log/stat" : "/api/log/self/stat";
-  const data = (await api.get<LogStat>(path, { query: params(q, admin), silent: true })).data;
+  const data = (await api.get<LogStat>(path, { query: params(q, admin) })).data;
   return { quota: Number(data?.quota) || 0, rpm: Number(data?.rpm) || 0, tpm: Number(data?.tpm) || 0 };
 }
 

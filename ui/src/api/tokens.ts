@@ -72,10 +72,10 @@ export async function deleteToken(id: number): Promise<void> {
 
 /** userModels lists the model names the caller's group may use. */
 export async function userModels(): Promise<string[]> {
-  return (await api.get<string[]>("/api/user/models", { silent: true })).data ?? [];
+  return (await api.get<string[]>("/api/user/models")).data ?? [];
 }
 
 /** selfGroups maps each group the caller may pick to its description. */
 export async function selfGroups(): Promise<Record<string, string>> {
-  return (await api.get<Record<string, string>>("/api/user/self/groups", { silent: true })).data ?? {};
+  return (await api.get<Record<string, string>>("/api/user/self/groups")).data ?? {};
 }

@@ -57,19 +57,38 @@ export function parseOther(other: string | undefined): LogOther {
   }
 }
 
+/**
+ * arriving holds, for each page read in flight, the live entries pushed meanwhile: the server may
+ * have read the page before they were written, and its answer must not drop them.
+ */
+const arriving = new Set<LogEntry[]>();
+
 /** loadLogs reads a page with the filters in force. */
 export async function loadLogs(page = logPage.value): Promise<void> {
   logsLoading.value = true;
+  const pushed: LogEntry[] = [];
+  arriving.add(pushed);
   try {
     const r = await logApi.listLogs(isAdmin.value, logQuery.value, page, logPageSize.value);
+    const at = r.page || page;
+    let items = r.items;
+    let total = r.total;
+    if (at === 1 && pushed.length > 0) {
+      // Entries pushed while the page was read join it as they would have joined the page shown.
+      const seen = new Set(items.map((x) => x.id).filter((id) => id !== undefined));
+      const fresh = pushed.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value) && (l.id === undefined || !seen.has(l.id)));
+      items = [...fresh.reverse(), ...items].slice(0, logPageSize.value);
+      total += fresh.length;
+    }
     batch(() => {
-      logs.value = r.items.map(withKey);
-      logTotal.value = r.total;
-      logPage.value = r.page || page;
+      logs.value = items.map(withKey);
+      logTotal.value = total;
+      logPage.value = at;
     });
   } catch (err) {
     handleError(err);
   } finally {
+    arriving.delete(pushed);
     logsLoading.value = false;
   }
 }
@@ -80,7 +99,7 @@ export async function loadStat(): Promise<void> {
   try {
     logStat.value = await logApi.logStat(isAdmin.value, logQuery.value);
   } catch {
-    /* the badges keep their last values */
+    /* the client told the user; the badges keep their last values */
   } finally {
     statLoading.value = false;
   }
@@ -144,6 +163,7 @@ function onTail(data: unknown): void {
   if (!Array.isArray(data)) return;
   const entries = (data as LogEntry[]).filter((l) => l && typeof l.created_at === "number");
   if (entries.length === 0) return;
+  for (const pushed of arriving) pushed.push(...entries);
   scheduleStat();
   if (logPage.value !== 1) {
     const matching = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value)).length;

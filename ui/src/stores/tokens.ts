@@ -40,8 +40,32 @@ export const tokenPageSize = signal(readPageSize());
 export const tokenSearch = signal<TokenSearch | null>(null);
 /** hasMoreTokens guesses whether a next page exists (the server sends no total). */
 export const hasMoreTokens = computed(() => tokenSearch.value === null && tokens.value.length >= tokenPageSize.value);
-/** selectedTokens holds the ids ticked for bulk copy. */
+/** selectedTokens holds the ids ticked for bulk copy, on this page or others. */
 export const selectedTokens = signal<Set<RowKey>>(new Set());
+/** selectedRows keeps each ticked token as it was last shown, so that a selection made on another page is copied too. */
+const selectedRows = new Map<RowKey, Token>();
+
+/** selectTokens sets the selection from the table, remembering the rows ticked on the page shown. */
+export function selectTokens(next: Set<RowKey>): void {
+  for (const tok of tokens.value) {
+    if (next.has(tok.id)) selectedRows.set(tok.id, tok);
+  }
+  for (const k of [...selectedRows.keys()]) {
+    if (!next.has(k)) selectedRows.delete(k);
+  }
+  selectedTokens.value = next;
+}
+
+/** chosenTokens is the selection in the order it was ticked: a row shown now as it is now, one on another page as it was last shown. */
+export function chosenTokens(): Token[] {
+  const shown = new Map<RowKey, Token>(tokens.value.map((x) => [x.id, x]));
+  const out: Token[] = [];
+  for (const k of selectedTokens.value) {
+    const tok = shown.get(k) ?? selectedRows.get(k);
+    if (tok) out.push(tok);
+  }
+  return out;
+}
 /** shownKeys holds the tokens whose full key is revealed. */
 export const shownKeys = signal<Set<number>>(new Set());
 
@@ -176,7 +200,7 @@ export async function removeToken(id: number): Promise<boolean> {
     tokens.value = tokens.value.filter((x) => x.id !== id);
     const sel = new Set(selectedTokens.value);
     sel.delete(id);
-    selectedTokens.value = sel;
+    selectTokens(sel);
     toast.success(t("tokens.msg.done"));
     return true;
   } catch (err) {
@@ -235,7 +259,7 @@ onUserChange(() => {
     tokens.value = [];
     tokenPage.value = 0;
     tokenSearch.value = null;
-    selectedTokens.value = new Set();
+    selectTokens(new Set());
     shownKeys.value = new Set();
   });
 });

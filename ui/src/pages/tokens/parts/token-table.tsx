@@ -5,7 +5,7 @@ import type { Token } from "../../../api/tokens";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
 import { renderQuota } from "../../../stores/status";
-import { selectedTokens, setStatus, TOKEN_ENABLED, tokens, tokensLoading } from "../../../stores/tokens";
+import { selectedTokens, selectTokens, setStatus, TOKEN_ENABLED, tokens, tokensLoading } from "../../../stores/tokens";
 import { deleteTarget, openEditor } from "../dialogs";
 import { ChatButton } from "./chat-button";
 import { KeyCell, TokenStatus } from "./cells";
@@ -66,7 +66,7 @@ export function TokenTable() {
       rowKey={(x) => x.id}
       loading={tokensLoading.value}
       selected={selectedTokens.value}
-      onSelectedChange={(next) => (selectedTokens.value = next)}
+      onSelectedChange={selectTokens}
       testId="token-table"
       rowTestId={(x) => `token-row-${x.id}`}
     />

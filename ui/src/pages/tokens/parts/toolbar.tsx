@@ -3,15 +3,15 @@ import { Button, Flex } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { copyText } from "../../../stores/clipboard";
 import { toast } from "../../../stores/toast";
-import { fullKey, refreshTokens, selectedTokens, tokens, tokensLoading } from "../../../stores/tokens";
+import { chosenTokens, fullKey, refreshTokens, tokensLoading } from "../../../stores/tokens";
 import { openEditor } from "../dialogs";
 
-/** TokenToolbar adds a token, copies the selected ones (name and key per line) and refreshes. */
+/** TokenToolbar adds a token, copies the selected ones (name and key per line, whichever page they were ticked on) and refreshes. */
 export function TokenToolbar() {
   useSignals();
   const { t } = useTranslation();
   const copySelected = async () => {
-    const chosen = tokens.value.filter((x) => selectedTokens.value.has(x.id));
+    const chosen = chosenTokens();
     if (chosen.length === 0) {
       toast.error(t("tokens.msg.selectOne"));
       return;
