@@ -65,13 +65,57 @@ func writeError(w http.ResponseWriter, requestID string, e *Error) {
 // upstreamMessage digs the human message out of a provider's error body,
 // with the channel's key hidden: a provider that echoes the credential it
 // refused ("Incorrect API key provided: sk-...") must not hand it to the
-// caller.
+// caller, in full or in part.
 func upstreamMessage(body []byte, key string) string {
-	msg := rawUpstreamMessage(body)
-	if k := strings.TrimSpace(key); len(k) >= 8 {
-		msg = strings.ReplaceAll(msg, k, "[key hidden]")
+	return hideKey(rawUpstreamMessage(body), key)
+}
+
+// hideKey replaces in msg the key and every word that looks like a part of
+// it: a run of key-like characters that is a masked form (three asterisks or more among at least 8 characters, as OpenAI's
+// own echo of a refused key, "sk-proj-****...abcd"), or, for a key that is
+// one word, at least 8 characters of it. A key of several words (Vertex's
+// JSON credential) is hidden where it appears whole: its words are common
+// ones ("service_account").
+func hideKey(msg, key string) string {
+	key = strings.TrimSpace(key)
+	if len(key) < 8 {
+		return msg
 	}
-	return msg
+	msg = strings.ReplaceAll(msg, key, "[key hidden]")
+	oneWord := strings.IndexFunc(key, func(r rune) bool { return r >= 0x80 || !keyChar(byte(r)) }) < 0
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(msg); {
+		if !keyChar(msg[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(msg) && keyChar(msg[j]) {
+			j++
+		}
+		end := j
+		for end > i && msg[end-1] == '.' {
+			end-- // a sentence's full stop
+		}
+		if w := msg[i:end]; len(w) >= 8 && (strings.Contains(w, "***") || oneWord && strings.Contains(key, w)) {
+			b.WriteString(msg[last:i])
+			b.WriteString("[key hidden]")
+			last = end
+		}
+		i = j
+	}
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
+}
+
+// keyChar reports whether c may be part of an API key as providers write
+// them, masked or not: letters, digits, "-", "_", "." and "*".
+func keyChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.'
 }
 
 func rawUpstreamMessage(body []byte) string {

@@ -24,3 +24,25 @@ func TestRawUpstreamMessage(t *testing.T) {
 		}
 	}
 }
+
+// A key echoed in part or masked is hidden as well as the whole key; other
+// words stay.
+func TestHideKey(t *testing.T) {
+	const key = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789"
+	vertex := `{"type":"service_account","project_id":"my-project-123","private_key":"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"}`
+	for _, c := range []struct{ msg, key, want string }{
+		{"Incorrect API key provided: " + key + ". You can find your API key at https://platform.openai.com/account/api-keys.", key,
+			"Incorrect API key provided: [key hidden]. You can find your API key at https://platform.openai.com/account/api-keys."},
+		{"Incorrect API key provided: sk-proj-********************************6789. You can find your API key at https://platform.openai.com/account/api-keys.", key,
+			"Incorrect API key provided: [key hidden]. You can find your API key at https://platform.openai.com/account/api-keys."},
+		{"key 'sk-pr...6789' (Abcdefghijklmn) is invalid", key, "key 'sk-pr...6789' ([key hidden]) is invalid"},
+		{"quota exceeded for key ending 6789", key, "quota exceeded for key ending 6789"},
+		{"invalid credential " + vertex + " for service_account in my-project-123", vertex, "invalid credential [key hidden] for service_account in my-project-123"},
+		{"short sk-1234 stays", "sk-1234", "short sk-1234 stays"},
+		{"no key here", key, "no key here"},
+	} {
+		if got := hideKey(c.msg, c.key); got != c.want {
+			t.Errorf("hideKey(%q)\n got %q\nwant %q", c.msg, got, c.want)
+		}
+	}
+}
