@@ -265,6 +265,40 @@ test("copying selected tokens takes those ticked on other pages too", async () =
   await context.close();
 });
 
+test("a page size picked on one list is the size of the lists opened after it in the same tab", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "sizes", "token-pass-6");
+  for (let i = 0; i < 11; i++) {
+    const r = await api.call("POST", "/api/token/", { name: `size-${i}`, remain_quota: 1000, expired_time: -1, unlimited_quota: false });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const logSizes = [];
+  page.on("request", (req) => {
+    const u = new URL(req.url());
+    if (u.pathname === "/api/log/self/") logSizes.push(u.searchParams.get("page_size") ?? u.searchParams.get("size"));
+  });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  // The log list is opened once with the stored size, then left; within
+  // the page, with no reload between the lists.
+  await page.locator('[data-testid="sidebar"] [data-nav="log"]').click();
+  await page.locator('[data-testid="log-table"]:not([aria-busy])').waitFor();
+  await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+  const rows = page.locator('[data-testid^="token-row-"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 10);
+  await page.locator('[data-testid="page-size"]').click();
+  await page.getByRole("option", { name: /^20/ }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 11);
+  await page.locator('[data-testid="sidebar"] [data-nav="log"]').click();
+  await page.waitForURL("**/log");
+  for (let i = 0; logSizes.length < 2 && i < 100; i++) await page.waitForTimeout(50);
+  assert.deepEqual(logSizes, ["10", "20"]);
+  await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 11);
+  assert.equal(await rows.count(), 11);
+  await context.close();
+});
+
 test("an entry pushed while the log page is being read again stays on it", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "race", "token-pass-5");
   const created = await api.call("POST", "/api/token/", { name: "race-key", remain_quota: 500000, expired_time: -1 });

@@ -1,3 +1,4 @@
+import { signal } from "@preact/signals-react";
 import { Button, Flex, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { readString, writeString } from "../lib/storage";
@@ -14,14 +15,22 @@ export const DEFAULT_PAGE_SIZE = 10;
 export const PAGE_SIZE_KEY = "page-size";
 
 /** readPageSize returns the stored page size, or the default. */
-export function readPageSize(): number {
+function readPageSize(): number {
   const n = Number.parseInt(readString(PAGE_SIZE_KEY) ?? "", 10);
   return n > 0 && n <= 1000 ? n : DEFAULT_PAGE_SIZE;
 }
 
+/**
+ * sharedPageSize is the page size of the token, channel and log lists: one signal, so
+ * that a size picked on one list is the size of the others opened later in the
+ * same tab, as it is after a reload.
+ */
+export const sharedPageSize = signal(readPageSize());
+
 /** writePageSize stores the chosen page size for every list. */
 export function writePageSize(size: number): void {
   writeString(PAGE_SIZE_KEY, String(size));
+  sharedPageSize.value = size;
 }
 
 /** PaginationProps describe the current page. page is 1-based. */

@@ -2,7 +2,7 @@ import { batch, computed, signal } from "@preact/signals-react";
 import * as channelApi from "../api/channels";
 import type { Channel, ChannelHealth, TestProgress } from "../api/channels";
 import { handleError } from "../api/client";
-import { readPageSize, writePageSize } from "../components/pagination";
+import { sharedPageSize, writePageSize } from "../components/pagination";
 import type { RowKey } from "../components/data-table";
 import { t } from "../i18n";
 import { readBool, writeString } from "../lib/storage";
@@ -36,7 +36,7 @@ export const channelsLoading = signal(false);
 /** channelPage is the 0-based page of the plain list. */
 export const channelPage = signal(0);
 /** channelPageSize is the page size, shared with other lists as page-size. */
-export const channelPageSize = signal(readPageSize());
+export const channelPageSize = sharedPageSize;
 /** idSort orders by id instead of priority. */
 export const idSort = signal(readBool(ID_SORT_KEY) ?? false);
 /** channelSearch is the search in force; null shows the paged list. */

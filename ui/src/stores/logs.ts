@@ -3,7 +3,7 @@ import { handleError } from "../api/client";
 import * as logApi from "../api/logs";
 import type { LogEntry, LogOther, LogQuery, LogStat } from "../api/logs";
 import { nowSeconds, startOfToday } from "../components/format";
-import { readPageSize, writePageSize } from "../components/pagination";
+import { sharedPageSize, writePageSize } from "../components/pagination";
 import { onReconnected, onTopic } from "../ws/socket";
 import { isAdmin, onUserChange } from "./user";
 
@@ -32,7 +32,7 @@ export const logTotal = signal(0);
 /** logPage is the 1-based page. */
 export const logPage = signal(1);
 /** logPageSize is the page size, shared with other lists as page-size. */
-export const logPageSize = signal(readPageSize());
+export const logPageSize = sharedPageSize;
 /** logsLoading is true while a list call runs. */
 export const logsLoading = signal(false);
 /** logStat holds the summary badges. */

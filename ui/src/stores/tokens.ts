@@ -3,7 +3,7 @@ import { handleError } from "../api/client";
 import * as tokenApi from "../api/tokens";
 import type { Token, TokenInput } from "../api/tokens";
 import type { RowKey } from "../components/data-table";
-import { readPageSize, writePageSize } from "../components/pagination";
+import { sharedPageSize, writePageSize } from "../components/pagination";
 import { t } from "../i18n";
 import { onReconnected, onTopic } from "../ws/socket";
 import { toast } from "./toast";
@@ -35,7 +35,7 @@ export const tokensLoading = signal(false);
 /** tokenPage is the 0-based page of the plain list. */
 export const tokenPage = signal(0);
 /** tokenPageSize is the page size, shared with other lists as page-size. */
-export const tokenPageSize = signal(readPageSize());
+export const tokenPageSize = sharedPageSize;
 /** tokenSearch is the search in force; null shows the paged list. */
 export const tokenSearch = signal<TokenSearch | null>(null);
 /** hasMoreTokens guesses whether a next page exists (the server sends no total). */
