@@ -350,7 +350,9 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 			u.Quota += in.Quota
 			credits = append(credits, balanceDelta{user: id, quota: in.Quota})
 		}
-		if q := set.Int("QuotaForNewUser"); q > 0 {
+		// The gifts are granted within the bound every balance keeps: two
+		// options of 2^53 each give 2^53, not a sum past it.
+		if q := min(set.Int("QuotaForNewUser"), MaxQuota-u.Quota); q > 0 {
 			u.Quota += q
 			credits = append(credits, balanceDelta{user: id, quota: q})
 			if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
@@ -359,7 +361,7 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 			}
 		}
 		if inviter != nil {
-			if q := set.Int("QuotaForInvitee"); q > 0 {
+			if q := min(set.Int("QuotaForInvitee"), MaxQuota-u.Quota); q > 0 {
 				u.Quota += q
 				credits = append(credits, balanceDelta{user: id, quota: q})
 				if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),

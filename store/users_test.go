@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -261,6 +262,27 @@ func TestCreateUser_QuotaAndInvites(t *testing.T) {
 		MustCreateUser(t, s, store.NewUser{Username: "invitee", Password: "password1", InviterCode: inviter.AffCode})
 		if got := MustUser(t, s, inviter.ID); got.AffQuota != store.MaxQuota-100 || got.AffCount != 1 {
 			t.Fatalf("inviter aff_quota %d, count %d", got.AffQuota, got.AffCount)
+		}
+	})
+
+	// Gifts that together pass the bound give the bound: each option may
+	// be 2^53, a balance may not.
+	t.Run("GiftsBounded", func(t *testing.T) {
+		t.Parallel()
+		s, inviter := setup(t)
+		max := strconv.FormatInt(store.MaxQuota, 10)
+		if err := s.UpdateOptions([]store.Option{{Key: "QuotaForNewUser", Value: max}, {Key: "QuotaForInvitee", Value: max}}); err != nil {
+			t.Fatal(err)
+		}
+		invitee := MustCreateUser(t, s, store.NewUser{Username: "invitee", Password: "password1", InviterCode: inviter.AffCode})
+		if invitee.Quota != store.MaxQuota {
+			t.Fatalf("invitee quota %d, want %d", invitee.Quota, store.MaxQuota)
+		}
+		if got := MustUser(t, s, invitee.ID); got.Quota != store.MaxQuota {
+			t.Fatalf("stored quota %d", got.Quota)
+		}
+		if logs := systemLogs(t, s, invitee.ID); len(logs) != 1 {
+			t.Fatalf("invitee logs = %q; want the new-user gift alone", logs)
 		}
 	})
 
