@@ -25,13 +25,21 @@ export function WhitelistSection() {
   const domains = splitDomains(draft.values[KEY] ?? "");
   const [input, setInput] = useState("");
   const add = () => {
-    const domain = input.trim().toLowerCase().replace(/^@/, "");
-    if (!domain) return;
-    if (domains.some((d) => d.toLowerCase() === domain)) {
-      toast.info(l("exists"));
+    // The field may hold several domains ("a.com, b.com"): each is added
+    // once, whatever its case or a leading "@".
+    const have = new Set(domains.map((d) => d.toLowerCase()));
+    const fresh: string[] = [];
+    for (const d of input.split(/[\s,]+/)) {
+      const domain = d.trim().toLowerCase().replace(/^@/, "");
+      if (domain === "" || have.has(domain)) continue;
+      have.add(domain);
+      fresh.push(domain);
+    }
+    if (fresh.length === 0) {
+      if (input.trim() !== "") toast.info(l("exists"));
       return;
     }
-    draft.set(KEY, [...domains, domain].join(","));
+    draft.set(KEY, [...domains, ...fresh].join(","));
     setInput("");
   };
   const remove = (domain: string) => draft.set(KEY, domains.filter((d) => d !== domain).join(","));
