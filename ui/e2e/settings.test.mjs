@@ -150,9 +150,15 @@ test("a ratio model needs its model ratio; an empty completion ratio is the buil
   await page.fill('[data-testid="pricing-search"]', "e2e-ratio");
   const row = page.locator('[data-testid="pricing-row"][data-model="e2e-ratio-model"]');
   await row.getByText("内置").waitFor();
-  // Numbers are plain digits, as the server reads them.
+  // Numbers are written as the server reads them: an integer in digits, a
+  // decimal with an exponent too.
   await page.fill("#opt-QuotaForNewUser", "1e3");
   await clickAndExpect(page, '[data-testid="save-quota"]', "新用户初始额度必须是数字");
+  await page.fill("#opt-ChannelDisableThreshold", "1.5e1");
+  await clickAndExpect(page, '[data-testid="save-monitor"]', "保存成功");
+  assert.equal((await getOptions(root)).ChannelDisableThreshold, "1.5e1");
+  await page.fill("#opt-ChannelDisableThreshold", "5");
+  await clickAndExpect(page, '[data-testid="save-monitor"]', "保存成功");
   await context.close();
 });
 

@@ -60,10 +60,11 @@ export function checkChanges(changes: OptionChange[], rules: Record<string, Rule
       }
       continue;
     }
-    // Plain decimal digits only, as the server parses them ("1e3" or "0x10" are refused there).
+    // Decimal, as the server reads it: a sign, digits and, for decimals, a
+    // fraction and an exponent ("1e3"); hex and digit separators are refused there.
     const text = value.trim();
     const n = Number(text);
-    if (!(rule.integer ? /^-?\d+$/ : /^-?(\d+\.?\d*|\.\d+)$/).test(text) || !Number.isFinite(n)) {
+    if (!(rule.integer ? /^[-+]?\d+$/ : /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/).test(text) || !Number.isFinite(n)) {
       toast.error(t("options.notNumber", { name: rule.label }));
       return false;
     }
