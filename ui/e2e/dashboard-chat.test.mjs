@@ -569,6 +569,25 @@ test("/chat frames the chosen chat target with the user's first enabled token an
   await context.close();
 });
 
+test("without a server address saved, chat links carry the address the console was opened at", async () => {
+  const user = await userWithTwoTokens("origin");
+  await setOption("ServerAddress", "");
+  try {
+    // The server then reports its local default, which is not where this gateway listens.
+    assert.equal((await root.call("GET", "/api/status")).json.data.server_address, "http://localhost:3000");
+    const { context, page } = await openAs(user);
+    await stubChatSites(context);
+    await page.goto("/chat");
+    const frame = page.locator('[data-testid="chat-frame"]');
+    await frame.waitFor();
+    const origin = new URL(suite.gw.baseURL).origin;
+    assert.equal(await frame.getAttribute("src"), `https://chat-a.example/#/?key=sk-${user.key}&url=${encodeURIComponent(origin)}`);
+    await context.close();
+  } finally {
+    await setOption("ServerAddress", SERVER_ADDRESS);
+  }
+});
+
 test("/chat without a usable configuration, login or token shows what the spec says", async () => {
   // Anonymous visitors see the chat page with a login prompt, not a frame.
   {

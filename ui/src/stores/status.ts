@@ -17,6 +17,21 @@ export const statusLoaded = signal(false);
 /** systemName is the configured site name. */
 export const systemName = computed(() => status.value.system_name || "New API");
 
+/** LOCAL_DEFAULT_ADDRESS is the server address the gateway reports while none is configured. */
+const LOCAL_DEFAULT_ADDRESS = "http://localhost:3000";
+
+/**
+ * serverAddress is where clients reach the gateway, without a trailing "/": the
+ * configured ServerAddress, else the origin this page came from (the server
+ * reports its local default until an address is saved, which is wrong for any
+ * other host or port).
+ */
+export const serverAddress = computed(() => {
+  const configured = status.value.server_address;
+  const address = configured && configured !== LOCAL_DEFAULT_ADDRESS ? configured : window.location.origin;
+  return address.replace(/\/+$/, "");
+});
+
 /** quotaPerUnit is how many quota units make one dollar. */
 export const quotaPerUnit = computed(() => {
   const v = Number(status.value.quota_per_unit);

@@ -4,7 +4,7 @@ import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Icon } from "../../components/icons";
 import { chat2Link, isWebUrl } from "../../lib/chat-links";
-import { status } from "../../stores/status";
+import { serverAddress, status } from "../../stores/status";
 import { toast } from "../../stores/toast";
 import { useTokenKey } from "./parts/use-token-key";
 
@@ -14,7 +14,7 @@ export default function Chat2LinkPage() {
   const { t } = useTranslation();
   const chatLink = status.value.chat_link ?? "";
   const key = useTokenKey(chatLink !== "");
-  const address = status.value.server_address || window.location.origin;
+  const address = serverAddress.value;
   const target = key ? chat2Link(chatLink, key, address) : "";
   const problem = !chatLink ? t("chatPage.noChats") : key && !isWebUrl(target) ? t("chatPage.badLink") : null;
 

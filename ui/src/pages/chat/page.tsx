@@ -6,7 +6,7 @@ import { Link, useParams } from "wouter";
 import { ChatSubmenu } from "../../components/chat-submenu";
 import { Icon } from "../../components/icons";
 import { chatTargets, fillChatLink, isAppLink, isWebUrl } from "../../lib/chat-links";
-import { status } from "../../stores/status";
+import { serverAddress, status } from "../../stores/status";
 import { toast } from "../../stores/toast";
 import { isLoggedIn } from "../../stores/user";
 import { useTokenKey } from "./parts/use-token-key";
@@ -33,7 +33,7 @@ export default function ChatPage() {
   const target = targets?.find((c) => c.index === index) ?? null;
   const loggedIn = isLoggedIn.value;
   const key = useTokenKey(loggedIn && target !== null && target.template !== "");
-  const address = status.value.server_address || window.location.origin;
+  const address = serverAddress.value;
   const link = target && key ? fillChatLink(target.template, key, address) : "";
   const linkOk = link !== "" && isWebUrl(link);
   // A desktop or mobile chat app cannot be framed: it is opened from a link.

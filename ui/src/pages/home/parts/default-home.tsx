@@ -1,10 +1,7 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Card, Code, DataList, Heading, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
-import { status, systemName } from "../../../stores/status";
-
-/** LOCAL_DEFAULT_ADDRESS is the server address the gateway reports while none is configured. */
-const LOCAL_DEFAULT_ADDRESS = "http://localhost:3000";
+import { serverAddress, status, systemName } from "../../../stores/status";
 
 /** DefaultHome is shown when no home page content is configured. */
 export function DefaultHome() {
@@ -12,10 +9,8 @@ export function DefaultHome() {
   const { t } = useTranslation();
   const s = status.value;
   const started = s.start_time ? new Date(s.start_time * 1000).toLocaleString() : "-";
-  // Where OpenAI clients point: the configured public address (the server answers its local
-  // default until one is saved), else the one this page came from.
-  const configured = s.server_address && s.server_address !== LOCAL_DEFAULT_ADDRESS ? s.server_address : "";
-  const apiBase = `${(configured || location.origin).replace(/\/+$/, "")}/v1`;
+  // Where OpenAI clients point.
+  const apiBase = `${serverAddress.value}/v1`;
   return (
     <Card size="3">
       <Heading size="5" mb="3">

@@ -4,7 +4,7 @@ import { useTranslation } from "react-i18next";
 import type { Token } from "../../../api/tokens";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
-import { status } from "../../../stores/status";
+import { serverAddress, status } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { fullKey } from "../../../stores/tokens";
 import { chatTargets, chatUrl, type ChatTarget } from "../form";
@@ -23,7 +23,7 @@ export function ChatButton({ token }: { token: Token }) {
       toast.error(t("tokens.msg.chatBroken"));
       return;
     }
-    const url = chatUrl(target.template, fullKey(token), status.value.server_address || window.location.origin);
+    const url = chatUrl(target.template, fullKey(token), serverAddress.value);
     window.open(url, "_blank", "noopener,noreferrer");
   };
   return (
