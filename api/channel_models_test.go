@@ -91,3 +91,43 @@ func TestChannelFetchModels(t *testing.T) {
 			body: map[string]any{"id": c.ID, "type": 1}, wantStatus: 403, wantNotContains: []string{"gpt-4o"}},
 	})
 }
+
+// Updating every balance says how many channels failed; the list says why.
+func TestChannelUpdateAllBalancesCountsFailures(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	billing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/dashboard/billing/subscription":
+			fmt.Fprint(w, `{"object":"billing_subscription","has_payment_method":true,"hard_limit_usd":100}`)
+		case "/v1/dashboard/billing/usage":
+			fmt.Fprint(w, `{"object":"list","total_usage":2500}`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(billing.Close)
+	missing := modelsUpstream(t, "secret-balance") // no billing endpoints: 404
+	good := f.create(map[string]any{"name": "billed", "type": 1, "key": "secret-balance", "models": "gpt-4o", "base_url": billing.URL})[0]
+	f.create(map[string]any{"name": "unbilled", "type": 1, "key": "secret-balance", "models": "gpt-4o", "base_url": missing.URL})
+
+	r := f.mustOK("GET", "/api/channel/update_balance", f.adminTok, nil)
+	if r.Message != "已更新 1 个渠道的余额，1 个更新失败" {
+		t.Fatalf("message %q", r.Message)
+	}
+	type result struct {
+		ID      uint64  `json:"id"`
+		Balance float64 `json:"balance"`
+		Error   string  `json:"error"`
+	}
+	for _, b := range decodeData[[]result](t, r) {
+		if (b.ID == good.ID) != (b.Error == "") || b.ID == good.ID && b.Balance != 75 {
+			t.Errorf("result %+v", b)
+		}
+	}
+	f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": good.ID + 1, "status": 2})
+	if r := f.mustOK("GET", "/api/channel/update_balance", f.adminTok, nil); r.Message != "已更新所有已启用渠道的余额" {
+		t.Fatalf("message with the failing channel disabled: %q", r.Message)
+	}
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -141,14 +142,25 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 }
 
 // updateAllBalances refreshes every enabled channel whose type has a balance
-// endpoint, one after another, and reports what happened to each.
+// endpoint, one after another, and reports what happened to each; the
+// message says how many failed (the reasons are in the list).
 func (s *Server) updateAllBalances(w http.ResponseWriter, r *http.Request) {
 	out, err := s.cfg.Relay.UpdateAllBalances(r.Context())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeMessage(w, "已更新所有已启用渠道的余额", out)
+	failed := 0
+	for _, b := range out {
+		if b.Error != "" {
+			failed++
+		}
+	}
+	msg := "已更新所有已启用渠道的余额"
+	if failed > 0 {
+		msg = fmt.Sprintf("已更新 %d 个渠道的余额，%d 个更新失败", len(out)-failed, failed)
+	}
+	writeMessage(w, msg, out)
 }
 
 func (s *Server) listBuiltinModelObjects(w http.ResponseWriter, r *http.Request) {
