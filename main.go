@@ -153,7 +153,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", env.bool("GATEWAY_ALLOW_PRIVATE_UPSTREAMS", false),
 		"let outbound requests reach loopback and private addresses (GATEWAY_ALLOW_PRIVATE_UPSTREAMS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", envOr("GATEWAY_TRUSTED_PROXIES", ""),
-		"comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed (GATEWAY_TRUSTED_PROXIES)")
+		"comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (GATEWAY_TRUSTED_PROXIES)")
 	fs.IntVar(&c.APIRateLimit, "api-rate-limit", env.int("GATEWAY_API_RATE_LIMIT", 180), "requests per window per IP on /api; 0 = off (GATEWAY_API_RATE_LIMIT)")
 	fs.DurationVar(&c.APIRateWindow, "api-rate-window", env.duration("GATEWAY_API_RATE_WINDOW", 180*time.Second), "window of the /api limit (GATEWAY_API_RATE_WINDOW)")
 	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", env.int("GATEWAY_CRITICAL_RATE_LIMIT", 20),
