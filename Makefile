@@ -29,11 +29,15 @@ vet:
 test-go:
 	$(GO) test -race -count=1 ./...
 
-chromium:
-	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y chromium)
+# apt-get needs root: another user installs through sudo.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+chromium:
+	@[ -n "$$CHROMIUM_BIN" ] || command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update && $(SUDO) apt-get install -y chromium)
+
+# The browser tests use CHROMIUM_BIN when set, else the chromium on the path.
 test-e2e: chromium
-	cd ui && GATEWAY_BIN=$(CURDIR)/gateway npm run test:e2e
+	cd ui && GATEWAY_BIN=$(CURDIR)/gateway CHROMIUM_BIN="$${CHROMIUM_BIN:-$$(command -v chromium)}" npm run test:e2e
 
 bench:
 	bash bench/run.sh

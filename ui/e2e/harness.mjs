@@ -17,7 +17,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const GATEWAY_BIN = resolve(here, "..", process.env.GATEWAY_BIN ?? "../gateway");
 
 /** CHROMIUM is the browser executable (Debian's chromium package). */
-export const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+export const CHROMIUM = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
 
 const CHROMIUM_ARGS = [
   "--headless",
