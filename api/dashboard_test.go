@@ -100,6 +100,16 @@ func TestDashboard(t *testing.T) {
 			t.Fatalf("rows %+v", rows)
 		}
 	})
+	// Times before 1970: a start there starts at 1970, an end there ends
+	// before every row.
+	t.Run("NegativeTimes", func(t *testing.T) {
+		if rows := getRows(t, ts, "admin", fmt.Sprintf("/api/data/?start_timestamp=-3601&end_timestamp=%d", base+7200)); len(rows) != 2 {
+			t.Fatalf("negative start: rows %+v", rows)
+		}
+		if rows := getRows(t, ts, "admin", "/api/data/?start_timestamp=0&end_timestamp=-5"); len(rows) != 0 {
+			t.Fatalf("negative end: rows %+v", rows)
+		}
+	})
 	t.Run("SelfOwnRowsOnly", func(t *testing.T) {
 		rows := getRows(t, ts, "user", "/api/data/self"+span)
 		if len(rows) != 2 {

@@ -64,9 +64,14 @@ func addQuotaData(tx *bolt.Tx, rows map[string]*QuotaDatum) error {
 }
 
 // QuotaData returns the hourly rows in [start, end] (unix seconds; end 0 =
-// no end), of userID only when it is not 0.
+// no end), of userID only when it is not 0. A start before 1970 starts
+// there; an end before it holds nothing.
 func (s *Store) QuotaData(start, end int64, userID uint64) ([]QuotaDatum, error) {
 	out := []QuotaDatum{}
+	if end < 0 {
+		return out, nil
+	}
+	start = max(start, 0)
 	from := make([]byte, 8)
 	binary.BigEndian.PutUint64(from, uint64(start-start%3600))
 	err := s.db.View(func(tx *bolt.Tx) error {
