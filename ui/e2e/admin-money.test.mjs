@@ -26,6 +26,16 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   await drawer.waitFor();
   assert.equal(await drawer.locator("#redemption-quota").inputValue(), "100000");
   assert.equal(await drawer.locator("#redemption-count").inputValue(), "1");
+  // An empty name does nothing, silently: not even the browser's own
+  // "fill out this field" (it follows an invalid event).
+  const name0 = drawer.locator("#redemption-name");
+  await name0.evaluate((el) => el.addEventListener("invalid", () => (window.__invalidName = true)));
+  await name0.press("Enter");
+  await admin.page.locator('[data-testid="redemption-submit"]').click();
+  await admin.page.waitForTimeout(300);
+  assert.equal(await admin.page.evaluate(() => window.__invalidName ?? false), false);
+  assert.equal(await admin.page.locator(".toast").count(), 0);
+  assert.equal(await drawer.isVisible(), true);
   // The console checks what the server checks: a name of at most 20 bytes, a quota above 0.
   await drawer.locator("#redemption-name").fill("七个汉字的名称");
   await admin.page.locator('[data-testid="redemption-submit"]').click();

@@ -113,6 +113,9 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
         </Flex>
       ) : (
         <form
+          // Enter submits as the button does: an empty name does nothing,
+          // silently, without the browser's own "fill out this field".
+          noValidate
           onSubmit={(e) => {
             e.preventDefault();
             void submit();
