@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -82,6 +83,12 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		slog.Warn("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "code", code, "err", err)
 	} else {
 		slog.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
+	}
+	// A wait the caller can count down (a code mailed moments ago) is
+	// told as Retry-After; the rate limits' refusals carry none.
+	var cd *store.CooldownError
+	if errors.As(err, &cd) {
+		w.Header().Set("Retry-After", strconv.FormatInt(cd.Seconds, 10))
 	}
 	writeEnvelope(w, status, envelope{Success: false, Message: store.ErrorMessage(err)})
 }

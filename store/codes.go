@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"strings"
 	"time"
 
@@ -30,6 +31,12 @@ func codeKey(purpose, subject string) []byte {
 	return []byte(purpose + "\x00" + strings.ToLower(strings.TrimSpace(subject)))
 }
 
+// CooldownError is the cause of IssueCode's ERATELIMIT: the seconds until
+// another code may be sent.
+type CooldownError struct{ Seconds int64 }
+
+func (e *CooldownError) Error() string { return fmt.Sprintf("cooldown: %d s", e.Seconds) }
+
 // IssueCode stores a new single-use code for (purpose, subject), replacing
 // any earlier one. Errors: ERATELIMIT when the previous code is younger than
 // CodeCooldown.
@@ -40,7 +47,9 @@ func (s *Store) IssueCode(purpose, subject, code string) error {
 		var prev codeRecord
 		if ok, _ := getJSON(b, codeKey(purpose, subject), &prev); ok {
 			if wait := prev.SentAt + int64(CodeCooldown/time.Second) - now.Unix(); wait > 0 {
-				return Errorf(ERATELIMIT, "请 %d 秒后再试", wait)
+				e := Errorf(ERATELIMIT, "请 %d 秒后再试", wait)
+				e.Err = &CooldownError{Seconds: wait}
+				return e
 			}
 		}
 		return putJSON(b, codeKey(purpose, subject), codeRecord{Code: code, ExpiresAt: now.Add(CodeTTL).Unix(), SentAt: now.Unix()})

@@ -80,8 +80,8 @@ test("the New Year lantern appears only on lantern days", async () => {
 
 test("a rate-limited call shows the catalogue's message; a mail code's cooldown keeps the server's", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
-  const limited = (message) => (route) =>
-    route.fulfill({ status: 429, contentType: "application/json", body: JSON.stringify({ success: false, message, data: null }) });
+  const limited = (message, headers = {}) => (route) =>
+    route.fulfill({ status: 429, headers, contentType: "application/json", body: JSON.stringify({ success: false, message, data: null }) });
   // The status fetch is answered with the general limit.
   await page.route("**/api/about", limited("请求过于频繁，请稍后再试"));
   await page.goto("/about");
@@ -93,8 +93,14 @@ test("a rate-limited call shows the catalogue's message; a mail code's cooldown 
   await page.waitForTimeout(500);
   assert.equal(await page.locator(".toast-error", { hasText: "无法正常连接至服务器！" }).count(), 0);
   await page.unroute("**/api/status");
-  // The reset mail's cooldown says how long to wait.
-  await page.route("**/api/reset_password?**", limited("请 25 秒后再试"));
+  // The reset mail refused by the rate limit reads as any other call...
+  await page.route("**/api/reset_password?**", limited("请求过于频繁，请稍后再试"), { times: 1 });
+  await page.goto("/reset");
+  await page.fill("#reset-email", "someone@example.com");
+  await page.getByRole("button", { name: "提交" }).click();
+  await expectToast(page, "错误：请求次数过多，请稍后再试！");
+  // ...while its cooldown (told with Retry-After) says how long to wait.
+  await page.route("**/api/reset_password?**", limited("请 25 秒后再试", { "Retry-After": "25" }));
   await page.goto("/reset");
   await page.fill("#reset-email", "someone@example.com");
   await page.getByRole("button", { name: "提交" }).click();

@@ -127,7 +127,9 @@ export async function request<T = unknown>(method: string, path: string, opts: R
     throw new ApiError(serverMessage || t("error.expired"), 401, parsed);
   }
   if (res.status === 401) return fail(serverMessage || t("error.expired"), 401, parsed, silent);
-  if (res.status === 429) return fail((opts.cooldownMessage && serverMessage) || t("error.tooManyRequests"), 429, parsed, silent);
+  // A mail cooldown tells its wait (Retry-After) and says it; a rate limit's refusal reads as A §8 says.
+  const cooldown = opts.cooldownMessage && res.headers.has("Retry-After") && serverMessage;
+  if (res.status === 429) return fail(cooldown || t("error.tooManyRequests"), 429, parsed, silent);
   // A 500 is the server's own failure (A §8); other 5xx answers (a mail server or a provider that
   // failed, a feature that is not available) carry a reason the user needs.
   if (res.status === 500 || (res.status > 500 && !serverMessage)) return fail(t("error.serverInternal"), res.status, parsed, silent);
