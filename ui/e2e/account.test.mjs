@@ -84,6 +84,8 @@ test("root with the default password is warned and sent to the personal settings
   const warning = await page.locator(".toast-warning").first();
   await warning.waitFor();
   assert.ok((await warning.textContent()).trim().length > 0, "the warning toast carries the server's message");
+  // Logged in all the same: the success toast too (A §8).
+  await expectToast(page, "登录成功！");
   await toPersonalSettings(page);
   await context.close();
 });

@@ -42,11 +42,12 @@ export function LoginForm() {
     try {
       const r = await login(username.trim(), password, turnstile.token);
       startSession(r.user);
+      toast.success(t("auth.loginSuccess"));
       if (r.message) {
+        // The default password: logged in, and warned.
         toast.warning(r.message);
         navigate(AFTER_LOGIN_FALLBACK);
       } else {
-        toast.success(t("auth.loginSuccess"));
         navigate(afterLoginPath());
       }
     } catch (err) {
