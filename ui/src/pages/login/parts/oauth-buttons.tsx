@@ -15,7 +15,8 @@ export function OAuthButtons() {
   const { t } = useTranslation();
   const [wechatOpen, setWechatOpen] = useState(false);
   const s = status.value;
-  const aff = readString("aff") ?? undefined;
+  // Read when clicked: the register page stores ?aff= after its first render.
+  const aff = () => readString("aff") ?? undefined;
   const github = s.github_oauth === true && !!s.github_client_id;
   const linuxdo = s.linuxdo_oauth === true && !!s.linuxdo_client_id;
   const wechat = s.wechat_login === true;
@@ -35,7 +36,7 @@ export function OAuthButtons() {
           <Button
             variant="outline"
             data-testid="oauth-github"
-            onClick={() => startGitHubOAuth(s.github_client_id as string, aff).catch(handleError)}
+            onClick={() => startGitHubOAuth(s.github_client_id as string, aff()).catch(handleError)}
           >
             GitHub
           </Button>
@@ -44,7 +45,7 @@ export function OAuthButtons() {
           <Button
             variant="outline"
             data-testid="oauth-linuxdo"
-            onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string, aff).catch(handleError)}
+            onClick={() => startLinuxDOOAuth(s.linuxdo_client_id as string, aff()).catch(handleError)}
           >
             LinuxDO
           </Button>
