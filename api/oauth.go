@@ -228,8 +228,9 @@ func checkExternalLogin(u *store.User) error {
 }
 
 // registerExternal creates an account for acct (S §9, §6.4): a generated
-// username, the profile's display name and e-mail when usable, a random
-// password nobody knows, QuotaForNewUser and the invite rewards.
+// username, the profile's display name and e-mail when usable, no password
+// (its owner may set one in the settings without an old one),
+// QuotaForNewUser and the invite rewards.
 // Errors: EFORBIDDEN when registration is closed, ECONFLICT when no free
 // username was found.
 func (s *Server) registerExternal(p provider, acct externalAccount, inviterCode string) (*store.User, error) {
@@ -237,7 +238,7 @@ func (s *Server) registerExternal(p provider, acct externalAccount, inviterCode 
 		return nil, store.Errorf(store.EFORBIDDEN, "管理员关闭了新用户注册")
 	}
 	in := p.newUser(acct.ID)
-	in.Password = store.RandomString(store.MaxPasswordLen)
+	in.NoPassword = true
 	in.DisplayName = strings.TrimSpace(store.ClipRunes(strings.TrimSpace(acct.DisplayName), store.MaxDisplayNameLen))
 	if in.DisplayName == "" {
 		in.DisplayName = p.Label + " User"

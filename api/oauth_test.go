@@ -898,3 +898,50 @@ func TestOAuthStatusAndCSP(t *testing.T) {
 		t.Errorf("CSP with Telegram on = %q", csp)
 	}
 }
+
+// An account made by a third-party login has no password: nobody logs in
+// with one, and its owner sets the first without an old one; after that
+// the old one is asked for as for everyone.
+func TestOAuthAccountSetsItsFirstPassword(t *testing.T) {
+	t.Parallel()
+	env := startOAuthEnv(t)
+	env.github.setProfile("code-pw", `{"id":5151,"login":"nopass","name":"No Pass"}`)
+	b := newBrowser(t, env.TestServer)
+	var got oauthUser
+	wantAnswer(t, b.callback("github", "code-pw", b.state("")), 200, "").DataInto(t, &got)
+	b.userID = got.ID
+	hasPassword := func() bool {
+		var v struct {
+			HasPassword bool `json:"has_password"`
+		}
+		wantAnswer(t, b.get("/api/user/self", true), 200, "").DataInto(t, &v)
+		return v.HasPassword
+	}
+	if hasPassword() {
+		t.Fatal("an account made by a login reports a password")
+	}
+	login := func(password string) int {
+		body := `{"username":"github_5151","password":"` + password + `"}`
+		return ApiScenario{Method: "POST", URL: "/api/user/login", Body: body}.Do(t, env.TestServer).StatusCode
+	}
+	if code := login(""); code == 200 {
+		t.Fatal("logged in without a password")
+	}
+	put := func(body string) *Response {
+		return b.get("/api/user/self", true, func(r *http.Request) {
+			r.Method = http.MethodPut
+			r.Header.Set("Content-Type", "application/json")
+			r.Body = io.NopCloser(strings.NewReader(body))
+			r.ContentLength = int64(len(body))
+		})
+	}
+	if r := put(`{"password":"first-pass-1"}`); r.StatusCode != 200 {
+		t.Fatalf("first password: %d %s", r.StatusCode, r.Body)
+	}
+	if !hasPassword() || login("first-pass-1") != 200 {
+		t.Fatal("the first password does not log in")
+	}
+	if r := put(`{"password":"second-pass-2"}`); r.StatusCode != 400 || !strings.Contains(string(r.Body), "原密码错误") {
+		t.Fatalf("a second change without the old password: %d %s", r.StatusCode, r.Body)
+	}
+}

@@ -32,7 +32,9 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 		upd.DisplayName = req.DisplayName
 	}
 	if req.Password != nil && *req.Password != "" {
-		if !store.CheckPassword(u, req.OriginalPassword) {
+		// An account without a password (made by a third-party login) sets
+		// its first one without an old one.
+		if u.PasswordHash != "" && !store.CheckPassword(u, req.OriginalPassword) {
 			writeError(w, r, store.Errorf(store.EINVALID, "原密码错误"))
 			return
 		}

@@ -29,6 +29,7 @@ type userView struct {
 	AffHistoryQuota int64   `json:"aff_history_quota"`
 	InviterID       uint64  `json:"inviter_id"`
 	HasAccessToken  bool    `json:"has_access_token"`
+	HasPassword     bool    `json:"has_password"`
 	CreatedAt       int64   `json:"created_at"`
 	DeletedAt       *string `json:"DeletedAt"`
 }
@@ -40,7 +41,7 @@ func viewUser(u *store.User) userView {
 		Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount, Group: u.Group,
 		Role: u.Role, Status: u.Status, AffCode: u.AffCode, AffCount: u.AffCount, AffQuota: u.AffQuota,
 		AffHistoryQuota: u.AffHistoryQuota, InviterID: u.InviterID, HasAccessToken: len(u.AccessTokenHash) > 0,
-		CreatedAt: u.CreatedAt,
+		HasPassword: u.PasswordHash != "", CreatedAt: u.CreatedAt,
 	}
 	if u.Deleted() {
 		t := time.Unix(u.DeletedAt, 0).UTC().Format(time.RFC3339)

@@ -280,6 +280,9 @@ type NewUser struct {
 	LinuxDOID   string
 	// DefaultPassword marks the first-start root account.
 	DefaultPassword bool
+	// NoPassword creates an account without a password (a third-party
+	// login's): nobody logs in with one until its owner sets it.
+	NoPassword bool
 	// Quota is credited on creation, in the same transaction, without a log
 	// (the first root's starting quota).
 	Quota int64
@@ -297,7 +300,7 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 	if err := ValidateUsername(in.Username); err != nil {
 		return nil, err
 	}
-	if !in.DefaultPassword {
+	if !in.DefaultPassword && !in.NoPassword {
 		if err := ValidatePassword(in.Password); err != nil {
 			return nil, err
 		}
@@ -319,14 +322,18 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 	if in.Group == "" {
 		in.Group = "default"
 	}
-	hash, err := HashPassword(in.Password)
-	if err != nil {
-		return nil, Internal(err)
+	hash := ""
+	if !in.NoPassword {
+		h, err := HashPassword(in.Password)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		hash = h
 	}
 	set := s.Settings()
 	now := s.Now()
 	var created *User
-	err = s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
+	err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
 		var credits []balanceDelta
 		id, _ := tx.Bucket(bucketUsers).NextSequence()
 		u := &User{

@@ -119,6 +119,24 @@ test("log in with GitHub through the console and a fake provider", { skip }, asy
   }, stored.id);
   assert.equal(self.success, true);
   assert.equal(self.data.username, `github_${GITHUB_USER.id}`);
+
+  // The account has no password yet: its owner sets the first without an old one.
+  assert.equal(self.data.has_password, false);
+  await page.goto("/setting?tab=personal");
+  await page.locator('[data-testid="first-password"]').waitFor();
+  assert.equal(await page.locator("#pw-current").count(), 0);
+  await page.fill("#pw-new", "github-pass-1");
+  await page.fill("#pw-new2", "github-pass-1");
+  await page.click('[data-testid="change-password"]');
+  await expectToast(page, "密码修改成功！");
+  // From then on the current password is asked for, and the new one logs in.
+  await page.locator("#pw-current").waitFor();
+  const login = await fetch(`${gw.baseURL}/api/user/login`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ username: `github_${GITHUB_USER.id}`, password: "github-pass-1" }),
+  });
+  assert.equal(login.status, 200);
 });
 
 /** signTelegram returns the Login Widget's query for a Telegram user, signed as Telegram signs it. */

@@ -208,6 +208,7 @@ const en: Dictionary = {
     new: "New password",
     submit: "Change password",
     needCurrent: "Please enter the current password!",
+    firstPassword: "This account was made by a third-party login and has no password yet: set one to also log in with the username and password.",
     mismatch: "The two passwords do not match!",
     changed: "Password changed!",
   },

@@ -206,6 +206,7 @@ const zh = {
     new: "新密码",
     submit: "修改密码",
     needCurrent: "请输入当前密码！",
+    firstPassword: "此账户由第三方登录创建，还没有密码：设置后也可用用户名和密码登录。",
     mismatch: "两次输入的密码不一致！",
     changed: "密码修改成功！",
   },

@@ -1,26 +1,27 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Button, Card, Flex, Heading, TextField } from "@radix-ui/themes";
+import { Button, Card, Flex, Heading, Text, TextField } from "@radix-ui/themes";
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../../api/client";
 import { changePassword } from "../../../../api/user";
 import { Field } from "../../../../components/ui/field";
 import { toast } from "../../../../stores/toast";
-import { user } from "../../../../stores/user";
+import { refreshSelf, user } from "../../../../stores/user";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../../register/parts/register-form";
 
 const EMPTY = { original: "", password: "", password2: "" };
 
-/** PasswordCard changes the password; the current one is required. */
+/** PasswordCard changes the password; the current one is required, unless the account has none yet. */
 export function PasswordCard() {
   useSignals();
   const { t } = useTranslation();
+  const first = user.value?.has_password === false;
   const [form, setForm] = useState(EMPTY);
   const [busy, setBusy] = useState(false);
   const set = (key: keyof typeof EMPTY) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [key]: e.target.value }));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (!form.original) {
+    if (!first && !form.original) {
       toast.error(t("password.needCurrent"));
       return;
     }
@@ -38,9 +39,10 @@ export function PasswordCard() {
     }
     setBusy(true);
     try {
-      await changePassword(form.password, form.original);
+      await changePassword(form.password, first ? "" : form.original);
       toast.success(t("password.changed"));
       setForm(EMPTY);
+      if (first) void refreshSelf(true).catch(() => {});
     } catch (err) {
       handleError(err);
     } finally {
@@ -55,9 +57,15 @@ export function PasswordCard() {
       <form onSubmit={submit} noValidate>
         <input type="text" name="username" autoComplete="username" value={user.value?.username ?? ""} readOnly hidden />
         <Flex direction="column" gap="3">
-          <Field id="pw-current" label={t("password.current")}>
-            <TextField.Root id="pw-current" type="password" autoComplete="current-password" value={form.original} onChange={set("original")} />
-          </Field>
+          {first ? (
+            <Text size="2" color="gray" data-testid="first-password">
+              {t("password.firstPassword")}
+            </Text>
+          ) : (
+            <Field id="pw-current" label={t("password.current")}>
+              <TextField.Root id="pw-current" type="password" autoComplete="current-password" value={form.original} onChange={set("original")} />
+            </Field>
+          )}
           <Field id="pw-new" label={t("password.new")}>
             <TextField.Root
               id="pw-new"
