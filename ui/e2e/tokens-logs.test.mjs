@@ -337,6 +337,45 @@ test("an entry pushed while the log page is being read again stays on it", async
   await context.close();
 });
 
+test("an entry pushed while the log page is being read, and in its answer too, is shown once", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "twice", "token-pass-7");
+  const created = await api.call("POST", "/api/token/", { name: "twice-key", remain_quota: 500000, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="log-table"]:not([aria-busy])').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // The next read of the page is held before it reaches the server, which
+  // then reads the page after the call's entry was pushed and written: the
+  // entry comes twice, once pushed and once in the answer (a user's entries
+  // carry no id).
+  let requested;
+  const held = new Promise((resolve) => (requested = resolve));
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  await page.route(
+    (url) => url.pathname === "/api/log/self/",
+    async (route) => {
+      requested();
+      await released;
+      await route.fulfill({ response: await route.fetch() });
+    },
+    { times: 1 },
+  );
+  await page.click('[data-testid="log-query"]');
+  await held;
+  assert.equal((await chat(`sk-${tok.key}`)).status, 200);
+  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "twice-key" }) });
+  await row.first().waitFor();
+  release();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
+  await page.waitForTimeout(300);
+  assert.equal(await row.count(), 1, "the entry is shown twice");
+  await context.close();
+});
+
 test("saving a token edit keeps a remaining quota that changed while the form was open", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "keep", "token-pass-2");
   const created = await api.call("POST", "/api/token/", { name: "keep", remain_quota: 5000, expired_time: -1, unlimited_quota: false });

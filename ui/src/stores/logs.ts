@@ -41,6 +41,25 @@ export const logStat = signal<LogStat>({ quota: 0, rpm: 0, tpm: 0 });
 export const statLoading = signal(false);
 
 let seq = 0;
+/**
+ * entryKey names one log entry across a page read and a push: its id (an administrator's view),
+ * else its request id (a user's view has no entry id; a consume entry carries its call's request id).
+ */
+function entryKey(l: LogEntry): string | undefined {
+  if (l.id !== undefined) return `id${l.id}`;
+  const rid = parseOther(l.other).request_id;
+  return typeof rid === "string" && rid !== "" ? `rq${rid}` : undefined;
+}
+
+/** unseen keeps the entries of pushed whose key none of shown has. */
+function unseen(pushed: LogEntry[], shown: LogEntry[]): LogEntry[] {
+  const seen = new Set(shown.map(entryKey).filter((k) => k !== undefined));
+  return pushed.filter((l) => {
+    const k = entryKey(l);
+    return k === undefined || !seen.has(k);
+  });
+}
+
 function withKey(l: LogEntry): Row {
   seq++;
   return { ...l, key: l.id !== undefined ? `id${l.id}` : `t${l.created_at}-${seq}` };
@@ -75,8 +94,7 @@ export async function loadLogs(page = logPage.value): Promise<void> {
     let total = r.total;
     if (at === 1 && pushed.length > 0) {
       // Entries pushed while the page was read join it as they would have joined the page shown.
-      const seen = new Set(items.map((x) => x.id).filter((id) => id !== undefined));
-      const fresh = pushed.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value) && (l.id === undefined || !seen.has(l.id)));
+      const fresh = unseen(pushed, items).filter((l) => matchesQuery(l, logQuery.value, isAdmin.value));
       items = [...fresh.reverse(), ...items].slice(0, logPageSize.value);
       total += fresh.length;
     }
@@ -170,8 +188,7 @@ function onTail(data: unknown): void {
     if (matching > 0) logTotal.value = logTotal.value + matching;
     return;
   }
-  const seen = new Set(logs.value.map((x) => x.id).filter((id) => id !== undefined));
-  const fresh = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value) && (l.id === undefined || !seen.has(l.id)));
+  const fresh = unseen(entries, logs.value).filter((l) => matchesQuery(l, logQuery.value, isAdmin.value));
   if (fresh.length === 0) return;
   batch(() => {
     logs.value = [...fresh.reverse().map(withKey), ...logs.value].slice(0, logPageSize.value);
