@@ -92,7 +92,14 @@ func transcriptText(format, ctype string, data []byte) (text string, ok bool) {
 	case "text":
 		return string(data), true
 	case "srt", "vtt":
-		return cueText(string(data)), true
+		// An upstream that answered otherwise (a JSON document, plain text)
+		// is charged for what it sent, not for the cues it did not.
+		if !strings.Contains(ctype, "json") {
+			if t := cueText(string(data)); strings.TrimSpace(t) != "" {
+				return t, true
+			}
+			return string(data), true
+		}
 	case "", "json", "verbose_json":
 	default:
 		if !strings.Contains(ctype, "json") {

@@ -157,3 +157,23 @@ func TestChat_RemoteImagesBounded(t *testing.T) {
 		t.Fatalf("images downloaded = %d, want 8 of 12", n)
 	}
 }
+
+// A streamed image generation is refused before any upstream makes an
+// image: the relay reads image answers whole, and a stream would be made,
+// refused as no answer and made again on the next channel, unpaid.
+func TestImageGenerations_StreamRefused(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"gpt-image-1":8}`}})
+	up := relaytest.New(t, "sk-up", relaytest.Routes{"POST /v1/images/generations": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, map[string]any{"created": 1, "data": []any{map[string]any{"b64_json": "AAAA"}}})
+	}})
+	g.MustCreateChannel(t, up, "gpt-image-1", nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100_000_000})
+	before := g.balances(t, "alice", tok.ID)
+	e := g.post(t, key, "/v1/images/generations", map[string]any{"model": "gpt-image-1", "prompt": "a cat", "stream": true}).
+		wantError(t, http.StatusBadRequest, "invalid_request")
+	if !strings.Contains(e.Error.Message, "stream") || up.Hits() != 0 {
+		t.Fatalf("message %q, upstream hits %d", e.Error.Message, up.Hits())
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID), true, 0, 0, 0)
+}

@@ -403,6 +403,12 @@ func (rl *Relay) readBody(c *call) *Error {
 	c.model = p.Model
 	c.bodyModel = p.Model
 	c.stream = p.Stream && (c.k == kindChat || c.k == kindCompletion)
+	if p.Stream && c.k == kindImage {
+		// The relay reads an image answer whole: a streamed one would be
+		// made upstream, refused here as no answer, and made again on the
+		// next channel, with nobody charged.
+		return badRequest("图片生成不支持流式响应（stream）")
+	}
 	c.wantUsage = p.StreamOptions != nil && p.StreamOptions.IncludeUsage
 	if p.MaxTokens < 0 || p.MaxCompletionTokens < 0 || p.MaxTokens > 1<<30 || p.MaxCompletionTokens > 1<<30 {
 		return badRequest("max_tokens 无效")
@@ -613,7 +619,12 @@ func (rl *Relay) promptTokens(c *call) int {
 		return tokenizer.Counter{ExactBytes: promptExactBytes}.CountInput(c.model, p.Input)
 	case kindSpeech:
 		if s, ok := p.Input.(string); ok {
-			return len([]rune(s))
+			// S §5.8: tts* models by characters; the others (gpt-4o-mini-tts)
+			// by the tokens of their input.
+			if strings.HasPrefix(strings.ToLower(c.model), "tts") {
+				return len([]rune(s))
+			}
+			return tokenizer.CountText(c.model, s)
 		}
 	case kindRerank:
 		return tokenizer.CountText(c.model, p.Query) + tokenizer.Counter{ExactBytes: promptExactBytes}.CountInput(c.model, p.Documents)

@@ -206,9 +206,13 @@ func TestAudio_TranscriptCounting(t *testing.T) {
 		{"verbose_json", "application/json", verbose},
 		{"json", "application/json", `{"text":` + quote(plain) + `}`},
 		{"text", "text/plain; charset=utf-8", plain},
+		// An upstream that ignores the format asked for is charged for
+		// what it sent: a JSON document, or text without cues.
+		{"srt", "application/json", `{"text":` + quote(plain) + `}`},
+		{"vtt", "text/plain; charset=utf-8", plain},
 	}
 	for _, tc := range cases {
-		t.Run(tc.format, func(t *testing.T) {
+		t.Run(tc.format+" "+tc.ctype, func(t *testing.T) {
 			t.Parallel()
 			g := MustOpenGateway(t, gatewayConfig{})
 			up := relaytest.New(t, "sk-stt", relaytest.Routes{
