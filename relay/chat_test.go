@@ -3,6 +3,7 @@ package relay_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -423,5 +424,24 @@ func TestChat_StreamBodyRewrittenOnlyWhenNeeded(t *testing.T) {
 	}
 	if v, _ := json.Marshal(got[1].JSON["x_vendor"]); string(v) != `{"keep":[1,2]}` || got[1].Model() != ratioModel {
 		t.Errorf("other fields changed: %s", got[1].Body)
+	}
+}
+
+// A usage that names the prompt and the total but not the completion is
+// charged the difference as the completion, as a stream's would be.
+func TestChat_UsageWithoutCompletionTokens(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"`+ratioModel+`","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"total_tokens":1205}}`)
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 5 || l.CompletionTokens != 1200 {
+		t.Fatalf("billed %d prompt and %d completion tokens, want 5 and 1200", l.PromptTokens, l.CompletionTokens)
 	}
 }

@@ -1178,6 +1178,10 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 			u.PromptTokens = u.TotalTokens
 		}
+		if u.CompletionTokens == 0 && u.TotalTokens > u.PromptTokens {
+			// A usage without completion_tokens: the total tells it.
+			u.CompletionTokens = u.TotalTokens - u.PromptTokens
+		}
 		return u, true
 	}
 	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
