@@ -236,3 +236,22 @@ test("after the live socket drops, a later log page counts in its total what it 
   await footer.getByText(new RegExp(`共 ${total + 1} 条`)).waitFor({ timeout: 15000 });
   await context.close();
 });
+
+test("a test-all run that ends while the live socket is down does not stay 'testing' after it reconnects", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  const sockets = await followSockets(page);
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.locator('[data-testid="test-all"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // The socket is down while the run starts and ends: none of its frames arrive.
+  await sockets.at(-1).close({ code: 1011, reason: "e2e" });
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  await page.click('[data-testid="test-all"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await page.locator('[data-testid="test-all-status"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 15000 });
+  await page.locator('[data-testid="test-all-status"]').waitFor({ state: "detached", timeout: 10000 });
+  assert.equal(await page.locator('[data-testid="test-all"]').isDisabled(), false);
+  await context.close();
+});

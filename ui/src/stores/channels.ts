@@ -370,7 +370,12 @@ function onProgress(data: unknown): void {
 export function subscribeChannelLive(): () => void {
   const offHealth = onTopic("channel.health", onHealth);
   const offProgress = onTopic("task.progress", onProgress);
-  const offReconnect = onReconnected(() => void refreshChannels());
+  const offReconnect = onReconnected(() => {
+    // Frames of a test-all run were missed while the socket was down (its
+    // end, perhaps): a run still going shows itself again with its next one.
+    if (testAllState.value?.running) testAllState.value = null;
+    void refreshChannels();
+  });
   return () => {
     offHealth();
     offProgress();
