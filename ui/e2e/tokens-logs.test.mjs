@@ -299,9 +299,16 @@ test("a page size picked on one list is the size of the lists opened after it in
   await context.close();
 });
 
-test("an entry pushed while the log page is being read again stays on it", async () => {
-  const { username, password, api } = await newUser(suite.gw.baseURL, "race", "token-pass-5");
-  const created = await api.call("POST", "/api/token/", { name: "race-key", remain_quota: 500000, expired_time: -1 });
+/**
+ * pushedDuringRead opens a user's log page, starts a read of page one and makes a call while the
+ * read is held: with readFirst the read reaches the server before the call (its answer lacks the
+ * call's entry), otherwise after it (its answer has the entry, which was also pushed). It returns
+ * how many rows the call has once the read is done.
+ */
+async function pushedDuringRead(prefix, password, readFirst) {
+  const { username, api } = await newUser(suite.gw.baseURL, prefix, password);
+  const tokenName = `${prefix}-key`;
+  const created = await api.call("POST", "/api/token/", { name: tokenName, remain_quota: 500000, expired_time: -1 });
   assert.equal(created.json?.success, true, JSON.stringify(created.json));
   const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
@@ -309,71 +316,40 @@ test("an entry pushed while the log page is being read again stays on it", async
   await page.goto("/log");
   await page.locator('[data-testid="log-table"]:not([aria-busy])').waitFor();
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  // The next read of the page reaches the server now, before the call, and
-  // its answer is held until the call's entry has been pushed.
-  let fetched;
-  const read = new Promise((resolve) => (fetched = resolve));
+  let started;
+  const held = new Promise((resolve) => (started = resolve));
   let release;
   const released = new Promise((resolve) => (release = resolve));
   await page.route(
     (url) => url.pathname === "/api/log/self/",
     async (route) => {
-      const response = await route.fetch();
-      fetched();
+      const early = readFirst ? await route.fetch() : null;
+      started();
       await released;
-      await route.fulfill({ response });
-    },
-    { times: 1 },
-  );
-  await page.click('[data-testid="log-query"]');
-  await read;
-  assert.equal((await chat(`sk-${tok.key}`)).status, 200);
-  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "race-key" }) });
-  await row.first().waitFor();
-  release();
-  await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
-  await page.waitForTimeout(300);
-  assert.equal(await row.count(), 1, "the pushed entry was dropped by the page read before it");
-  await context.close();
-});
-
-test("an entry pushed while the log page is being read, and in its answer too, is shown once", async () => {
-  const { username, password, api } = await newUser(suite.gw.baseURL, "twice", "token-pass-7");
-  const created = await api.call("POST", "/api/token/", { name: "twice-key", remain_quota: 500000, expired_time: -1 });
-  assert.equal(created.json?.success, true, JSON.stringify(created.json));
-  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, username, password);
-  await page.goto("/log");
-  await page.locator('[data-testid="log-table"]:not([aria-busy])').waitFor();
-  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  // The next read of the page is held before it reaches the server, which
-  // then reads the page after the call's entry was pushed and written: the
-  // entry comes twice, once pushed and once in the answer (a user's entries
-  // carry no id).
-  let requested;
-  const held = new Promise((resolve) => (requested = resolve));
-  let release;
-  const released = new Promise((resolve) => (release = resolve));
-  await page.route(
-    (url) => url.pathname === "/api/log/self/",
-    async (route) => {
-      requested();
-      await released;
-      await route.fulfill({ response: await route.fetch() });
+      await route.fulfill({ response: early ?? (await route.fetch()) });
     },
     { times: 1 },
   );
   await page.click('[data-testid="log-query"]');
   await held;
   assert.equal((await chat(`sk-${tok.key}`)).status, 200);
-  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "twice-key" }) });
+  const row = page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: tokenName }) });
   await row.first().waitFor();
   release();
   await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
   await page.waitForTimeout(300);
-  assert.equal(await row.count(), 1, "the entry is shown twice");
+  const n = await row.count();
   await context.close();
+  return n;
+}
+
+test("an entry pushed while the log page is being read again stays on it", async () => {
+  assert.equal(await pushedDuringRead("race", "token-pass-5", true), 1, "the pushed entry was dropped by the page read before it");
+});
+
+test("an entry pushed while the log page is being read, and in its answer too, is shown once", async () => {
+  // A user's entries carry no id: the pushed one and the answer's are the same call.
+  assert.equal(await pushedDuringRead("twice", "token-pass-7", false), 1, "the entry is shown twice");
 });
 
 test("saving a token edit keeps a remaining quota that changed while the form was open", async () => {
