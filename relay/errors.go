@@ -71,9 +71,10 @@ func upstreamMessage(body []byte, key string) string {
 }
 
 // hideKey replaces in msg the key and every word that looks like a part of
-// it: a run of key-like characters that is a masked form (three asterisks or more among at least 8 characters, as OpenAI's
-// own echo of a refused key, "sk-proj-****...abcd"), or, for a key that is
-// one word, at least 8 characters of it. A key of several words (Vertex's
+// it: a run of key-like characters that is a masked form (three asterisks
+// or more among at least 8 characters, as OpenAI's own echo of a refused
+// key, "sk-proj-****...abcd"), or, for a key that is one word, at least 8
+// characters of it. A key of several words (Vertex's
 // JSON credential) is hidden where it appears whole: its words are common
 // ones ("service_account").
 func hideKey(msg, key string) string {

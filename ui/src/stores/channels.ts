@@ -145,7 +145,6 @@ export async function refreshChannels(): Promise<void> {
 /** setChannelPageSize stores a new page size and reloads from the first page. */
 export async function setChannelPageSize(size: number): Promise<void> {
   writePageSize(size);
-  channelPageSize.value = size;
   await loadChannels(0);
 }
 

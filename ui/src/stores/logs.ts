@@ -137,7 +137,6 @@ export async function setLogType(type: number): Promise<void> {
 /** setLogPageSize stores a new page size and reloads page one. */
 export async function setLogPageSize(size: number): Promise<void> {
   writePageSize(size);
-  logPageSize.value = size;
   await loadLogs(1);
 }
 

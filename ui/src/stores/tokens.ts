@@ -129,7 +129,6 @@ export async function refreshTokens(): Promise<void> {
 /** setTokenPageSize stores a new page size and reloads from the first page. */
 export async function setTokenPageSize(size: number): Promise<void> {
   writePageSize(size);
-  tokenPageSize.value = size;
   await loadTokens(0);
 }
 
