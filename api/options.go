@@ -48,6 +48,12 @@ func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if len(req.Value) == 0 {
+		// A body without value would clear the option: refused, as the
+		// console always sends one (null clears on purpose).
+		writeError(w, r, store.Errorf(store.EINVALID, "缺少配置值（value）"))
+		return
+	}
 	value, err := optionValue(req.Value)
 	if err != nil {
 		writeError(w, r, err)

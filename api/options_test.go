@@ -63,6 +63,8 @@ func TestOptions(t *testing.T) {
 			WantStatus: 200},
 		{Name: "GoodRatio", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"CompletionRatio","value":"{\"m\":3}"}`,
 			WantStatus: 200},
+		{Name: "MissingValue", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"Notice"}`,
+			WantStatus: 400, WantContains: []string{msg("缺少配置值（value）")}},
 		{Name: "AdminRefused", Method: "PUT", URL: "/api/option/", As: "admin", Body: `{"key":"Notice","value":"x"}`,
 			WantStatus: 403},
 	})
