@@ -383,7 +383,7 @@ func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 			continue // an audience of user 0 is every console
 		}
 		hub.Publish(ws.Audience{UserID: bal.UserID}, TopicUserSelf, map[string]any{
-			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount})
+			"id": bal.UserID, "quota": bal.Quota, "used_quota": bal.UsedQuota, "request_count": bal.RequestCount, "balance_seq": bal.Seq})
 	}
 	// Tokens are their owner's alone (an administrator's list shows only
 	// their own too): each owner gets the tokens of the batch together.

@@ -555,3 +555,56 @@ func TestLive_TokenUsageBurst(t *testing.T) {
 		delete(ids, u["id"].(float64))
 	}
 }
+
+// Every balance pushed carries a number that grows with each read, so that
+// a console can tell an older read arriving late (a charge read before a
+// credit, pushed after it) from a newer one (docs/live.md).
+func TestLive_BalanceSeqGrows(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "inviter")
+	if _, err := ts.Store.UpdateUserAsAdmin("setup", id, store.UserUpdate{}, new(int64(100000))); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := dialLive(t, ts, cookie, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type balance struct {
+		Quota int64  `json:"quota"`
+		Seq   uint64 `json:"balance_seq"`
+	}
+	next := func(what string) balance {
+		t.Helper()
+		var b balance
+		m := readTopic(t, c, "user.self")
+		if err := json.Unmarshal(m.Data, &b); err != nil || b.Seq == 0 {
+			t.Fatalf("%s: user.self %s without balance_seq", what, m.Data)
+		}
+		return b
+	}
+	charge := func(quota int64) {
+		t.Helper()
+		res, err := ts.Store.Reserve(id, 0, quota)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Store.Settle(res, 0, quota, &store.Log{UserID: id, Username: "inviter", Type: store.LogTypeConsume, ModelName: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hello := next("hello")
+	charge(300)
+	charged := next("after a charge")
+	ApiScenario{Method: "POST", URL: "/api/user/aff_transfer", Cookie: cookie, UserID: id,
+		Body: `{"quota":500000}`, WantStatus: 200}.Test(t, ts)
+	credited := next("after a credit")
+	charge(200)
+	again := next("after another charge")
+	if charged.Quota != hello.Quota-300 || credited.Quota != charged.Quota+500000 || again.Quota != credited.Quota-200 {
+		t.Fatalf("balances %d, %d, %d, %d", hello.Quota, charged.Quota, credited.Quota, again.Quota)
+	}
+	if !(hello.Seq < charged.Seq && charged.Seq < credited.Seq && credited.Seq < again.Seq) {
+		t.Fatalf("balance_seq %d, %d, %d, %d: not growing", hello.Seq, charged.Seq, credited.Seq, again.Seq)
+	}
+}

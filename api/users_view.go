@@ -64,11 +64,15 @@ type liveUser struct {
 	AffCount        int64  `json:"aff_count"`
 	AffQuota        int64  `json:"aff_quota"`
 	AffHistoryQuota int64  `json:"aff_history_quota"`
+	// BalanceSeq orders the balances pushed: a console ignores the balance
+	// of a message whose number is below one it already has (see
+	// docs/live.md).
+	BalanceSeq uint64 `json:"balance_seq,omitempty"`
 }
 
 // LiveUser returns the user.self payload for u.
 func LiveUser(u *store.User) any {
 	return liveUser{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Quota: u.Quota, UsedQuota: u.UsedQuota,
 		RequestCount: u.RequestCount, Status: u.Status, Role: u.Role, Group: u.Group,
-		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota}
+		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota, BalanceSeq: u.BalanceSeq}
 }

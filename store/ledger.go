@@ -68,6 +68,9 @@ type Balance struct {
 	Quota        int64
 	UsedQuota    int64
 	RequestCount int64
+	// Seq orders the balances read: one read later than another has the
+	// higher Seq and shows every change the earlier one showed.
+	Seq uint64
 }
 
 type ledger struct {
@@ -80,6 +83,12 @@ type ledger struct {
 	// that a balance read from the file without the lock can tell whether
 	// one was applied meanwhile, while the balance was not yet there.
 	credits uint64
+	// readSeq counts the reads of live user balances that are published
+	// (snapshots and user records). Every change to a balance is made
+	// under mu, so of two reads the one with the higher number shows the
+	// later state: a console keeps the balance of the highest it received,
+	// whatever order the pushes arrive in.
+	readSeq uint64
 
 	queue    chan *charge
 	wg       sync.WaitGroup
@@ -276,6 +285,8 @@ func (l *ledger) overlay(u *User) {
 	if b := l.users[u.ID]; b != nil {
 		u.Quota, u.UsedQuota, u.RequestCount = b.shown(), b.used, b.count
 	}
+	l.readSeq++
+	u.BalanceSeq = l.readSeq
 	l.mu.Unlock()
 }
 
@@ -700,6 +711,8 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 	var out ChargeBatch
 	seen, seenToken := map[uint64]bool{}, map[uint64]bool{}
 	l.mu.Lock()
+	l.readSeq++
+	seq := l.readSeq
 	for _, c := range batch {
 		if c.writeLog {
 			out.Logs = append(out.Logs, c.log)
@@ -707,7 +720,7 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 		if !seen[c.userID] {
 			seen[c.userID] = true
 			if b := l.users[c.userID]; b != nil {
-				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.shown(), UsedQuota: b.used, RequestCount: b.count})
+				out.Balances = append(out.Balances, Balance{UserID: c.userID, Quota: b.shown(), UsedQuota: b.used, RequestCount: b.count, Seq: seq})
 			}
 		}
 		if c.tokenID != 0 && !seenToken[c.tokenID] {

@@ -63,6 +63,9 @@ type User struct {
 	DeletedAt       int64  `json:"deleted_at"` // unix seconds; 0 = not deleted
 	// PasswordIsDefault is set while root still has the first-start password.
 	PasswordIsDefault bool `json:"password_is_default,omitempty"`
+	// BalanceSeq orders the live balances read (see ledger.readSeq); not
+	// stored.
+	BalanceSeq uint64 `json:"-"`
 }
 
 // Deleted reports whether the user was soft-deleted.

@@ -57,6 +57,41 @@ test("the balance on the personal settings page follows quota changes live", asy
   await context.close();
 });
 
+test("a balance pushed late, read before the one shown, does not replace it", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  // Keep the console's sockets reachable, to hand one a message as if the server had sent it.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    window.__sockets = [];
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        window.__sockets.push(this);
+      }
+    };
+  });
+  await loginToPersonalSettings(page, "root", "123456");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const storedQuota = () => page.evaluate(() => JSON.parse(localStorage.getItem("user")).quota);
+  const api = await rootApi(suite.gw.baseURL);
+  const perUnit = await quotaPerUnit(api);
+  const before = await storedQuota();
+  assert.ok(await addQuota(api, perUnit * 3));
+  await page.waitForFunction((old) => JSON.parse(localStorage.getItem("user")).quota !== old, before, { timeout: 10000 });
+  const shown = await storedQuota();
+  const id = (await api.call("GET", "/api/user/self")).json.data.id;
+  const deliver = (data) =>
+    page.evaluate((d) => {
+      window.__sockets.at(-1).dispatchEvent(new MessageEvent("message", { data: JSON.stringify({ topic: "user.self", data: d }) }));
+      return JSON.parse(localStorage.getItem("user")).quota;
+    }, data);
+  // A read older than the one shown (a charge read before the credit, pushed after it).
+  assert.equal(await deliver({ id, quota: 1, used_quota: 0, request_count: 0, balance_seq: 1 }), shown);
+  // A later read is shown.
+  assert.equal(await deliver({ id, quota: shown + 7, used_quota: 0, request_count: 0, balance_seq: 2 ** 40 }), shown + 7);
+  await context.close();
+});
+
 test("a session ended elsewhere logs the console out without a reload", async () => {
   const username = uniqueName("liv");
   const password = "live-pass-1";

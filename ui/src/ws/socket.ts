@@ -18,6 +18,7 @@ export const CLOSE_REPLACED = 4409;
 
 const handlers = new Map<string, Set<Handler>>();
 const reconnectHandlers = new Set<() => void>();
+const openHandlers = new Set<() => void>();
 let onSessionEnded: () => Promise<boolean> = async () => false;
 let onReconnect: () => void = () => {};
 
@@ -36,6 +37,12 @@ export function onTopic(topic: string, handler: Handler): () => void {
 export function onReconnected(handler: () => void): () => void {
   reconnectHandlers.add(handler);
   return () => reconnectHandlers.delete(handler);
+}
+
+/** onOpened registers what runs each time a socket opens, before its first message; it returns a function that removes it. */
+export function onOpened(handler: () => void): () => void {
+  openHandlers.add(handler);
+  return () => openHandlers.delete(handler);
 }
 
 /** SocketHooks connect the socket to the session. */
@@ -117,6 +124,7 @@ function open(): void {
   ws.onopen = () => {
     openedAt = Date.now();
     markLive("open");
+    for (const h of openHandlers) h();
     if (everOpened) {
       onReconnect();
       for (const h of reconnectHandlers) {
