@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -443,5 +444,43 @@ func TestChat_UsageWithoutCompletionTokens(t *testing.T) {
 	}
 	if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 5 || l.CompletionTokens != 1200 {
 		t.Fatalf("billed %d prompt and %d completion tokens, want 5 and 1200", l.PromptTokens, l.CompletionTokens)
+	}
+}
+
+// Counts written as decimals or strings, as some OpenAI-compatible servers
+// write them, are charged rounded up, in a stream's usage chunk and in a
+// whole answer alike.
+func TestChat_UsageCountsNotIntegers(t *testing.T) {
+	t.Parallel()
+	const usage = `"usage":{"prompt_tokens":12.0,"completion_tokens":"7","total_tokens":18.5,"completion_tokens_details":{"audio_tokens":"0"}}`
+	for _, stream := range []bool{false, true} {
+		t.Run("stream="+strconv.FormatBool(stream), func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-upstream-1", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				if stream {
+					rawSSE(
+						`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}`,
+						`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],`+usage+`}`,
+						`data: [DONE]`,
+					)(w, r, req)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],`+usage+`}`)
+			})
+			g.MustCreateChannel(t, up, miniModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			body := chat(miniModel, "hi")
+			if stream {
+				body = streamChat(miniModel, "hi", true)
+			}
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if l := g.oneLog(t); l.PromptTokens != 12 || l.CompletionTokens != 7 {
+				t.Fatalf("billed %d prompt and %d completion tokens, want 12 and 7", l.PromptTokens, l.CompletionTokens)
+			}
+		})
 	}
 }
