@@ -58,13 +58,13 @@ type Adapter interface {
 	// the request body already converted by ConvertBody.
 	Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error)
 	// ConvertBody rewrites the client's JSON body for the upstream: the
-	// mapped model name and, for streams, a request for usage when the
-	// provider supports it. It returns the body unchanged when nothing
-	// needs changing.
-	ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error)
+	// mapped model name, for streams what su says of stream_options, and
+	// what the provider names otherwise. It returns the body unchanged when
+	// nothing needs changing.
+	ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error)
 	// StreamUsage says what the provider does with
-	// stream_options.include_usage.
-	StreamUsage() streamUsage
+	// stream_options.include_usage on call c through channel ch.
+	StreamUsage(c *call, ch *store.Channel) streamUsage
 	// Supports reports whether the channel type serves kind k.
 	Supports(k kind) bool
 	// Balance reads the channel's remaining credit in US$, when the

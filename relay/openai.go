@@ -1,10 +1,12 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +38,7 @@ func (a openAI) Supports(k kind) bool {
 	return k == kindChat
 }
 
-func (a openAI) StreamUsage() streamUsage {
+func (a openAI) StreamUsage(*call, *store.Channel) streamUsage {
 	switch a.typ {
 	case TypeOpenAI, TypeOllama:
 		// Ollama's OpenAI-compatible API documents include_usage.
@@ -103,20 +105,37 @@ func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model st
 	return req, nil
 }
 
-func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
+func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error) {
+	if a.typ == TypeMistral {
+		if _, ok := fields["max_tokens"]; !ok {
+			if v, ok := fields["max_completion_tokens"]; ok {
+				// Mistral refuses fields it does not know (422) and names
+				// the bound max_tokens.
+				fields = maps.Clone(fields)
+				delete(fields, "max_completion_tokens")
+				fields["max_tokens"] = v
+				return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, true)
+			}
+		}
+	}
 	// Providers without stream usage may refuse the option outright
 	// (Mistral answers 422), so the client's is removed (S §5.8 step 8).
-	return rewriteJSON(body, fields, upstreamModel, addUsage, a.StreamUsage() == usageRefused)
+	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, false)
+}
+
+// renamesFields reports whether ConvertBody renames a field of body for
+// a channel of type typ.
+func renamesFields(typ int, body []byte) bool {
+	return typ == TypeMistral && bytes.Contains(body, []byte(`"max_completion_tokens"`))
 }
 
 // rewriteJSON sets "model" and, when asked, stream_options.include_usage or
 // removes stream_options, keeping every other field as the client sent it.
 // Without changes the client's bytes go upstream untouched.
-func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, addUsage, dropStreamOptions bool) ([]byte, error) {
+func rewriteJSON(body []byte, fields map[string][]byte, upstreamModel string, addUsage, dropStreamOptions, changed bool) ([]byte, error) {
 	if fields == nil {
 		return body, nil
 	}
-	changed := false
 	var cur string
 	if raw, ok := fields["model"]; ok {
 		_ = json.Unmarshal(raw, &cur)
@@ -267,8 +286,38 @@ type azure struct{}
 const AzureDefaultAPIVersion = "2023-06-01-preview"
 
 // Azure OpenAI has no moderations or rerank endpoint.
-func (azure) Supports(k kind) bool     { return k != kindModeration && k != kindRerank }
-func (azure) StreamUsage() streamUsage { return usageRefused }
+func (azure) Supports(k kind) bool { return k != kindModeration && k != kindRerank }
+
+// StreamUsage: Azure reads stream_options from API version
+// 2024-09-01-preview on and refuses it before (400).
+func (azure) StreamUsage(c *call, ch *store.Channel) streamUsage {
+	version := ""
+	if c != nil && c.r != nil && c.r.URL.RawQuery != "" {
+		version = c.r.URL.Query().Get("api-version")
+	}
+	if version == "" {
+		version = ch.Other
+	}
+	if version == "" {
+		version = AzureDefaultAPIVersion
+	}
+	if azureReadsStreamOptions(version) {
+		return usageAsked
+	}
+	return usageRefused
+}
+
+// azureReadsStreamOptions reports whether an Azure API version, dated
+// YYYY-MM-DD with an optional -preview, is 2024-09-01 or later.
+func azureReadsStreamOptions(version string) bool {
+	if len(version) < 10 {
+		return false
+	}
+	if _, err := time.Parse("2006-01-02", version[:10]); err != nil || (len(version) > 10 && version[10] != '-') {
+		return false
+	}
+	return version[:10] >= "2024-09-01"
+}
 
 func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model string, body io.Reader, contentType string) (*http.Request, error) {
 	// The client's api-version, else the channel's, else the default.
@@ -297,8 +346,8 @@ func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model strin
 	return req, nil
 }
 
-func (azure) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, addUsage bool) ([]byte, error) {
-	return rewriteJSON(body, fields, upstreamModel, false, true)
+func (azure) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error) {
+	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, false)
 }
 
 func (azure) Balance(context.Context, *http.Client, *store.Channel) (float64, error) {

@@ -77,7 +77,7 @@ func TestProviderAdapters(t *testing.T) {
 		{name: "OpenAI", typ: relay.TypeOpenAI, org: "org-7", wantPath: "/v1/chat/completions", usage: true},
 		{name: "Azure, default version", typ: relay.TypeAzure, wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: relay.AzureDefaultAPIVersion, azure: true},
 		{name: "Azure, channel version", typ: relay.TypeAzure, other: "2024-02-01", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-02-01", azure: true},
-		{name: "Azure, client version", typ: relay.TypeAzure, other: "2024-02-01", query: "?api-version=2024-10-21", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-10-21", azure: true},
+		{name: "Azure, client version", typ: relay.TypeAzure, other: "2024-02-01", query: "?api-version=2024-10-21", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-10-21", azure: true, usage: true},
 		{name: "Ollama", typ: relay.TypeOllama, wantPath: "/v1/chat/completions", usage: true},
 		{name: "custom, whole URL", typ: relay.TypeCustom, base: "/deploy/{model}/chat", wantPath: "/deploy/gpt-3.5-turbo/chat"},
 		{name: "360", typ: relay.TypeAI360, wantPath: "/v1/chat/completions"},

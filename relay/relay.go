@@ -135,7 +135,7 @@ func (rl *Relay) Register(mux *http.ServeMux, allowBilling func(*http.Request) b
 	mux.Handle("POST /v1/audio/translations", h(kindTranslation))
 	mux.Handle("POST /v1/rerank", h(kindRerank))
 	mux.Handle("GET /v1/models", rl.cors(http.HandlerFunc(rl.listModels)))
-	mux.Handle("GET /v1/models/{model}", rl.cors(http.HandlerFunc(rl.getModel)))
+	mux.Handle("GET /v1/models/{model...}", rl.cors(http.HandlerFunc(rl.getModel)))
 	limited := func(h http.HandlerFunc) http.Handler {
 		if allowBilling == nil {
 			return rl.cors(h)
@@ -802,13 +802,13 @@ func refusal(ch *store.Channel, k kind) *Error {
 // needsRewrite reports whether the body must change on its way upstream:
 // another model name, stream usage to ask for, or stream options the
 // provider refuses.
-func needsRewrite(c *call, ad Adapter, upstreamModel string) bool {
+func needsRewrite(c *call, ch *store.Channel, su streamUsage, upstreamModel string) bool {
 	// A model chosen by default (none in the body, or the engines path)
 	// must be written into the body too.
-	if upstreamModel != c.bodyModel {
+	if upstreamModel != c.bodyModel || renamesFields(ch.Type, c.body) {
 		return true
 	}
-	switch ad.StreamUsage() {
+	switch su {
 	case usageRefused:
 		return bytes.Contains(c.body, []byte("stream_options"))
 	case usageAsked:
@@ -835,12 +835,13 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 	body := c.body
 	// The body is taken apart only when something in it may change; a plain
 	// call goes upstream as the client's bytes.
-	if c.isJSON && needsRewrite(c, ad, upstreamModel) {
+	su := ad.StreamUsage(c, ch)
+	if c.isJSON && needsRewrite(c, ch, su, upstreamModel) {
 		fields, ferr := c.jsonFields()
 		if ferr != nil {
 			return badRequest("请求体不是合法的 JSON")
 		}
-		b, err := ad.ConvertBody(c.k, c.body, fields, upstreamModel, c.stream && ad.StreamUsage() == usageAsked)
+		b, err := ad.ConvertBody(c.k, c.body, fields, upstreamModel, su, c.stream)
 		if err != nil {
 			return &Error{Status: 500, Type: "new_api_error", Code: "convert_request_failed", Message: "请求转换失败", Local: true, Cause: err}
 		}
@@ -1134,19 +1135,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		text, ok := transcriptText(c.format, ctype, data)
 		return usage{CompletionTokens: tokenizer.CountText(c.model, text)}, ok && !strings.HasPrefix(ctype, "text/html")
 	}
-	var v struct {
-		Usage   *usage `json:"usage"`
-		Choices []struct {
-			Text    string     `json:"text"`
-			Message completion `json:"message"`
-		} `json:"choices"`
-		Data    json.RawMessage `json:"data"`
-		Results json.RawMessage `json:"results"`
-		Meta    struct {
-			Tokens rerankTokens `json:"tokens"`
-		} `json:"meta"`
-		Tokens rerankTokens `json:"tokens"` // SiliconCloud's rerank
-	}
+	var v answer
 	// The decode is the validity check: only a failed one (a body that is
 	// not JSON, or JSON of an unexpected shape) is scanned again.
 	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
@@ -1182,6 +1171,13 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 			// A usage without completion_tokens: the total tells it.
 			u.CompletionTokens = u.TotalTokens - u.PromptTokens
 		}
+		if u.CompletionTokens == 0 && (c.k == kindChat || c.k == kindCompletion) {
+			// Nor does the total: what the answer holds is counted, as a
+			// stream's would be.
+			if n := v.completionTokens(c.model); n > 0 {
+				u.CompletionTokens, u.counted = n, true
+			}
+		}
 		return u, true
 	}
 	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
@@ -1190,12 +1186,32 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		}
 	}
 	// No usage reported: count locally.
-	sc := tokenizer.NewStreamCounter(c.model)
+	return usage{PromptTokens: c.prompt, CompletionTokens: v.completionTokens(c.model), counted: true}, true
+}
+
+// answer is what the relay reads of a complete (non-stream) JSON answer.
+type answer struct {
+	Usage   *usage `json:"usage"`
+	Choices []struct {
+		Text    string     `json:"text"`
+		Message completion `json:"message"`
+	} `json:"choices"`
+	Data    json.RawMessage `json:"data"`
+	Results json.RawMessage `json:"results"`
+	Meta    struct {
+		Tokens rerankTokens `json:"tokens"`
+	} `json:"meta"`
+	Tokens rerankTokens `json:"tokens"` // SiliconCloud's rerank
+}
+
+// completionTokens counts locally what the answer's choices hold.
+func (v *answer) completionTokens(model string) int {
+	sc := tokenizer.NewStreamCounter(model)
 	for _, ch := range v.Choices {
 		sc.Add(ch.Text)
 		ch.Message.addTo(sc)
 	}
-	return usage{PromptTokens: c.prompt, CompletionTokens: sc.Tokens(), counted: true}, true
+	return sc.Tokens()
 }
 
 // rerankTokens is the token count of a rerank answer: Cohere's and Jina's

@@ -69,6 +69,10 @@ type completion struct {
 	ReasoningContent string               `json:"reasoning_content"`
 	Reasoning        string               `json:"reasoning"`
 	ToolCalls        []tokenizer.ToolCall `json:"tool_calls"`
+	// Refusal is the text of a refusal, in place of content.
+	Refusal string `json:"refusal"`
+	// FunctionCall is the call of the legacy functions API.
+	FunctionCall *tokenizer.FunctionCall `json:"function_call"`
 }
 
 // addTo adds the text billed as completion to counter.
@@ -76,7 +80,11 @@ func (c *completion) addTo(counter *tokenizer.StreamCounter) {
 	counter.Add(string(c.Content))
 	counter.Add(c.ReasoningContent)
 	counter.Add(c.Reasoning)
+	counter.Add(c.Refusal)
 	counter.AddToolCalls(c.ToolCalls)
+	if c.FunctionCall != nil {
+		counter.AddToolCalls([]tokenizer.ToolCall{{Function: *c.FunctionCall}})
+	}
 }
 
 // partsText is message content as text: a string, or the text of an array
@@ -159,13 +167,15 @@ func addKept(counter *tokenizer.StreamCounter, kept []byte) {
 		} else {
 			kept = nil
 		}
+		// A member of an unexpected type leaves the others decoded: what
+		// was read is counted.
 		var chunk streamChunk
-		if json.Unmarshal(line, &chunk) != nil {
-			continue
-		}
+		_ = json.Unmarshal(line, &chunk)
 		chunk.counted(counter)
 	}
 }
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // maxEventBytes bounds one SSE line: an upstream that sends more without a
 // newline ends its stream as a read error.
@@ -210,6 +220,7 @@ type sseEvents struct {
 	ev      []byte // the payload of an event of several lines so far
 	wire    []byte // its lines so far
 	done    bool   // a [DONE] line ended the event returned last
+	begun   bool   // the first line was read
 	open    jsonOpen
 	scanned int // bytes scanned for structure (tests)
 }
@@ -270,6 +281,11 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			s.onWait()
 		}
 		line, err := readLine(s.r)
+		if !s.begun {
+			// SSE skips a byte order mark at the start of a stream.
+			s.begun = true
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		trimmed := bytes.TrimSpace(line)
 		if bytes.HasPrefix(trimmed, dataPrefix) {
 			s.onData()
@@ -382,23 +398,39 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			forward := true
 			if usageObject(payload) {
 				var chunk streamChunk
+				choices := 0
 				if json.Unmarshal(payload, &chunk) != nil {
-					// Keep the usage of an event whose other members do
-					// not decode.
-					chunk = streamChunk{}
-					_ = json.Unmarshal(payload, &struct {
-						Usage **usage `json:"usage"`
-					}{&chunk.Usage})
+					// An event whose other members do not decode still
+					// counts its choices (it is no usage-only event and goes
+					// to the client) and keeps its usage.
+					var shape struct {
+						Choices []struct{} `json:"choices"`
+						Usage   *usage     `json:"usage"`
+					}
+					_ = json.Unmarshal(payload, &shape)
+					choices = len(shape.Choices)
+					if chunk.Usage == nil {
+						chunk.Usage = shape.Usage
+					}
 				}
+				choices = max(choices, len(chunk.Choices))
 				u, top := chunk.chunkUsage()
 				if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+					// A provider may report the prompt early and the rest at
+					// the end, or a running total: each count is the largest
+					// reported.
 					v := *u
+					if got != nil {
+						v.PromptTokens = max(v.PromptTokens, got.PromptTokens)
+						v.CompletionTokens = max(v.CompletionTokens, got.CompletionTokens)
+						v.TotalTokens = max(v.TotalTokens, got.TotalTokens)
+					}
 					got = &v
 					if v.CompletionTokens > 0 {
 						kept, counted = nil, nil
 					}
 				}
-				if top && len(chunk.Choices) == 0 {
+				if top && choices == 0 {
 					// A usage-only event waits for the end, and reaches only
 					// a client that asked for usage: that client gets exactly
 					// one usage chunk, the one billed (a provider may report
@@ -476,6 +508,10 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	u := usage{PromptTokens: c.prompt}
 	if got != nil {
 		u = *got
+		if u.PromptTokens == 0 {
+			// A usage that names no prompt: the local count.
+			u.PromptTokens = c.prompt
+		}
 	}
 	if u.CompletionTokens == 0 {
 		if counted == nil {

@@ -95,6 +95,37 @@ type FunctionCall struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
+// UnmarshalJSON reads arguments written as a string, as OpenAI writes them,
+// or as a JSON value (some OpenAI-compatible servers, Ollama among them,
+// write an object), which is kept as its JSON text.
+func (f *FunctionCall) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*f = FunctionCall{Name: raw.Name, Arguments: rawArguments(raw.Arguments)}
+	return nil
+}
+
+// rawArguments is the text of arguments: the string, or the JSON text of
+// another value; null or nothing is "".
+func rawArguments(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
 // Tool is a tool declared in a chat request.
 type Tool struct {
 	// Type is "function".
@@ -387,7 +418,15 @@ func ToolCallsFrom(v any) []ToolCall {
 			tc.Type, _ = m["type"].(string)
 			if f, ok := m["function"].(map[string]any); ok {
 				tc.Function.Name, _ = f["name"].(string)
-				tc.Function.Arguments, _ = f["arguments"].(string)
+				switch a := f["arguments"].(type) {
+				case string:
+					tc.Function.Arguments = a
+				case nil:
+				default:
+					if b, err := json.Marshal(a); err == nil {
+						tc.Function.Arguments = string(b)
+					}
+				}
 			}
 			out = append(out, tc)
 		}

@@ -1,0 +1,273 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"gateway/relay"
+	"gateway/relay/relaytest"
+	"gateway/store"
+)
+
+// A provider that reports the prompt in an early usage chunk and only the
+// completion at the end is charged both: each count is the largest
+// reported.
+func TestStream_PartialUsagesMerged(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-partial", rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":0,"total_tokens":1000}}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"hello there"}}]}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"completion_tokens":2}}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", true))
+	if l := g.oneLog(t); l.PromptTokens != 1000 || l.CompletionTokens != 2 {
+		t.Fatalf("billed %d/%d, want 1000/2", l.PromptTokens, l.CompletionTokens)
+	}
+	// The client that asked for usage gets the figures billed.
+	if !strings.Contains(string(res.Body), `"prompt_tokens":1000,"completion_tokens":2`) {
+		t.Fatalf("no usage chunk with the figures billed: %s", res.Body)
+	}
+}
+
+// A whole answer whose usage names the prompt but neither the completion
+// nor a larger total has its completion counted, as a stream's would be.
+func TestChat_PromptOnlyUsageCountsCompletion(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 40)
+	up := relaytest.NewChat(t, "sk-prompt-only", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, long, &relaytest.Usage{PromptTokens: 50, TotalTokens: 50}))
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/chat/completions", chat(miniModel, "hi")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 50 || l.CompletionTokens < 300 {
+		t.Fatalf("billed %d/%d, want 50 and the answer's ~400 tokens", l.PromptTokens, l.CompletionTokens)
+	}
+}
+
+// Without usage, a refusal and a call of the legacy functions API are
+// counted as completion, as content and tool calls are.
+func TestStream_LocalCountRefusalAndFunctionCall(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("I cannot help with that request. ", 50)
+	cases := map[string][]string{
+		"refusal": {
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"refusal":"` + long + `"}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`data: [DONE]`,
+		},
+		"function_call": {
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":null,"function_call":{"name":"get_weather","arguments":""}}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"function_call":{"arguments":"{\"location\": \"` + long + `\"}"}}}]}`,
+			`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}`,
+			`data: [DONE]`,
+		},
+	}
+	for name, lines := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-local", rawSSE(lines...))
+			// A custom channel: no usage is asked for, and none comes.
+			g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) {
+				c.Type = relay.TypeCustom
+				c.BaseURL = up.URL + "/v1/chat/completions"
+			})
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+			if l := g.oneLog(t); l.CompletionTokens < 300 {
+				t.Fatalf("completion billed %d for about 350 tokens", l.CompletionTokens)
+			}
+		})
+	}
+}
+
+// An event with choices and usage whose tool call arguments are an object
+// (as llama.cpp's server has written them) reaches the client, and its
+// usage is billed.
+func TestStream_UsageEventWithOddMember(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-odd", rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":9,"total_tokens":19}}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":9,"total_tokens":19}}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeSiliconFlow })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+	n := 0
+	for _, e := range relaytest.Events(res.Body) {
+		if strings.Contains(e, "get_weather") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the tool call reached the client %d times, want 1: %s", n, res.Body)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 10 || l.CompletionTokens != 9 {
+		t.Fatalf("billed %d/%d, want 10/9", l.PromptTokens, l.CompletionTokens)
+	}
+}
+
+// A request whose earlier assistant turn carries tool call arguments as an
+// object (Ollama writes them so) is relayed as sent.
+func TestChat_ObjectToolArguments(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-ollama", okChat(t, miniModel, "x", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeOllama })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}]}`
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if got := string(up.LastRequest().Body); !strings.Contains(got, `"arguments":{"city":"Paris"}`) {
+		t.Fatalf("upstream body %s", got)
+	}
+}
+
+// Mistral refuses fields it does not know: max_completion_tokens goes to
+// it as max_tokens.
+func TestChat_MistralMaxCompletionTokens(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if _, ok := req.JSON["max_completion_tokens"]; ok {
+			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "max_completion_tokens"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
+	})
+	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := chat(miniModel, "hi")
+	body["max_completion_tokens"] = 100
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["max_tokens"]) != "100" {
+		t.Fatalf("upstream body %s", up.LastRequest().Body)
+	}
+}
+
+// A model whose name holds a slash (SiliconCloud's Qwen/...) can be looked
+// up by name.
+func TestModels_RetrieveNameWithSlash(t *testing.T) {
+	t.Parallel()
+	const model = "Qwen/Qwen2.5-7B-Instruct"
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-slash", okChat(t, model, "x", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, model, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	req, _ := http.NewRequest("GET", g.srv.URL+"/v1/models/"+model, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"id":"`+model+`"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+}
+
+// Azure reads stream_options from API version 2024-09-01-preview on: on
+// such a version the gateway asks for usage and bills what Azure reports
+// (reasoning included); on an older one, the client's own version
+// included, the option is left out, as Azure refuses it.
+func TestStream_AzureUsageByAPIVersion(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, other, query string
+		asked              bool
+	}{
+		{"recent", "2024-12-01-preview", "", true},
+		{"GA", "2024-10-21", "", true},
+		{"old", "2024-02-01", "", false},
+		{"default", "", "", false},
+		{"client's old version", "2024-12-01-preview", "?api-version=2024-06-01", false},
+		{"client's recent version", "2024-02-01", "?api-version=2025-01-01-preview", true},
+		{"not a date", "latest", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			var got map[string]any
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				data, _ := io.ReadAll(r.Body)
+				_ = json.Unmarshal(data, &got)
+				sse := relaytest.NewSSE(w)
+				// Azure's first chunk: prompt filter results, no choices.
+				sse.Send(map[string]any{"choices": []any{}, "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": []any{map[string]any{"prompt_index": 0, "content_filter_results": map[string]any{}}}})
+				sse.Send(relaytest.Chunk("o3-mini", "Yes."))
+				sse.Send(relaytest.FinishChunk("o3-mini", "stop"))
+				if opts, _ := got["stream_options"].(map[string]any); opts["include_usage"] == true {
+					sse.Send(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "o3-mini", "choices": []any{},
+						"usage": map[string]any{"prompt_tokens": 20, "completion_tokens": 1501, "total_tokens": 1521,
+							"completion_tokens_details": map[string]any{"reasoning_tokens": 1500}}})
+				}
+				sse.Done()
+			}))
+			defer srv.Close()
+			g.MustCreateChannel(t, &relaytest.Upstream{Server: srv, Key: "azure-key"}, miniModel, func(c *store.Channel) {
+				c.Type = relay.TypeAzure
+				c.Other = tc.other
+			})
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			res := g.post(t, key, "/v1/chat/completions"+tc.query, streamChat(miniModel, "Is the sky blue?", true))
+			if res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			_, sent := got["stream_options"]
+			if sent != tc.asked {
+				t.Fatalf("stream_options sent upstream: %v, want %v", got["stream_options"], tc.asked)
+			}
+			l := g.oneLog(t)
+			if tc.asked && (l.PromptTokens != 20 || l.CompletionTokens != 1501) {
+				t.Fatalf("billed %d/%d, want Azure's 20/1501", l.PromptTokens, l.CompletionTokens)
+			}
+			if !tc.asked && l.CompletionTokens == 0 {
+				t.Fatalf("billed %d/%d: the completion was not counted", l.PromptTokens, l.CompletionTokens)
+			}
+		})
+	}
+}
+
+// A byte order mark before a stream's first line does not cost its first
+// event.
+func TestStream_ByteOrderMark(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	c1 := `{"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"Hello"}}]}`
+	u := `{"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`
+	up := relaytest.NewChat(t, "sk-bom", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "\ufeffdata: "+c1+"\n\ndata: "+u+"\n\ndata: [DONE]\n\n")
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+	if !strings.Contains(string(res.Body), `"content":"Hello"`) {
+		t.Fatalf("first event lost: %s", res.Body)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 7 || l.CompletionTokens != 2 {
+		t.Fatalf("billed %d/%d, want 7/2", l.PromptTokens, l.CompletionTokens)
+	}
+}
