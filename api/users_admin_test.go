@@ -189,9 +189,12 @@ func TestAdminUsers_Update(t *testing.T) {
 		t.Fatalf("live quota %d, want 3500", bal.Quota)
 	}
 	logs, err := ts.Store.Logs(store.LogFilter{UserID: alice, Type: store.LogTypeManage}, 1, 10)
-	if err != nil || len(logs.Items) != 3 || !strings.Contains(logs.Items[0].Content, "管理员 admin") {
+	if err != nil || len(logs.Items) != 3 || !strings.HasPrefix(logs.Items[0].Content, "管理员将用户额度从") || !strings.Contains(logs.Items[0].Other, `"operator":"admin"`) {
 		t.Fatalf("manage logs = %+v, %v", logs, err)
 	}
+	// The user's own log tells the change, not who made it.
+	ApiScenario{URL: "/api/log/self/?type=3", Cookie: aliceCookie, UserID: alice, WantStatus: 200,
+		WantContains: []string{"管理员将用户额度从"}, WantNotContains: []string{"operator", "管理员 admin"}}.Test(t, ts)
 	// The session survives a profile edit …
 	ApiScenario{URL: "/api/user/self", Cookie: aliceCookie, UserID: alice, WantStatus: 200}.Test(t, ts)
 	// … a password change ends it; the new password works, an empty one is ignored.

@@ -74,13 +74,19 @@ func upstreamMessage(body []byte, key string) string {
 // it: a run of key-like characters that is a masked form (three asterisks
 // or more among at least 8 characters, as OpenAI's own echo of a refused
 // key, "sk-proj-****...abcd"), or, for a key that is one word, at least 8
-// characters of it. A key of several words (Vertex's
-// JSON credential) is hidden where it appears whole: its words are common
-// ones ("service_account").
+// characters of it, or a form shortened with "..." that shows 10
+// characters of it or more ("sk-proj-Ab...6789"). A key of several words
+// (Vertex's JSON credential) is hidden where it appears whole: its words are
+// common ones ("service_account"). A key shorter than 8 characters is hidden
+// where it is a whole word (from 4 characters on: shorter ones are no
+// secret worth the name, "x" for an Ollama without keys).
 func hideKey(msg, key string) string {
 	key = strings.TrimSpace(key)
-	if len(key) < 8 {
+	if len(key) < 4 {
 		return msg
+	}
+	if len(key) < 8 {
+		return hideWord(msg, key)
 	}
 	msg = strings.ReplaceAll(msg, key, "[key hidden]")
 	oneWord := strings.IndexFunc(key, func(r rune) bool { return r >= 0x80 || !keyChar(byte(r)) }) < 0
@@ -99,12 +105,50 @@ func hideKey(msg, key string) string {
 		for end > i && msg[end-1] == '.' {
 			end-- // a sentence's full stop
 		}
-		if w := msg[i:end]; len(w) >= 8 && (strings.Contains(w, "***") || oneWord && strings.Contains(key, w)) {
+		if w := msg[i:end]; len(w) >= 8 && (strings.Contains(w, "***") || oneWord && (strings.Contains(key, w) || shortened(w, key))) {
 			b.WriteString(msg[last:i])
 			b.WriteString("[key hidden]")
 			last = end
 		}
 		i = j
+	}
+	if last == 0 {
+		return msg
+	}
+	b.WriteString(msg[last:])
+	return b.String()
+}
+
+// shortened reports whether w is key shortened with "...", showing 10 of
+// its characters or more: a start of key, the dots, an end of it.
+func shortened(w, key string) bool {
+	i := strings.Index(w, "...")
+	if i < 0 {
+		return false
+	}
+	head, tail := w[:i], strings.TrimLeft(w[i:], ".")
+	if !strings.HasPrefix(key, head) || !strings.HasSuffix(key, tail) {
+		return false
+	}
+	return len(head)+len(tail) >= 10
+}
+
+// hideWord replaces key where it is a whole word of msg.
+func hideWord(msg, key string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(msg); {
+		j := strings.Index(msg[i:], key)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(key)
+		if (start == 0 || !keyChar(msg[start-1])) && (end == len(msg) || !keyChar(msg[end])) {
+			b.WriteString(msg[last:start])
+			b.WriteString("[key hidden]")
+			last = end
+		}
+		i = end
 	}
 	if last == 0 {
 		return msg

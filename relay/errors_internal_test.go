@@ -38,7 +38,12 @@ func TestHideKey(t *testing.T) {
 		{"key 'sk-pr...6789' (Abcdefghijklmn) is invalid", key, "key 'sk-pr...6789' ([key hidden]) is invalid"},
 		{"quota exceeded for key ending 6789", key, "quota exceeded for key ending 6789"},
 		{"invalid credential " + vertex + " for service_account in my-project-123", vertex, "invalid credential [key hidden] for service_account in my-project-123"},
-		{"short sk-1234 stays", "sk-1234", "short sk-1234 stays"},
+		{"short sk-1234 is hidden, sk-12345 is another word", "sk-1234", "short [key hidden] is hidden, sk-12345 is another word"},
+		{"Incorrect API key provided: tok123", "tok123", "Incorrect API key provided: [key hidden]"},
+		{"no key x here", "x", "no key x here"},
+		{"key sk-proj-Abc...6789 refused", key, "key [key hidden] refused"},
+		{"key sk-proj-Abcdefg... refused", key, "key [key hidden]... refused"},
+		{"wait... Processing...", key, "wait... Processing..."},
 		{"no key here", key, "no key here"},
 	} {
 		if got := hideKey(c.msg, c.key); got != c.want {

@@ -177,6 +177,9 @@ func addKept(counter *tokenizer.StreamCounter, kept []byte) {
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
 
+// errorMember marks an event that may carry an upstream's error message.
+var errorMember = []byte(`"error"`)
+
 // maxEventBytes bounds one SSE line: an upstream that sends more without a
 // newline ends its stream as a read error.
 const maxEventBytes = 16 << 20
@@ -465,6 +468,14 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					frt = time.Since(c.start).Milliseconds()
 				}
 				wd.extend()
+				if bytes.Contains(wire, errorMember) {
+					// An error event after the first (the first is the
+					// upstream's failure, see above) goes to the client as
+					// sent, less the channel's key should it echo it.
+					if hidden := hideKey(string(wire), ch.Key); hidden != string(wire) {
+						wire = []byte(hidden)
+					}
+				}
 				if _, werr := c.w.Write(wire); werr == nil {
 					_, werr = c.w.Write([]byte("\n\n"))
 					pending = werr == nil

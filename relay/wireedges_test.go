@@ -271,3 +271,22 @@ func TestStream_ByteOrderMark(t *testing.T) {
 		t.Fatalf("billed %d/%d, want 7/2", l.PromptTokens, l.CompletionTokens)
 	}
 }
+
+// An error event in the middle of a stream reaches the client without the
+// channel's key, should the upstream echo it.
+func TestStream_MidStreamErrorHidesKey(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-LongSecretKey0123456789abcdef"
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, secret, rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}`,
+		`data: {"error":{"message":"upstream rejected key `+secret+` midway","type":"server_error"}}`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+	body := string(res.Body)
+	if strings.Contains(body, secret) || strings.Contains(body, "LongSecretKey") || !strings.Contains(body, "upstream rejected key [key hidden] midway") {
+		t.Fatalf("stream sent: %s", body)
+	}
+}

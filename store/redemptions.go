@@ -268,8 +268,11 @@ func (s *Store) setQuotaTx(tx *bolt.Tx, adminName string, u *User, quota int64) 
 		return 0, err
 	}
 	set := s.Settings()
+	// The user sees the change in their own log; which administrator made
+	// it is for administrators (admin_info is left out of a user's views).
+	operator, _ := json.Marshal(map[string]map[string]string{"admin_info": {"operator": adminName}})
 	if err := appendLog(tx, &Log{UserID: u.ID, Username: u.Username, Type: LogTypeManage, CreatedAt: s.nowUnix(),
-		Content: "管理员 " + adminName + " 将用户额度从 " + formatQuota(set, live) + " 修改为 " + formatQuota(set, quota)}); err != nil {
+		Content: "管理员将用户额度从 " + formatQuota(set, live) + " 修改为 " + formatQuota(set, quota), Other: string(operator)}); err != nil {
 		return 0, err
 	}
 	return delta, nil

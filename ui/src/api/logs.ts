@@ -37,7 +37,7 @@ export interface LogOther {
   model_price?: number;
   upstream_model?: string;
   request_id?: string;
-  admin_info?: { use_channel?: number[] | null };
+  admin_info?: { use_channel?: number[] | null; operator?: string };
   /** audio marks a gpt-4o-audio call: its tokens split into text and audio parts, audio priced at audio_ratio. */
   audio?: boolean;
   text_input?: number;

@@ -391,6 +391,7 @@ const pagesEn: PagesDictionary = {
       requested: "Requested and billed model",
       upstream: "Actual model",
       requestId: "Request ID",
+      operator: "By administrator",
       group: "Group",
       billing: "Billing",
     },

@@ -388,6 +388,7 @@ const pagesZh = {
       requested: "请求并计费模型",
       upstream: "实际模型",
       requestId: "请求 ID",
+      operator: "操作管理员",
       group: "分组",
       billing: "计费过程",
     },

@@ -19,6 +19,7 @@ export function LogDetail({ log }: { log: LogEntry }) {
     rows.push({ label: t("logs.detail.channel"), value: retryChain(log) || String(log.channel) });
   }
   if (log.content) rows.push({ label: t("logs.detail.content"), value: log.content });
+  if (o.admin_info?.operator) rows.push({ label: t("logs.detail.operator"), value: o.admin_info.operator, testId: "operator" });
   if (isConsume(log) && o.upstream_model) {
     rows.push({ label: t("logs.detail.requested"), value: log.model_name });
     rows.push({ label: t("logs.detail.upstream"), value: o.upstream_model });
