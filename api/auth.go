@@ -39,7 +39,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.U
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		old = c.Value
 	}
-	id, _, err := s.store.CreateSession(u.ID)
+	id, _, err := s.store.CreateSessionFor(u)
 	if err != nil {
 		if old != "" {
 			_ = s.store.DeleteSession(old)

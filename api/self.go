@@ -86,8 +86,13 @@ func (s *Server) deleteSelf(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) resetAccessToken(w http.ResponseWriter, r *http.Request) {
-	u := currentUser(r)
-	token, err := s.store.ResetAccessToken(u.ID)
+	id := identity(r)
+	u := id.User
+	cred := store.Credential{SessionID: id.SessionID}
+	if id.ViaToken {
+		cred.TokenHash = u.AccessTokenHash
+	}
+	token, err := s.store.ResetAccessTokenWith(u.ID, cred)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -25,11 +25,36 @@ type Session struct {
 // CreateSession starts a session for userID (0 = anonymous) and returns the
 // cookie value.
 func (s *Store) CreateSession(userID uint64) (string, *Session, error) {
+	return s.createSession(userID, nil)
+}
+
+// CreateSessionFor starts a session for the account u that a login just
+// verified: in the same transaction, the account must still be usable and
+// have the password it was verified with. A password change or a ban
+// committed while the login was checking the password (bcrypt takes a
+// while) ends the sessions there were; this keeps the login from starting
+// one after it. Errors: EUNAUTHORIZED.
+func (s *Store) CreateSessionFor(u *User) (string, *Session, error) {
+	return s.createSession(u.ID, func(tx *bolt.Tx) error {
+		cur, err := getUser(tx, u.ID)
+		if err != nil || cur.Deleted() || cur.Status != UserStatusEnabled || cur.PasswordHash != u.PasswordHash {
+			return Errorf(EUNAUTHORIZED, "用户名或密码错误，或用户已被封禁")
+		}
+		return nil
+	})
+}
+
+func (s *Store) createSession(userID uint64, check func(*bolt.Tx) error) (string, *Session, error) {
 	id := RandomString(43)
 	now := s.Now()
 	sess := &Session{UserID: userID, CreatedAt: now.Unix(), ExpiresAt: now.Add(SessionTTL).Unix()}
 	h := hashSecret(id)
 	err := s.update(func(tx *bolt.Tx) error {
+		if check != nil {
+			if err := check(tx); err != nil {
+				return err
+			}
+		}
 		if err := putJSON(tx.Bucket(bucketSessions), h, sess); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -783,6 +784,22 @@ func (s *Store) DeleteUserIf(id uint64, check func(*User) error) error {
 // only its hash and returns the token; the previous one stops working.
 // Errors: ENOTFOUND.
 func (s *Store) ResetAccessToken(id uint64) (string, error) {
+	return s.ResetAccessTokenWith(id, Credential{})
+}
+
+// Credential is what authenticated a request: a session (its cookie value)
+// or a system access token (its hash, as the user record holds it).
+type Credential struct {
+	SessionID string
+	TokenHash []byte
+}
+
+// ResetAccessTokenWith is ResetAccessToken for a request authenticated by
+// cred, which must still be valid in the same transaction: a password change
+// committed while the request was on its way ends its session (or clears its
+// token) and no new token may come of it. Errors: EUNAUTHORIZED, EFORBIDDEN,
+// ENOTFOUND.
+func (s *Store) ResetAccessTokenWith(id uint64, cred Credential) (string, error) {
 	token := RandomString(40)
 	err := s.update(func(tx *bolt.Tx) error {
 		u, err := getUser(tx, id)
@@ -791,6 +808,19 @@ func (s *Store) ResetAccessToken(id uint64) (string, error) {
 		}
 		if u.Deleted() {
 			return Errorf(EFORBIDDEN, "用户已注销")
+		}
+		if cred.SessionID != "" {
+			var sess Session
+			ok, err := getJSON(tx.Bucket(bucketSessions), hashSecret(cred.SessionID), &sess)
+			if err != nil {
+				return err
+			}
+			if !ok || sess.UserID != id || sess.ExpiresAt < s.Now().Unix() {
+				return Errorf(EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+			}
+		}
+		if cred.TokenHash != nil && !bytes.Equal(cred.TokenHash, u.AccessTokenHash) {
+			return Errorf(EUNAUTHORIZED, "无效的访问令牌")
 		}
 		old := *u
 		u.AccessTokenHash = hashSecret(token)

@@ -733,3 +733,55 @@ func equalIDs(a, b []uint64) bool {
 	}
 	return true
 }
+
+// A login verifies the password, then starts a session: a password change
+// or a ban committed in between (bcrypt takes a while) ended the sessions
+// there were, and the login must not start one after it.
+func TestCreateSessionFor_RefusedAfterChange(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	alice := MustPutUser(t, s, store.User{Username: "alice"})
+	bob := MustPutUser(t, s, store.User{Username: "bob"})
+	verifiedAlice, verifiedBob := MustUser(t, s, alice.ID), MustUser(t, s, bob.ID)
+	if _, _, err := s.CreateSessionFor(verifiedAlice); err != nil {
+		t.Fatalf("a session for the account as verified: %v", err)
+	}
+	pw := "another-password-1"
+	if _, err := s.UpdateUser(alice.ID, store.UserUpdate{Password: &pw}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, func() error { _, _, err := s.CreateSessionFor(verifiedAlice); return err }(), store.EUNAUTHORIZED, "用户名或密码错误，或用户已被封禁")
+	banned := store.UserStatusDisabled
+	if _, err := s.UpdateUser(bob.ID, store.UserUpdate{Status: &banned}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, func() error { _, _, err := s.CreateSessionFor(verifiedBob); return err }(), store.EUNAUTHORIZED, "用户名或密码错误，或用户已被封禁")
+}
+
+// A new access token is made only while the request's own credential is
+// still valid: a password change ends the session (and clears the token) a
+// request came with.
+func TestResetAccessTokenWith_CredentialChecked(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	alice := MustPutUser(t, s, store.User{Username: "alice"})
+	sess, _, err := s.CreateSession(alice.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: sess}); err != nil {
+		t.Fatalf("with a live session: %v", err)
+	}
+	viaToken := MustUser(t, s, alice.ID).AccessTokenHash
+	if _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{TokenHash: viaToken}); err != nil {
+		t.Fatalf("with the current token: %v", err)
+	}
+	// viaToken was replaced by the call above.
+	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{TokenHash: viaToken}); return err }(), store.EUNAUTHORIZED, "无效的访问令牌")
+	if err := s.DeleteSession(sess); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: sess}); return err }(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	other, _, _ := s.CreateSession(MustPutUser(t, s, store.User{Username: "bob"}).ID)
+	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: other}); return err }(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+}
