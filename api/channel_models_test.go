@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -129,5 +130,15 @@ func TestChannelUpdateAllBalancesCountsFailures(t *testing.T) {
 	f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": good.ID + 1, "status": 2})
 	if r := f.mustOK("GET", "/api/channel/update_balance", f.adminTok, nil); r.Message != "已更新所有已启用渠道的余额" {
 		t.Fatalf("message with the failing channel disabled: %q", r.Message)
+	}
+	// One channel's balance, with or without a trailing slash; a deeper
+	// path is no such call, and nothing is asked upstream for it.
+	for _, u := range []string{fmt.Sprintf("/api/channel/update_balance/%d", good.ID), fmt.Sprintf("/api/channel/update_balance/%d/", good.ID)} {
+		if r := f.call("GET", u, f.adminTok, nil); r.Status != http.StatusOK || !strings.Contains(string(r.Raw), `"balance":75`) {
+			t.Fatalf("GET %s: %d %s", u, r.Status, r.Raw)
+		}
+	}
+	if r := f.call("GET", fmt.Sprintf("/api/channel/update_balance/%d/x", good.ID), f.adminTok, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("GET .../%d/x: %d %s", good.ID, r.Status, r.Raw)
 	}
 }

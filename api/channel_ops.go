@@ -111,9 +111,9 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 
 // updateChannelBalance answers {success, message, balance} at the top level.
 func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeError(w, r, err)
+	// The {id}/ pattern also matches deeper paths: those answer 404.
+	id, ok := routeID(w, r)
+	if !ok {
 		return
 	}
 	ch, err := s.store.Channel(id)

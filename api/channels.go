@@ -331,7 +331,7 @@ func (s *Server) copyChannel(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &store.Channel{
 		Type: src.Type, Key: src.Key, OpenAIOrganization: src.OpenAIOrganization, TestModel: src.TestModel,
-		Status: src.Status, Name: src.Name + "_复制", Weight: src.Weight, BaseURL: src.BaseURL, Other: src.Other,
+		Status: src.Status, Name: store.ClipRunes(src.Name, store.MaxChannelNameLen-len([]rune("_复制"))) + "_复制", Weight: src.Weight, BaseURL: src.BaseURL, Other: src.Other,
 		Models: src.Models, Group: src.Group, ModelMapping: src.ModelMapping,
 		StatusCodeMapping: src.StatusCodeMapping, Priority: src.Priority, AutoBan: src.AutoBan,
 	}

@@ -490,6 +490,26 @@ func TestChannelCopy(t *testing.T) {
 	if s := f.stored(cp.ID); s.BaseURL != "https://up.example.com" || s.Key != "secret-copy" {
 		t.Fatalf("the copy moved with its key: %+v", s)
 	}
+	// Names: trimmed on edit as on create, at most 100 characters; a copy of
+	// a name that long still fits.
+	long := strings.Repeat("名", store.MaxChannelNameLen)
+	f.mustOK("PUT", "/api/channel/", f.adminTok, map[string]any{"id": src.ID, "name": "  spaced  "})
+	if got := f.stored(src.ID).Name; got != "spaced" {
+		t.Fatalf("name %q after an edit with spaces around it", got)
+	}
+	f.run(t, []consoleScenario{
+		{name: "name too long", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": src.ID, "name": long + "x"}, wantStatus: 400, wantContains: []string{"渠道名称长度不得超过 100 个字符"}},
+		{name: "longest name", method: "PUT", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"id": src.ID, "name": long}, wantStatus: 200},
+	})
+	if got := f.stored(src.ID).Name; got != long {
+		t.Fatalf("name %q", got)
+	}
+	r = f.mustOK("POST", fmt.Sprintf("/api/channel/copy/%d", src.ID), f.adminTok, nil)
+	if got := f.stored(decodeData[channelOut](t, r).ID).Name; got != strings.Repeat("名", store.MaxChannelNameLen-3)+"_复制" {
+		t.Fatalf("copy of the longest name: %q", got)
+	}
 }
 
 func TestChannelRoutesRefusedForUsers(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,11 +42,15 @@ const (
 func logFilter(r *http.Request, admin bool) (store.LogFilter, error) {
 	q := r.URL.Query()
 	f := store.LogFilter{
-		Type:      queryNum(r, "type", 0),
 		TokenName: strings.TrimSpace(q.Get("token_name")),
 		ModelName: strings.TrimSpace(q.Get("model_name")),
 	}
-	var err error
+	// A type that is no integer must not quietly mean "every type".
+	typ, err := queryNum64(r, "type")
+	if err != nil {
+		return f, err
+	}
+	f.Type = int(max(min(typ, math.MaxInt32), math.MinInt32))
 	if f.Start, f.End, err = queryRange(r); err != nil {
 		return f, err
 	}

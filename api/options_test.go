@@ -40,6 +40,12 @@ func TestOptions(t *testing.T) {
 		{Name: "BadJSONRatio", Method: "PUT", URL: "/api/option/", As: "root",
 			Body:       `{"key":"ModelRatio","value":"{\"gpt-4\": 15"}`,
 			WantStatus: 400, WantContains: []string{"不是合法的 JSON 字符串"}},
+		{Name: "DuplicateRatio", Method: "PUT", URL: "/api/option/", As: "root",
+			Body:       `{"key":"GroupRatio","value":"{\"default\":1,\"default\":2}"}`,
+			WantStatus: 400, WantContains: []string{msg("GroupRatio 中的 default 出现了不止一次")}},
+		{Name: "DuplicateChatName", Method: "PUT", URL: "/api/option/", As: "root",
+			Body:       `{"key":"Chats","value":"[{\"a\":\"x\",\"a\":\"y\"}]"}`,
+			WantStatus: 400, WantContains: []string{msg("Chats 中的 0/a 出现了不止一次")}},
 		{Name: "UnknownKey", Method: "PUT", URL: "/api/option/", As: "root", Body: `{"key":"NoSuchKey","value":"1"}`,
 			WantStatus: 400, WantContains: []string{"未知的配置项"}},
 		// S §4.1's keys without effect are still stored for clients that save them.

@@ -28,8 +28,8 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 	if req.Username != nil && *req.Username != "" && *req.Username != u.Username {
 		upd.Username = req.Username
 	}
-	if req.DisplayName != nil && *req.DisplayName != "" {
-		upd.DisplayName = req.DisplayName
+	if req.DisplayName != nil {
+		upd.DisplayName = req.DisplayName // a blank one keeps the old
 	}
 	if req.Password != nil && *req.Password != "" {
 		// An account without a password (made by a third-party login) sets

@@ -22,6 +22,13 @@ func TestUpdateSelf(t *testing.T) {
 			{Name: "DisplayName", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
 				Body:       `{"display_name":"Alice A."}`,
 				WantStatus: 200, WantContains: []string{msg("用户信息更新成功！"), `"display_name":"Alice A."`}},
+			// A blank display name keeps the old one; spaces around one are dropped.
+			{Name: "BlankDisplayName", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+				Body:       `{"display_name":"   "}`,
+				WantStatus: 200, WantContains: []string{`"display_name":"Alice A."`}},
+			{Name: "SpacedDisplayName", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
+				Body:       `{"display_name":"  Alice B  "}`,
+				WantStatus: 200, WantContains: []string{`"display_name":"Alice B"`}},
 			{Name: "UsernameTaken", Method: "PUT", URL: "/api/user/self", Cookie: cookie, UserID: id,
 				Body:       `{"username":"Admin"}`,
 				WantStatus: 409, WantContains: []string{msg("用户名已存在")}},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -138,6 +139,10 @@ func ClipRunes(s string, n int) string {
 // becomes enabled and one without group joins default.
 func (c *Channel) Validate() error { return c.validate(nil) }
 
+// MaxChannelNameLen bounds a channel's name (characters): a name is a
+// label in tables and logs, and the copy suffix fits after any name.
+const MaxChannelNameLen = 100
+
 // validate is Validate for an edit of old: the bounds added over time
 // (name lengths, control characters, the priority's maximum) judge the
 // fields the edit changes, so a channel stored before them can still be
@@ -153,6 +158,9 @@ func (c *Channel) validate(old *Channel) error {
 	}
 	if hasControl(c.Name) {
 		return Errorf(EINVALID, "渠道名称不能包含控制字符")
+	}
+	if changed(c.Name, was.Name) && utf8.RuneCountInString(c.Name) > MaxChannelNameLen {
+		return Errorf(EINVALID, "渠道名称长度不得超过 %d 个字符", MaxChannelNameLen)
 	}
 	if c.Type <= 0 {
 		return Errorf(EINVALID, "请选择渠道类型")
@@ -425,7 +433,10 @@ func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 		}
 		setIf(&c.OpenAIOrganization, upd.OpenAIOrganization)
 		setIf(&c.TestModel, upd.TestModel)
-		setIf(&c.Name, upd.Name)
+		if upd.Name != nil {
+			// Kept without the spaces around it, as on create.
+			c.Name = strings.TrimSpace(*upd.Name)
+		}
 		setIf(&c.BaseURL, upd.BaseURL)
 		if !newKey && !old.SendsKeyTo(c.Type, c.BaseURL) {
 			return ErrKeyForNewDestination

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"net/netip"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"unicode"
 
 	json "github.com/goccy/go-json"
+	"github.com/goccy/go-json/jsontext"
+	jsonv2 "github.com/goccy/go-json/v2"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -522,6 +525,12 @@ func wholeJSON(d *OptionDef, value string, open byte) error {
 	v := strings.TrimSpace(value)
 	if v == "" || v[0] != open || !json.Valid([]byte(v)) {
 		return Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+	}
+	// A name given twice would be stored as written and read as its last
+	// value: {"gpt-4":1,"gpt-4":2} shows one price and charges another.
+	var serr *jsontext.SyntacticError
+	if err := jsonv2.Unmarshal([]byte(v), new(jsontext.Value)); errors.As(err, &serr) && serr.Err == jsontext.ErrDuplicateName {
+		return Errorf(EINVALID, "%s 中的 %s 出现了不止一次", d.Key, ClipRunes(strings.TrimPrefix(string(serr.JSONPointer), "/"), 64))
 	}
 	return nil
 }

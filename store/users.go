@@ -75,6 +75,15 @@ func (u *User) Deleted() bool { return u.DeletedAt != 0 }
 // IsAdmin reports role >= admin.
 func (u *User) IsAdmin() bool { return u.Role >= RoleAdmin }
 
+// blankRune reports the characters that are no space but show as one.
+func blankRune(r rune) bool {
+	switch r {
+	case '\u115F', '\u1160', '\u3164', '\uFFA0', '\u2800':
+		return true
+	}
+	return false
+}
+
 // ValidateUsername checks the username rules.
 func ValidateUsername(name string) error {
 	if name == "" {
@@ -83,7 +92,9 @@ func ValidateUsername(name string) error {
 	if utf8.RuneCountInString(name) > MaxUsernameLen {
 		return Errorf(EINVALID, "用户名长度不得超过 %d 位", MaxUsernameLen)
 	}
-	if strings.ContainsAny(name, " \t\r\n") {
+	// Any white space (the ideographic and no-break spaces too), and the
+	// characters that show as blank (Hangul and Braille fillers).
+	if strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || blankRune(r) }) >= 0 {
 		return Errorf(EINVALID, "用户名不能包含空白字符")
 	}
 	// Invisible characters would let one name pass for another ("root"
@@ -309,7 +320,7 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 			return nil, err
 		}
 	}
-	if in.DisplayName == "" {
+	if in.DisplayName = strings.TrimSpace(in.DisplayName); in.DisplayName == "" {
 		in.DisplayName = in.Username
 	}
 	if err := ValidateDisplayName(in.DisplayName); err != nil {
@@ -667,6 +678,14 @@ func prepareUserUpdate(upd *UserUpdate) (hash string, err error) {
 		upd.Username = &v
 		if err := ValidateUsername(v); err != nil {
 			return "", err
+		}
+	}
+	if upd.DisplayName != nil {
+		// Kept without the spaces around it; a blank one keeps the old.
+		if v := strings.TrimSpace(*upd.DisplayName); v == "" {
+			upd.DisplayName = nil
+		} else {
+			upd.DisplayName = &v
 		}
 	}
 	if upd.DisplayName != nil {

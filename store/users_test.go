@@ -29,6 +29,10 @@ func TestCreateUser(t *testing.T) {
 			{"EmptyUsername", store.NewUser{Username: "  ", Password: "password1"}, "用户名不能为空"},
 			{"LongUsername", store.NewUser{Username: strings.Repeat("u", 21), Password: "password1"}, "用户名长度不得超过 20 位"},
 			{"UsernameWithSpace", store.NewUser{Username: "a b", Password: "password1"}, "用户名不能包含空白字符"},
+			{"UsernameWithIdeographicSpace", store.NewUser{Username: "ro\u3000ot", Password: "password1"}, "用户名不能包含空白字符"},
+			{"UsernameWithNoBreakSpace", store.NewUser{Username: "ro\u00a0ot", Password: "password1"}, "用户名不能包含空白字符"},
+			{"UsernameWithHangulFiller", store.NewUser{Username: "root\u3164", Password: "password1"}, "用户名不能包含空白字符"},
+			{"UsernameWithBrailleBlank", store.NewUser{Username: "root\u2800", Password: "password1"}, "用户名不能包含空白字符"},
 			{"UsernameWithNUL", store.NewUser{Username: "root\x00", Password: "password1"}, "用户名不能包含控制字符或不可见字符"},
 			{"UsernameWithZeroWidthSpace", store.NewUser{Username: "root\u200b", Password: "password1"}, "用户名不能包含控制字符或不可见字符"},
 			{"UsernameLikeAnEmail", store.NewUser{Username: "alice@example.com", Password: "password1"}, "用户名不能包含 @"},
@@ -777,11 +781,20 @@ func TestResetAccessTokenWith_CredentialChecked(t *testing.T) {
 		t.Fatalf("with the current token: %v", err)
 	}
 	// viaToken was replaced by the call above.
-	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{TokenHash: viaToken}); return err }(), store.EUNAUTHORIZED, "无效的访问令牌")
+	wantCode(t, func() error {
+		_, err := s.ResetAccessTokenWith(alice.ID, store.Credential{TokenHash: viaToken})
+		return err
+	}(), store.EUNAUTHORIZED, "无效的访问令牌")
 	if err := s.DeleteSession(sess); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: sess}); return err }(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	wantCode(t, func() error {
+		_, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: sess})
+		return err
+	}(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
 	other, _, _ := s.CreateSession(MustPutUser(t, s, store.User{Username: "bob"}).ID)
-	wantCode(t, func() error { _, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: other}); return err }(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
+	wantCode(t, func() error {
+		_, err := s.ResetAccessTokenWith(alice.ID, store.Credential{SessionID: other})
+		return err
+	}(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
 }
