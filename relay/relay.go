@@ -1077,6 +1077,19 @@ func (u usage) sane() usage {
 	return u
 }
 
+// promptFilled is u with a prompt when the upstream named a completion but
+// no prompt: the total's remainder, else the local count.
+func (u usage) promptFilled(local int) usage {
+	if u.PromptTokens == 0 && u.CompletionTokens > 0 {
+		if u.TotalTokens > u.CompletionTokens {
+			u.PromptTokens = u.TotalTokens - u.CompletionTokens
+		} else {
+			u.PromptTokens = local
+		}
+	}
+	return u
+}
+
 // tokenDetails is the part of OpenAI's prompt_tokens_details and
 // completion_tokens_details the relay reads.
 type tokenDetails struct {
@@ -1178,7 +1191,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 				u.CompletionTokens, u.counted = n, true
 			}
 		}
-		return u, true
+		return u.promptFilled(c.prompt), true
 	}
 	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
 		if t.InputTokens+t.OutputTokens > 0 {

@@ -518,11 +518,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	// The local count is only needed when the upstream reported no usage.
 	u := usage{PromptTokens: c.prompt}
 	if got != nil {
-		u = *got
-		if u.PromptTokens == 0 {
-			// A usage that names no prompt: the local count.
-			u.PromptTokens = c.prompt
-		}
+		u = got.promptFilled(c.prompt)
 	}
 	if u.CompletionTokens == 0 {
 		if counted == nil {

@@ -290,3 +290,49 @@ func TestStream_MidStreamErrorHidesKey(t *testing.T) {
 		t.Fatalf("stream sent: %s", body)
 	}
 }
+
+// A usage that names a completion but no prompt is charged the total's
+// remainder as the prompt, else the local count of the prompt.
+func TestUsageWithoutPrompt(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		stream bool
+		usage  string
+		prompt int64 // 0: the local count
+	}{
+		"whole, with total":  {false, `{"completion_tokens":7,"total_tokens":19}`, 12},
+		"whole, no total":    {false, `{"completion_tokens":7}`, 0},
+		"stream, with total": {true, `{"completion_tokens":2,"total_tokens":1002}`, 1000},
+		"stream, no total":   {true, `{"completion_tokens":2}`, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-noprompt", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				if tc.stream {
+					rawSSE(
+						`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}`,
+						`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":`+tc.usage+`}`,
+						`data: [DONE]`,
+					)(w, r, req)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":`+tc.usage+`}`)
+			})
+			g.MustCreateChannel(t, up, miniModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			body := chat(miniModel, "a prompt of several words to count")
+			if tc.stream {
+				body = streamChat(miniModel, "a prompt of several words to count", true)
+			}
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			l := g.oneLog(t)
+			if tc.prompt != 0 && l.PromptTokens != tc.prompt || tc.prompt == 0 && l.PromptTokens < 5 {
+				t.Fatalf("billed a prompt of %d, want %d (0: the local count)", l.PromptTokens, tc.prompt)
+			}
+		})
+	}
+}
