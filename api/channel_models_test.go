@@ -138,7 +138,9 @@ func TestChannelUpdateAllBalancesCountsFailures(t *testing.T) {
 			t.Fatalf("GET %s: %d %s", u, r.Status, r.Raw)
 		}
 	}
-	if r := f.call("GET", fmt.Sprintf("/api/channel/update_balance/%d/x", good.ID), f.adminTok, nil); r.Status != http.StatusNotFound {
-		t.Fatalf("GET .../%d/x: %d %s", good.ID, r.Status, r.Raw)
+	for _, u := range []string{fmt.Sprintf("/api/channel/update_balance/%d/x", good.ID), fmt.Sprintf("/api/channel/update_balance/%d/x/%d/", good.ID, good.ID)} {
+		if r := f.call("GET", u, f.adminTok, nil); r.Status != http.StatusNotFound {
+			t.Fatalf("GET %s: %d %s", u, r.Status, r.Raw)
+		}
 	}
 }

@@ -322,9 +322,14 @@ func listField(data []byte, v any) string {
 // "/api/token/{id}/" also matches deeper paths; those answer 404 here.
 func routeID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 	raw := r.PathValue("id")
-	if strings.HasSuffix(r.Pattern, "/") && !strings.HasSuffix(r.URL.Path, "/"+raw+"/") {
-		writeNotFoundURL(w, r)
-		return 0, false
+	if strings.HasSuffix(r.Pattern, "/") {
+		// The path must be the pattern's with the id and the slash, and
+		// nothing after them.
+		pat := r.Pattern[strings.IndexByte(r.Pattern, '/'):]
+		if i := strings.Index(pat, "{id}"); i < 0 || r.URL.Path != pat[:i]+raw+"/" {
+			writeNotFoundURL(w, r)
+			return 0, false
+		}
 	}
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || id == 0 {

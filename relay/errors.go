@@ -1,10 +1,12 @@
 package relay
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 
 	json "github.com/goccy/go-json"
 )
@@ -86,6 +88,11 @@ func hideKey(msg, key string) string {
 		return msg
 	}
 	if len(key) < 8 {
+		if strings.IndexFunc(key, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+			// Letters alone ("ollama", "none"): a placeholder, not a
+			// secret, and a word of the message as much as a key.
+			return msg
+		}
 		return hideWord(msg, key)
 	}
 	msg = strings.ReplaceAll(msg, key, "[key hidden]")
@@ -117,6 +124,48 @@ func hideKey(msg, key string) string {
 	}
 	b.WriteString(msg[last:])
 	return b.String()
+}
+
+// hideKeyInJSON applies hideKey to every string of the JSON document doc
+// (the text, not the syntax: a short key may be a member name, "type").
+// It returns the document written again, and true, only when a string
+// changed.
+func hideKeyInJSON(doc []byte, key string) ([]byte, bool) {
+	if len(strings.TrimSpace(key)) < 4 || !json.Valid(doc) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber() // numbers written back as they came
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if h := hideKey(x, key); h != x {
+				changed = true
+				return h
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	out, err := json.Marshal(v)
+	return out, err == nil
 }
 
 // shortened reports whether w is key shortened with "...", showing 10 of

@@ -41,6 +41,7 @@ func TestHideKey(t *testing.T) {
 		{"short sk-1234 is hidden, sk-12345 is another word", "sk-1234", "short [key hidden] is hidden, sk-12345 is another word"},
 		{"Incorrect API key provided: tok123", "tok123", "Incorrect API key provided: [key hidden]"},
 		{"no key x here", "x", "no key x here"},
+		{"ollama: model not found", "ollama", "ollama: model not found"},
 		{"key sk-proj-Abc...6789 refused", key, "key [key hidden] refused"},
 		{"key sk-proj-Abcdefg... refused", key, "key [key hidden]... refused"},
 		{"wait... Processing...", key, "wait... Processing..."},
@@ -48,6 +49,24 @@ func TestHideKey(t *testing.T) {
 	} {
 		if got := hideKey(c.msg, c.key); got != c.want {
 			t.Errorf("hideKey(%q)\n got %q\nwant %q", c.msg, got, c.want)
+		}
+	}
+}
+
+// An error event's key is hidden in its text only: a short key that is
+// also a member name or a JSON word leaves the syntax alone.
+func TestHideKeyInJSON(t *testing.T) {
+	for _, c := range []struct{ doc, key, want string }{
+		{`{"error":{"message":"bad key ab12 given","type":"ab12","code":null,"n":1.50}}`, "ab12",
+			`{"error":{"code":null,"message":"bad key [key hidden] given","n":1.50,"type":"[key hidden]"}}`},
+		{`{"error":{"message":"invalid","type":"type"}}`, "typ3", ""},
+		{`{"error":{"message":"key sk-LongSecretKey0123456789abcdef refused"}}`, "sk-LongSecretKey0123456789abcdef",
+			`{"error":{"message":"key [key hidden] refused"}}`},
+		{`{"error":"nope"`, "sk-LongSecretKey0123456789abcdef", ""},
+	} {
+		got, ok := hideKeyInJSON([]byte(c.doc), c.key)
+		if c.want == "" && ok || c.want != "" && string(got) != c.want {
+			t.Errorf("hideKeyInJSON(%s, %q) = %s, %v; want %q", c.doc, c.key, got, ok, c.want)
 		}
 	}
 }

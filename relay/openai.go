@@ -106,17 +106,15 @@ func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model st
 }
 
 func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error) {
-	if a.typ == TypeMistral {
+	if v, ok := fields["max_completion_tokens"]; ok && a.typ == TypeMistral {
+		// Mistral refuses fields it does not know (422) and names the
+		// bound max_tokens; a body with both keeps its max_tokens.
+		fields = maps.Clone(fields)
+		delete(fields, "max_completion_tokens")
 		if _, ok := fields["max_tokens"]; !ok {
-			if v, ok := fields["max_completion_tokens"]; ok {
-				// Mistral refuses fields it does not know (422) and names
-				// the bound max_tokens.
-				fields = maps.Clone(fields)
-				delete(fields, "max_completion_tokens")
-				fields["max_tokens"] = v
-				return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, true)
-			}
+			fields["max_tokens"] = v
 		}
+		return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, true)
 	}
 	// Providers without stream usage may refuse the option outright
 	// (Mistral answers 422), so the client's is removed (S §5.8 step 8).

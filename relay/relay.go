@@ -1151,8 +1151,18 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	var v answer
 	// The decode is the validity check: only a failed one (a body that is
 	// not JSON, or JSON of an unexpected shape) is scanned again.
-	if json.Unmarshal(data, &v) != nil && !json.Valid(data) {
-		return usage{}, false
+	if json.Unmarshal(data, &v) != nil {
+		if !json.Valid(data) {
+			return usage{}, false
+		}
+		// Counts written as decimals or strings fail the decode: the usage
+		// is read again, leniently.
+		var loose struct {
+			Usage *looseUsage `json:"usage"`
+		}
+		if json.Unmarshal(data, &loose) == nil && loose.Usage != nil {
+			v.Usage = loose.Usage.usage()
+		}
 	}
 	// JSON that holds no result (null, a number, {}) is no answer either. A
 	// member of an unexpected type does not stop the decode (it goes on
@@ -1178,7 +1188,15 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
 		u := *v.Usage
 		if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+			// A total alone: it holds the completion, which is counted
+			// here and charged as such; the rest is the prompt.
 			u.PromptTokens = u.TotalTokens
+			if c.k == kindChat || c.k == kindCompletion {
+				if n := v.completionTokens(c.model); n > 0 && n < u.TotalTokens {
+					u.PromptTokens, u.CompletionTokens, u.counted = u.TotalTokens-n, n, true
+				}
+			}
+			return u, true
 		}
 		if u.CompletionTokens == 0 && u.TotalTokens > u.PromptTokens {
 			// A usage without completion_tokens: the total tells it.

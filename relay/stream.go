@@ -407,13 +407,15 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					// counts its choices (it is no usage-only event and goes
 					// to the client) and keeps its usage.
 					var shape struct {
-						Choices []struct{} `json:"choices"`
-						Usage   *usage     `json:"usage"`
+						Choices []struct{}  `json:"choices"`
+						Usage   *looseUsage `json:"usage"`
 					}
 					_ = json.Unmarshal(payload, &shape)
 					choices = len(shape.Choices)
-					if chunk.Usage == nil {
-						chunk.Usage = shape.Usage
+					if shape.Usage != nil {
+						// The usage as read leniently (counts written as
+						// decimals or strings fail the first decode).
+						chunk.Usage = shape.Usage.usage()
 					}
 				}
 				choices = max(choices, len(chunk.Choices))
@@ -468,12 +470,12 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					frt = time.Since(c.start).Milliseconds()
 				}
 				wd.extend()
-				if bytes.Contains(wire, errorMember) {
+				if bytes.Contains(payload, errorMember) {
 					// An error event after the first (the first is the
 					// upstream's failure, see above) goes to the client as
-					// sent, less the channel's key should it echo it.
-					if hidden := hideKey(string(wire), ch.Key); hidden != string(wire) {
-						wire = []byte(hidden)
+					// sent, less the channel's key should its text echo it.
+					if hidden, ok := hideKeyInJSON(payload, ch.Key); ok {
+						wire = append([]byte("data: "), hidden...)
 					}
 				}
 				if _, werr := c.w.Write(wire); werr == nil {

@@ -8,58 +8,65 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// UnmarshalJSON reads a usage object. OpenAI writes its counts as integers;
-// some OpenAI-compatible servers write them as decimals (12.0) or as
-// strings ("12"). Such a count is read rounded up, so that a call is never
-// charged below what its upstream reported; a count that is no number at
-// all reads as 0, as does a missing one.
-func (u *usage) UnmarshalJSON(b []byte) error {
-	type plain usage // without this method
-	var p plain
-	if err := json.Unmarshal(b, &p); err == nil {
-		*u = usage(p)
+// looseUsage reads a usage object whose counts are not all integers. OpenAI
+// writes its counts as integers, and the relay decodes usage as such; some
+// OpenAI-compatible servers write them as decimals (12.0) or as strings
+// ("12"), which fails that decode. The relay then reads the usage again as
+// looseUsage: such a count is read rounded up, so that a call is never
+// charged below what its upstream reported; a count that is no number, or
+// beyond any call (maxUsageTokens), reads as 0, as does a missing one.
+type looseUsage struct {
+	PromptTokens            looseCount    `json:"prompt_tokens"`
+	CompletionTokens        looseCount    `json:"completion_tokens"`
+	TotalTokens             looseCount    `json:"total_tokens"`
+	PromptTokensDetails     *looseDetails `json:"prompt_tokens_details"`
+	CompletionTokensDetails *looseDetails `json:"completion_tokens_details"`
+}
+
+// usage is u as the relay bills it.
+func (u *looseUsage) usage() *usage {
+	if u == nil {
 		return nil
 	}
-	var loose struct {
-		PromptTokens            json.RawMessage `json:"prompt_tokens"`
-		CompletionTokens        json.RawMessage `json:"completion_tokens"`
-		TotalTokens             json.RawMessage `json:"total_tokens"`
-		PromptTokensDetails     *tokenDetails   `json:"prompt_tokens_details"`
-		CompletionTokensDetails *tokenDetails   `json:"completion_tokens_details"`
+	out := &usage{PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens)}
+	if d := u.PromptTokensDetails; d != nil && d.ok {
+		out.PromptTokensDetails = &tokenDetails{AudioTokens: int(d.AudioTokens)}
 	}
-	if err := json.Unmarshal(b, &loose); err != nil {
-		return err
+	if d := u.CompletionTokensDetails; d != nil && d.ok {
+		out.CompletionTokensDetails = &tokenDetails{AudioTokens: int(d.AudioTokens)}
 	}
-	*u = usage{
-		PromptTokens: looseCount(loose.PromptTokens), CompletionTokens: looseCount(loose.CompletionTokens),
-		TotalTokens: looseCount(loose.TotalTokens), PromptTokensDetails: loose.PromptTokensDetails,
-		CompletionTokensDetails: loose.CompletionTokensDetails,
+	return out
+}
+
+// looseDetails reads token details as looseUsage reads its counts; details
+// that are no object read as none.
+type looseDetails struct {
+	AudioTokens looseCount `json:"audio_tokens"`
+	ok          bool
+}
+
+func (d *looseDetails) UnmarshalJSON(b []byte) error {
+	var v struct {
+		AudioTokens looseCount `json:"audio_tokens"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		*d = looseDetails{AudioTokens: v.AudioTokens, ok: true}
 	}
 	return nil
 }
 
-// UnmarshalJSON reads token details as usage reads its counts.
-func (d *tokenDetails) UnmarshalJSON(b []byte) error {
-	type plain tokenDetails
-	var p plain
-	if err := json.Unmarshal(b, &p); err == nil {
-		*d = tokenDetails(p)
-		return nil
-	}
-	var loose struct {
-		AudioTokens json.RawMessage `json:"audio_tokens"`
-	}
-	if err := json.Unmarshal(b, &loose); err != nil {
-		return err
-	}
-	*d = tokenDetails{AudioTokens: looseCount(loose.AudioTokens)}
+// looseCount is a count written as a number or a string holding one.
+type looseCount int
+
+func (n *looseCount) UnmarshalJSON(raw []byte) error {
+	*n = looseCount(readLooseCount(raw))
 	return nil
 }
 
-// looseCount reads a count written as a number or a string holding one,
-// rounded up and held within maxUsageTokens (negative counts are left for
-// usage.sane to clamp); anything else is 0.
-func looseCount(raw json.RawMessage) int {
+// readLooseCount reads a count written as a number or a string holding one,
+// rounded up; anything else, and a count beyond maxUsageTokens, is 0
+// (negative counts are left for usage.sane to clamp).
+func readLooseCount(raw []byte) int {
 	v := bytes.TrimSpace(raw)
 	if len(v) > 1 && v[0] == '"' {
 		var s string
@@ -69,8 +76,8 @@ func looseCount(raw json.RawMessage) int {
 		v = bytes.TrimSpace([]byte(s))
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsNaN(f) {
+	if err != nil || math.IsNaN(f) || math.Abs(f) > maxUsageTokens {
 		return 0
 	}
-	return int(max(min(math.Ceil(f), maxUsageTokens), -maxUsageTokens))
+	return int(math.Ceil(f))
 }

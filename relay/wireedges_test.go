@@ -94,16 +94,16 @@ func TestStream_LocalCountRefusalAndFunctionCall(t *testing.T) {
 	}
 }
 
-// An event with choices and usage whose tool call arguments are an object
-// (as llama.cpp's server has written them) reaches the client, and its
-// usage is billed.
+// An event with choices and usage whose members do not all decode (a
+// reasoning_content that is an object, a count written as a string)
+// reaches the client, and its usage is billed.
 func TestStream_UsageEventWithOddMember(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
 	up := relaytest.NewChat(t, "sk-odd", rawSSE(
 		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`,
-		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":9,"total_tokens":19}}`,
-		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":9,"total_tokens":19}}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"reasoning_content":{"steps":1},"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":"29","total_tokens":39}}`,
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 		`data: [DONE]`,
 	))
 	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeSiliconFlow })
@@ -118,8 +118,8 @@ func TestStream_UsageEventWithOddMember(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("the tool call reached the client %d times, want 1: %s", n, res.Body)
 	}
-	if l := g.oneLog(t); l.PromptTokens != 10 || l.CompletionTokens != 9 {
-		t.Fatalf("billed %d/%d, want 10/9", l.PromptTokens, l.CompletionTokens)
+	if l := g.oneLog(t); l.PromptTokens != 10 || l.CompletionTokens != 29 {
+		t.Fatalf("billed %d/%d, want 10/29", l.PromptTokens, l.CompletionTokens)
 	}
 }
 
@@ -162,6 +162,15 @@ func TestChat_MistralMaxCompletionTokens(t *testing.T) {
 	var sent map[string]json.RawMessage
 	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["max_tokens"]) != "100" {
 		t.Fatalf("upstream body %s", up.LastRequest().Body)
+	}
+	// With both, max_tokens is kept and the other left out.
+	body["max_tokens"] = 50
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("with both: status %d: %s", res.Status, res.Body)
+	}
+	sent = nil
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["max_tokens"]) != "50" || sent["max_completion_tokens"] != nil {
+		t.Fatalf("upstream body with both %s", up.LastRequest().Body)
 	}
 }
 
@@ -334,5 +343,24 @@ func TestUsageWithoutPrompt(t *testing.T) {
 				t.Fatalf("billed a prompt of %d, want %d (0: the local count)", l.PromptTokens, tc.prompt)
 			}
 		})
+	}
+}
+
+// A whole answer whose usage holds only a total is charged that total once:
+// the completion counted here, the rest as the prompt.
+func TestChat_TotalOnlyUsage(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 40)
+	up := relaytest.NewChat(t, "sk-total-only", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, long, &relaytest.Usage{TotalTokens: 420}))
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/chat/completions", chat(miniModel, "hi")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if l := g.oneLog(t); l.PromptTokens+l.CompletionTokens != 420 || l.CompletionTokens < 300 {
+		t.Fatalf("billed %d/%d, want 420 in all, most of it the completion", l.PromptTokens, l.CompletionTokens)
 	}
 }

@@ -282,11 +282,15 @@ func (l *ledger) overlay(u *User) {
 		return
 	}
 	l.mu.Lock()
-	if b := l.users[u.ID]; b != nil {
+	// The balance is always the one in memory (loaded now if it is not
+	// yet), so that every read numbered by readSeq is of the same state
+	// credits and charges change under mu: a value read from the file
+	// before the lock could be older than a later-numbered one.
+	if b, err := l.loadUser(u.ID); err == nil {
 		u.Quota, u.UsedQuota, u.RequestCount = b.shown(), b.used, b.count
+		l.readSeq++
+		u.BalanceSeq = l.readSeq
 	}
-	l.readSeq++
-	u.BalanceSeq = l.readSeq
 	l.mu.Unlock()
 }
 

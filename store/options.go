@@ -530,7 +530,8 @@ func wholeJSON(d *OptionDef, value string, open byte) error {
 	// value: {"gpt-4":1,"gpt-4":2} shows one price and charges another.
 	var serr *jsontext.SyntacticError
 	if err := jsonv2.Unmarshal([]byte(v), new(jsontext.Value)); errors.As(err, &serr) && serr.Err == jsontext.ErrDuplicateName {
-		return Errorf(EINVALID, "%s 中的 %s 出现了不止一次", d.Key, ClipRunes(strings.TrimPrefix(string(serr.JSONPointer), "/"), 64))
+		name := strings.NewReplacer("~1", "/", "~0", "~").Replace(strings.TrimPrefix(string(serr.JSONPointer), "/"))
+		return Errorf(EINVALID, "%s 中的 %s 出现了不止一次", d.Key, ClipRunes(name, 64))
 	}
 	return nil
 }

@@ -674,11 +674,10 @@ func (s *Store) EditUserAsAdmin(adminName string, id uint64, upd UserUpdate, q Q
 // prepareUserUpdate checks and normalises upd and hashes a new password.
 func prepareUserUpdate(upd *UserUpdate) (hash string, err error) {
 	if upd.Username != nil {
+		// Checked where the current name is known (applyUserUpdate): a
+		// name kept as it is passes, even one made before a rule.
 		v := strings.TrimSpace(*upd.Username)
 		upd.Username = &v
-		if err := ValidateUsername(v); err != nil {
-			return "", err
-		}
 	}
 	if upd.DisplayName != nil {
 		// Kept without the spaces around it; a blank one keeps the old.
@@ -719,6 +718,11 @@ func applyUserUpdate(tx *bolt.Tx, id uint64, upd UserUpdate, hash string) (*User
 	}
 	if upd.Check != nil {
 		if err := upd.Check(u); err != nil {
+			return nil, err
+		}
+	}
+	if upd.Username != nil && *upd.Username != u.Username {
+		if err := ValidateUsername(*upd.Username); err != nil {
 			return nil, err
 		}
 	}

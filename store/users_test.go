@@ -798,3 +798,17 @@ func TestResetAccessTokenWith_CredentialChecked(t *testing.T) {
 		return err
 	}(), store.EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
 }
+
+// A username made before a rule that now refuses it stays editable: the
+// rules judge a new name, not the one kept.
+func TestUpdateUser_LegacyUsernameKept(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	legacy := MustPutUser(t, s, store.User{Username: "张\u3000三"})
+	name, group := "张\u3000三", "vip"
+	if _, err := s.UpdateUser(legacy.ID, store.UserUpdate{Username: &name, Group: &group}); err != nil {
+		t.Fatalf("edit keeping the legacy name: %v", err)
+	}
+	bad := "李\u3000四"
+	wantCode(t, func() error { _, err := s.UpdateUser(legacy.ID, store.UserUpdate{Username: &bad}); return err }(), store.EINVALID, "用户名不能包含空白字符")
+}
