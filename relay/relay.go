@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -205,6 +206,7 @@ type call struct {
 	k         kind
 	id        string
 	start     time.Time
+	answered  bool // a stream's headers went to the client
 	caller    *Caller
 	body      []byte
 	ctype     string
@@ -269,11 +271,22 @@ type chatRequest struct {
 func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *Caller) {
 	c := &call{w: w, r: r, k: k, id: requestID(w), start: time.Now(), caller: caller}
 	// A panic past the reservation (a bug) must not keep the held quota:
-	// Refund does nothing once the call was settled or refunded.
+	// Refund does nothing once the call was settled or refunded. One after
+	// the answer started cuts the connection: an error written after the
+	// events would end the body cleanly, as if the answer were whole.
 	defer func() {
+		v := recover()
 		if c.res != nil {
 			rl.store.Refund(c.res)
 		}
+		if v == nil {
+			return
+		}
+		if v != http.ErrAbortHandler && c.answered {
+			slog.Error("panic after the answer started: connection aborted", "request_id", c.id, "panic", v, "stack", string(debug.Stack()))
+			panic(http.ErrAbortHandler)
+		}
+		panic(v)
 	}()
 	if err := rl.run(c); err != nil {
 		if c.res != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -535,8 +536,11 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	prompt, completion := u.PromptTokens, u.CompletionTokens
 	if err := rl.settle(c, ch, u, frt, set); err != nil {
 		if started {
-			// Headers are sent: end the stream without [DONE].
-			return nil
+			// Headers and events are sent: the connection is cut, so that
+			// the client sees a broken answer, not one that merely lacks
+			// [DONE] (a client may take a cleanly ended body as whole).
+			slog.Error("a stream's charge failed after it started: connection aborted", "request_id", c.id, "err", err.Cause)
+			panic(http.ErrAbortHandler)
 		}
 		return err
 	}
@@ -609,4 +613,5 @@ func (rl *Relay) startStream(c *call) {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
+	c.answered = true
 }
