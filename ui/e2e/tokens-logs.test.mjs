@@ -462,3 +462,27 @@ test("a later log page keeps its rows while new calls arrive, and its total coun
   await footer.getByText(`第 11 - ${total} 条，共 ${total + 1} 条`).waitFor({ timeout: 10000 });
   await context.close();
 });
+
+test("the token list's chat button opens no chat link with a script or data scheme", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
+  await putOption(root, "Chats", JSON.stringify([{ Evil: "javascript:alert('{key}')" }, { Data: "data:text/html,<p>{key}</p>" }]));
+  try {
+    const { username, password, api } = await newUser(suite.gw.baseURL, "tchat", "token-pass-1");
+    const created = await api.call("POST", "/api/token/", { name: "chat-tok", unlimited_quota: true, expired_time: -1 });
+    assert.equal(created.json?.success, true, JSON.stringify(created.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    const popups = [];
+    page.on("popup", (p) => popups.push(p.url()));
+    await login(page, username, password);
+    await page.waitForURL("**/token");
+    const row = page.locator('[data-testid^="token-row-"]', { has: page.locator('[data-testid="token-name"]', { hasText: "chat-tok" }) });
+    await row.waitFor();
+    await row.locator('[data-testid="chat-token"]').click();
+    await expectToast(page, "聊天链接配置错误，请联系管理员");
+    assert.deepEqual(popups, []);
+    await context.close();
+  } finally {
+    await putOption(root, "Chats", JSON.stringify(original));
+  }
+});

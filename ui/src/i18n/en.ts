@@ -87,7 +87,7 @@ const en: Dictionary = {
     passwordLoginDisabled: "Password login is disabled, please use another login method",
     passwordRegisterDisabled: "Registration with a password is disabled, please use a third-party account",
     oauthWorking: "Completing authorisation…",
-    oauthFailed: "Operation failed, redirecting…",
+    oauthFailed: "Operation failed, redirecting to the login page…",
   },
   code: {
     label: "Verification code",

@@ -116,7 +116,7 @@ const pagesEn: PagesDictionary = {
       copyFailedWith: "Copying the channel failed: {{reason}}",
       tested: "Channel {{name}} passed the test in {{seconds}} s.",
       testedModel: "Channel {{name}} passed the test with model {{model}} in {{seconds}} s.",
-      testAllStarted: "Testing of all enabled channels has started; refresh the page to see the results.",
+      testAllStarted: "Testing all enabled channels; the results update live",
       testAllDone: "All channels tested: {{total}} in total, {{failed}} failed",
       testAllDoneDisabled: "All channels tested: {{total}} in total, {{failed}} failed, {{disabled}} disabled automatically",
       balanceUpdated: "Balance of channel {{name}} updated!",

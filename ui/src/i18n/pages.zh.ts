@@ -114,7 +114,7 @@ const pagesZh = {
       copyFailedWith: "渠道复制失败：{{reason}}",
       tested: "通道 {{name}} 测试成功，耗时 {{seconds}} 秒。",
       testedModel: "通道 {{name}} 测试成功，模型 {{model}} 耗时 {{seconds}} 秒。",
-      testAllStarted: "已成功开始测试所有已启用通道，请刷新页面查看结果。",
+      testAllStarted: "已开始测试所有已启用渠道，结果将实时更新",
       testAllDone: "所有通道测试完成，共 {{total}} 个，失败 {{failed}} 个",
       testAllDoneDisabled: "所有通道测试完成，共 {{total}} 个，失败 {{failed}} 个，自动禁用 {{disabled}} 个",
       balanceUpdated: "通道 {{name}} 余额更新成功！",

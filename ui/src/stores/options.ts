@@ -73,8 +73,8 @@ export async function saveOption(key: string, value: string): Promise<boolean> {
 /** resetModelRatios restores the built-in model ratios and reloads the options. */
 export async function resetModelRatios(): Promise<boolean> {
   try {
-    const message = await optionsApi.resetModelRatio();
-    toast.success(message || t("options.ratio.resetDone"));
+    await optionsApi.resetModelRatio();
+    toast.success(t("options.ratio.resetDone"));
   } catch {
     return false;
   }

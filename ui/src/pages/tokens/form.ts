@@ -125,26 +125,3 @@ export function toTokenInput(f: TokenForm): TokenInput {
   };
 }
 
-/** ChatTarget is one configured chat app. */
-export interface ChatTarget {
-  name: string;
-  template: string;
-}
-
-/** chatTargets reads the status object's chats: a list of {name: url-template}. */
-export function chatTargets(chats: unknown): ChatTarget[] {
-  if (!Array.isArray(chats)) return [];
-  const out: ChatTarget[] = [];
-  for (const item of chats) {
-    if (!item || typeof item !== "object") continue;
-    for (const [name, template] of Object.entries(item as Record<string, unknown>)) {
-      out.push({ name, template: typeof template === "string" ? template : "" });
-    }
-  }
-  return out;
-}
-
-/** chatUrl fills a chat template: {key} with the full key, {address} with the server address (URL-encoded). */
-export function chatUrl(template: string, key: string, address: string): string {
-  return template.replaceAll("{address}", encodeURIComponent(address)).replaceAll("{key}", key);
-}

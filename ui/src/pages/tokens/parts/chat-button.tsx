@@ -4,26 +4,34 @@ import { useTranslation } from "react-i18next";
 import type { Token } from "../../../api/tokens";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
+import { chatTargets, fillChatLink, isAppLink, isWebUrl, type ChatTarget } from "../../../lib/chat-links";
 import { serverAddress, status } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { fullKey } from "../../../stores/tokens";
-import { chatTargets, chatUrl, type ChatTarget } from "../form";
 
 /** ChatButton opens the first configured chat app with this token; the menu offers the others. */
 export function ChatButton({ token }: { token: Token }) {
   useSignals();
   const { t } = useTranslation();
-  const targets = chatTargets(status.value.chats);
+  // null: the chats option could not be read (the /chat page's rules apply).
+  const parsed = chatTargets(status.value.chats);
+  const targets = parsed ?? [];
   const open = (target: ChatTarget | undefined) => {
+    if (parsed === null) {
+      toast.error(t("chatPage.parseFailed"));
+      return;
+    }
     if (!target) {
       toast.error(t("tokens.msg.chatMissing"));
       return;
     }
-    if (!target.template.trim()) {
+    const url = target.template.trim() ? fillChatLink(target.template, fullKey(token).slice(3), serverAddress.value) : "";
+    // Only web addresses and chat applications' own schemes open: a
+    // javascript: or data: template would run in the console's place.
+    if (!isWebUrl(url) && !isAppLink(url)) {
       toast.error(t("tokens.msg.chatBroken"));
       return;
     }
-    const url = chatUrl(target.template, fullKey(token), serverAddress.value);
     window.open(url, "_blank", "noopener,noreferrer");
   };
   return (
@@ -40,7 +48,7 @@ export function ChatButton({ token }: { token: Token }) {
           </DropdownMenu.Trigger>
           <DropdownMenu.Content>
             {targets.map((target) => (
-              <DropdownMenu.Item key={target.name} onSelect={() => open(target)}>
+              <DropdownMenu.Item key={`${target.index}:${target.name}`} onSelect={() => open(target)}>
                 {target.name}
               </DropdownMenu.Item>
             ))}

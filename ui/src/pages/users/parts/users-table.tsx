@@ -4,23 +4,10 @@ import { useTranslation } from "react-i18next";
 import type { AdminUser } from "../../../api/users";
 import { DataTable, type Column } from "../../../components/data-table";
 import { Tooltip } from "../../../components/ui/tooltip";
+import { roleLabelKey } from "../../../lib/roles";
 import { renderQuota } from "../../../stores/status";
 import { isDeleted, usersList } from "../../../stores/users";
 import { UserActions } from "./user-actions";
-
-/** roleKey names a role exactly; any value other than 1, 10 and 100 is 未知身份. */
-export function roleKey(role: number): string {
-  switch (role) {
-    case 1:
-      return "role.user";
-    case 10:
-      return "role.admin";
-    case 100:
-      return "role.root";
-    default:
-      return "role.unknown";
-  }
-}
 
 function StatusBadge({ user }: { user: AdminUser }) {
   const { t } = useTranslation();
@@ -91,7 +78,7 @@ export function UsersTable() {
         </Flex>
       ),
     },
-    { key: "role", header: t("userAdmin.colRole"), cell: (u) => <Text data-testid="user-role">{t(roleKey(u.role))}</Text> },
+    { key: "role", header: t("userAdmin.colRole"), cell: (u) => <Text data-testid="user-role">{t(roleLabelKey(u.role))}</Text> },
     { key: "status", header: t("userAdmin.colStatus"), cell: (u) => <StatusBadge user={u} /> },
     { key: "actions", header: t("userAdmin.colActions"), cell: (u) => (isDeleted(u) ? null : <UserActions user={u} />) },
   ];

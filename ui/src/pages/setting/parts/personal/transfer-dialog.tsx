@@ -28,8 +28,8 @@ export function TransferDialog({ open, onOpenChange }: { open: boolean; onOpenCh
     }
     setBusy(true);
     try {
-      const message = await transferAffQuota(value);
-      toast.success(message || t("invite.transferDone"));
+      await transferAffQuota(value);
+      toast.success(t("invite.transferDone"));
       await refreshSelf();
       onOpenChange(false);
     } catch (err) {
