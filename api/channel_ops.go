@@ -74,7 +74,11 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 	var sum TestSummary // report is called from one goroutine, in order
 	err := s.cfg.Relay.TestAll(currentUser(r), func(p relay.Progress) {
 		msg := map[string]any{"task": "channel_test", "done": p.Done, "total": p.Total}
-		if p.Result != nil {
+		if p.Result != nil && p.Skipped {
+			// Deleted since the run began: neither passed nor failed.
+			msg["channel_id"] = p.Result.ChannelID
+			msg["skipped"] = true
+		} else if p.Result != nil {
 			msg["channel_id"] = p.Result.ChannelID
 			msg["ok"] = p.Result.Err == nil
 			msg["time"] = p.Result.Duration.Seconds()
@@ -86,7 +90,7 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 			msg["disabled"] = p.Status == store.ChannelStatusAutoDisabled
 		}
 		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicTaskProgress, msg)
-		if p.Result != nil {
+		if p.Result != nil && !p.Skipped {
 			sum.Tested++
 			if p.Result.Err != nil {
 				sum.Failed++

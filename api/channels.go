@@ -329,9 +329,15 @@ func (s *Server) copyChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	status := src.Status
+	if status == store.ChannelStatusAutoDisabled {
+		// The copy did not fail: it starts disabled by hand, not as a
+		// channel an automatic test may enable without a reason on record.
+		status = store.ChannelStatusManuallyOff
+	}
 	c := &store.Channel{
 		Type: src.Type, Key: src.Key, OpenAIOrganization: src.OpenAIOrganization, TestModel: src.TestModel,
-		Status: src.Status, Name: store.ClipRunes(src.Name, store.MaxChannelNameLen-len([]rune("_复制"))) + "_复制", Weight: src.Weight, BaseURL: src.BaseURL, Other: src.Other,
+		Status: status, Name: store.ClipRunes(src.Name, store.MaxChannelNameLen-len([]rune("_复制"))) + "_复制", Weight: src.Weight, BaseURL: src.BaseURL, Other: src.Other,
 		Models: src.Models, Group: src.Group, ModelMapping: src.ModelMapping,
 		StatusCodeMapping: src.StatusCodeMapping, Priority: src.Priority, AutoBan: src.AutoBan,
 	}

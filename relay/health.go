@@ -162,6 +162,18 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		res.Err = fmt.Errorf("状态码 %d：%s", resp.StatusCode, msg)
 		return res
 	}
+	if errorIn(out) {
+		// An error answered with 200 is judged as the relay judges it (a
+		// 500 with the upstream's type, code and message).
+		res.Status = http.StatusInternalServerError
+		res.Type, res.Code = upstreamErrorFields(out)
+		res.Message = upstreamMessage(out, ch.Key)
+		if res.Message == "" {
+			res.Message = "上游返回了错误"
+		}
+		res.Err = fmt.Errorf("上游返回了错误：%s", res.Message)
+		return res
+	}
 	var v struct {
 		Usage *usage `json:"usage"`
 	}
@@ -249,6 +261,9 @@ type Progress struct {
 	// Status is the status the health rules set on the channel just
 	// tested, 0 when they changed nothing.
 	Status int
+	// Skipped marks a channel deleted since the run began: not tested, and
+	// no failure either.
+	Skipped bool
 }
 
 // TestAll tests every channel in the background, one after another,
@@ -276,7 +291,7 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 			ch, err := rl.store.Channel(listed.ID)
 			if err != nil {
 				if report != nil {
-					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("渠道已删除")}})
+					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("渠道已删除")}, Skipped: true})
 				}
 				continue
 			}
@@ -353,12 +368,18 @@ func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error)
 		return nil, err
 	}
 	out := []BalanceResult{}
-	for _, ch := range chs {
-		if ch.Status != store.ChannelStatusEnabled {
+	for _, listed := range chs {
+		if listed.Status != store.ChannelStatusEnabled {
 			continue
 		}
 		if ctx.Err() != nil {
 			return out, ctx.Err()
+		}
+		// Read again at its turn: a key rotated, or a channel disabled or
+		// deleted, since the run began is queried as it is now, or not.
+		ch, err := rl.store.Channel(listed.ID)
+		if err != nil || ch.Status != store.ChannelStatusEnabled {
+			continue
 		}
 		b, err := rl.UpdateBalance(ctx, ch)
 		if errors.Is(err, errBalanceUnsupported) {

@@ -727,8 +727,14 @@ func mapStatus(ch *store.Channel, status int) int {
 	if json.Unmarshal([]byte(m), &mapping) != nil {
 		return status
 	}
-	if to, ok := mapping[strconv.Itoa(status)]; ok {
-		if v, err := strconv.Atoi(to); err == nil && v >= 100 && v < 600 {
+	// Codes are read as the store validated them, spaces around them
+	// allowed.
+	want := strconv.Itoa(status)
+	for from, to := range mapping {
+		if strings.TrimSpace(from) != want {
+			continue
+		}
+		if v, err := strconv.Atoi(strings.TrimSpace(to)); err == nil && v >= 100 && v < 600 {
 			return v
 		}
 	}

@@ -502,7 +502,11 @@ func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, 
 		if err != nil {
 			return err
 		}
+		// What the verdict was reached with: the key, where it went and how
+		// (the organization header is sent, the status-code mapping decides
+		// whether an answer counts at all).
 		if seen != nil && (c.Key != seen.Key || c.BaseURL != seen.BaseURL || c.Type != seen.Type || c.Other != seen.Other ||
+			c.OpenAIOrganization != seen.OpenAIOrganization || c.StatusCodeMapping != seen.StatusCodeMapping ||
 			(status == ChannelStatusAutoDisabled && c.AutoBan != 1)) {
 			out = c
 			return nil
@@ -563,6 +567,12 @@ func (s *Store) patchChannel(id uint64, fn func(c *Channel)) error {
 // DeleteChannels deletes channels and their abilities in one transaction and
 // returns how many existed. Errors: none for missing ids.
 func (s *Store) DeleteChannels(ids []uint64) (int, error) {
+	return s.deleteChannelsIf(ids, nil)
+}
+
+// deleteChannelsIf deletes the channels of ids that keep, judged inside the
+// transaction, allows (nil: all of them).
+func (s *Store) deleteChannelsIf(ids []uint64, keep func(*Channel) bool) (int, error) {
 	n := 0
 	err := s.update(func(tx *bolt.Tx) error {
 		n = 0
@@ -573,6 +583,9 @@ func (s *Store) DeleteChannels(ids []uint64) (int, error) {
 			}
 			if err != nil {
 				return err
+			}
+			if keep != nil && !keep(c) {
+				continue
 			}
 			if err := deleteAbilities(tx, c); err != nil {
 				return err
@@ -597,13 +610,19 @@ func (s *Store) DeleteDisabledChannels() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	disabled := func(c *Channel) bool {
+		return c.Status == ChannelStatusManuallyOff || c.Status == ChannelStatusAutoDisabled
+	}
 	var ids []uint64
 	for _, c := range all {
-		if c.Status == ChannelStatusManuallyOff || c.Status == ChannelStatusAutoDisabled {
+		if disabled(c) {
 			ids = append(ids, c.ID)
 		}
 	}
-	return s.DeleteChannels(ids)
+	// Judged again in the deleting transaction: a channel enabled since the
+	// list was read (by an administrator, or a test's automatic enable)
+	// stays.
+	return s.deleteChannelsIf(ids, disabled)
 }
 
 // FixAbilities drops ability rows whose channel is gone or that do not match
