@@ -1289,7 +1289,7 @@ func (rl *Relay) settle(c *call, ch *store.Channel, u usage, frt int64, set *sto
 	}
 	c.res = nil
 	if rl.cfg.Events != nil {
-		a := Activity{Time: time.Now(), UserID: c.caller.User.ID, Model: c.model, ChannelID: ch.ID, Tokens: int64(prompt + completion)}
+		a := Activity{Time: time.Now(), UserID: c.caller.User.ID, Model: store.GizmoName(c.model), ChannelID: ch.ID, Tokens: int64(prompt + completion)}
 		if c.caller.Token != nil {
 			a.TokenName = c.caller.Token.Name
 		} else {

@@ -32,17 +32,26 @@ const (
 	indexChunk = 4096
 )
 
+// indexTxBudget bounds the time one indexer transaction holds the writer
+// (charges wait behind it), as the log clear and the backfill are bounded:
+// a pass is cut at a 64-entry boundary once it has taken that long.
+const indexTxBudget = 20 * time.Millisecond
+
 type logIndexer struct {
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	pending atomic.Int64 // entries committed since the last pass began
+	// budget is indexTxBudget, or what a test sets before the indexer
+	// runs.
+	budget time.Duration
 }
 
 // startIndexer starts the background indexer; stopIndexer ends it after a
 // last pass.
 func (s *Store) startIndexer() {
 	ix := &s.indexer
+	ix.budget = indexTxBudget
 	ix.kick = make(chan struct{}, 1)
 	ix.stop = make(chan struct{})
 	ix.done = make(chan struct{})
@@ -178,18 +187,23 @@ func (s *Store) noteUnindexed(n int) {
 var errNothingToIndex = errors.New("nothing to index")
 
 // indexLogs indexes every waiting entry, in transactions of at most
-// indexChunk entries.
+// indexChunk entries and about indexTxBudget each.
 func (s *Store) indexLogs() error {
 	s.indexer.pending.Store(0)
 	for {
 		n := 0
+		more := false
 		err := s.update(func(tx *bolt.Tx) error {
 			waiting := tx.Bucket(bucketLogUnindexed)
 			counts := logCounter{}
 			c := waiting.Cursor()
 			var last []byte
+			start := time.Now()
 			k, v := c.First()
 			for ; k != nil && n < indexChunk; k, v = c.Next() {
+				if n > 0 && n%64 == 0 && time.Since(start) > s.indexer.budget {
+					break
+				}
 				// A reference and its entry are written and cleared together.
 				if r, ok := decodeRef(v); ok {
 					if !r.hasName {
@@ -215,6 +229,7 @@ func (s *Store) indexLogs() error {
 			if err := counts.flush(tx); err != nil {
 				return err
 			}
+			more = k != nil
 			if k == nil {
 				// All of them: drop the bucket's pages at once.
 				if err := tx.DeleteBucket(bucketLogUnindexed); err != nil {
@@ -236,7 +251,7 @@ func (s *Store) indexLogs() error {
 		if err != nil {
 			return err
 		}
-		if n < indexChunk {
+		if !more {
 			return nil
 		}
 	}

@@ -311,6 +311,50 @@ func TestLogIndexerChunks(t *testing.T) {
 	}
 }
 
+// Passes cut by time (here after every 64 entries) index every waiting
+// entry once, across as many transactions as it takes.
+func TestLogIndexerTimeBoundedPasses(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "budget.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.stopIndexer()
+	s.indexer.budget = 0
+	const n = 1000
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		for i := range n {
+			if err := appendLog(tx, &Log{UserID: 7, Type: LogTypeConsume, Quota: 2, CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	real := s.commitTx
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error { commits++; return real(fn) })
+	if err := s.indexLogs(); err != nil {
+		t.Fatal(err)
+	}
+	if w := UnindexedLogs(s); w != 0 {
+		t.Fatalf("%d still waiting", w)
+	}
+	if got := len(UserLogs(t, s, 7)); got != n {
+		t.Fatalf("%d indexed, want %d", got, n)
+	}
+	if sum, err := s.LogQuotaSum(LogFilter{UserID: 7}); err != nil || sum != 2*n {
+		t.Fatalf("quota sum %d, want %d (%v)", sum, 2*n, err)
+	}
+	// 1000 entries in passes of 64: 16 transactions (and at most one more
+	// that finds nothing and rolls back).
+	if commits < 16 || commits > 17 {
+		t.Fatalf("%d transactions, want 16", commits)
+	}
+}
+
 // Entries indexed by an older build carry neither type nor quota in their
 // index entries, and their waiting references are of the older layout:
 // every query still agrees with a full scan over a file that mixes them

@@ -136,7 +136,9 @@ func planLogs(tx *bolt.Tx, f LogFilter) logPlan {
 			}
 		}
 	default:
-		if f.ModelName != "" {
+		// The model index holds no row without a model: a pattern that
+		// matches the empty name must be checked row by row.
+		if f.ModelName != "" && !likeMatch("", f.ModelName) {
 			b := tx.Bucket(bucketIdxLogsByModel)
 			if models, ok := patternModels(b, f.ModelName); ok {
 				p = logPlan{idx: b}
@@ -724,7 +726,16 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 		out.Total = total
 		hi := total - skip
 		lo := max(0, hi-pageSize)
-		err := s.scanLogsDir(ctx, f, true, nil, func(r *logRow) bool {
+		// The walk's first transaction counts again: a clear between the
+		// two would otherwise shift the page against its total.
+		first := func(tx *bolt.Tx) {
+			if t, ok := countLogs(tx, f); ok {
+				total, out.Total = t, t
+				hi = total - skip
+				lo = max(0, hi-pageSize)
+			}
+		}
+		err := s.scanLogsDir(ctx, f, true, first, func(r *logRow) bool {
 			if seen >= lo {
 				if l, err := r.Log(); err == nil {
 					out.Items = append(out.Items, l)
@@ -733,6 +744,9 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 			seen++
 			return seen < hi
 		})
+		if hi <= 0 {
+			out.Items = out.Items[:0]
+		}
 		slices.Reverse(out.Items)
 		return out, Internal(err)
 	}
