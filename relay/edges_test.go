@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -296,7 +297,7 @@ func TestBody_NamesMatchExactly(t *testing.T) {
 }
 
 // A GPT gizmo is priced and logged under its family's name, with its own
-// name in the log's content (S §5.7, §5.8).
+// name in the log's content (S §5.7, §5.8), and counted in rpm under it.
 func TestGizmo_LoggedUnderItsFamily(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelPrice": `{"gpt-4-gizmo-*":0.1}`}})
@@ -315,6 +316,14 @@ func TestGizmo_LoggedUnderItsFamily(t *testing.T) {
 	}
 	if got := up.LastRequest().JSON["model"]; got != "gpt-4-gizmo-g-abc" {
 		t.Fatalf("upstream model %v", got)
+	}
+	// The stat's rpm for the name the log list shows (and filters by)
+	// counts the call that row records.
+	m := url.QueryEscape("gpt-4-gizmo-*")
+	list := g.rootGet(t, "/api/log/?model_name="+m)["data"].(map[string]any)
+	stat := g.rootGet(t, "/api/log/stat?model_name="+m)["data"].(map[string]any)
+	if list["total"].(float64) != 1 || stat["rpm"].(float64) != 1 {
+		t.Fatalf("rows listed %v, rpm %v: want 1 and 1", list["total"], stat["rpm"])
 	}
 }
 
