@@ -93,10 +93,18 @@ func hideKey(msg, key string) string {
 			// secret, and a word of the message as much as a key.
 			return msg
 		}
-		return hideWord(msg, key)
+		return hideWords(msg, func(w string) bool { return w == key })
 	}
 	msg = strings.ReplaceAll(msg, key, "[key hidden]")
 	oneWord := strings.IndexFunc(key, func(r rune) bool { return r >= 0x80 || !keyChar(byte(r)) }) < 0
+	return hideWords(msg, func(w string) bool {
+		return len(w) >= 8 && (strings.Contains(w, "***") || oneWord && (strings.Contains(key, w) || shortened(w, key)))
+	})
+}
+
+// hideWords replaces every word of msg (a run of key characters, less a
+// sentence's full stop) that hide picks.
+func hideWords(msg string, hide func(w string) bool) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(msg); {
@@ -112,7 +120,7 @@ func hideKey(msg, key string) string {
 		for end > i && msg[end-1] == '.' {
 			end-- // a sentence's full stop
 		}
-		if w := msg[i:end]; len(w) >= 8 && (strings.Contains(w, "***") || oneWord && (strings.Contains(key, w) || shortened(w, key))) {
+		if hide(msg[i:end]) {
 			b.WriteString(msg[last:i])
 			b.WriteString("[key hidden]")
 			last = end
@@ -180,30 +188,6 @@ func shortened(w, key string) bool {
 		return false
 	}
 	return len(head)+len(tail) >= 10
-}
-
-// hideWord replaces key where it is a whole word of msg.
-func hideWord(msg, key string) string {
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(msg); {
-		j := strings.Index(msg[i:], key)
-		if j < 0 {
-			break
-		}
-		start, end := i+j, i+j+len(key)
-		if (start == 0 || !keyChar(msg[start-1])) && (end == len(msg) || !keyChar(msg[end])) {
-			b.WriteString(msg[last:start])
-			b.WriteString("[key hidden]")
-			last = end
-		}
-		i = end
-	}
-	if last == 0 {
-		return msg
-	}
-	b.WriteString(msg[last:])
-	return b.String()
 }
 
 // keyChar reports whether c may be part of an API key as providers write
