@@ -106,25 +106,47 @@ func (a openAI) Request(ctx context.Context, ch *store.Channel, k kind, model st
 }
 
 func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error) {
-	if v, ok := fields["max_completion_tokens"]; ok && a.typ == TypeMistral {
-		// Mistral refuses fields it does not know (422) and names the
-		// bound max_tokens; a body with both keeps its max_tokens.
-		fields = maps.Clone(fields)
-		delete(fields, "max_completion_tokens")
-		if _, ok := fields["max_tokens"]; !ok {
-			fields["max_tokens"] = v
-		}
-		return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, true)
-	}
+	fields, renamed := renameField(fields, a.typ, k, upstreamModel)
 	// Providers without stream usage may refuse the option outright
 	// (Mistral answers 422), so the client's is removed (S §5.8 step 8).
-	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, false)
+	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, renamed)
 }
 
-// renamesFields reports whether ConvertBody renames a field of body for
-// a channel of type typ.
-func renamesFields(typ int, body []byte) bool {
-	return typ == TypeMistral && bytes.Contains(body, []byte(`"max_completion_tokens"`))
+// renamedField names the field of a request body that a channel of type
+// typ takes under another name when it calls upstreamModel: Mistral
+// refuses fields it does not know (422) and bounds an answer by
+// max_tokens; OpenAI's reasoning models refuse max_tokens and take
+// max_completion_tokens, on OpenAI and on Azure.
+func renamedField(typ int, k kind, upstreamModel string) (from, to string) {
+	switch {
+	case typ == TypeMistral:
+		return "max_completion_tokens", "max_tokens"
+	case (typ == TypeOpenAI || typ == TypeAzure) && k == kindChat && reasoningModel(upstreamModel):
+		return "max_tokens", "max_completion_tokens"
+	}
+	return "", ""
+}
+
+// renamesFields reports whether ConvertBody renames a field of body.
+func renamesFields(typ int, k kind, upstreamModel string, body []byte) bool {
+	from, _ := renamedField(typ, k, upstreamModel)
+	return from != "" && bytes.Contains(body, []byte(`"`+from+`"`))
+}
+
+// renameField gives fields the provider's name for the field renamedField
+// names; a body that holds both keeps the provider's own.
+func renameField(fields map[string][]byte, typ int, k kind, upstreamModel string) (map[string][]byte, bool) {
+	from, to := renamedField(typ, k, upstreamModel)
+	v, ok := fields[from]
+	if from == "" || !ok {
+		return fields, false
+	}
+	fields = maps.Clone(fields)
+	delete(fields, from)
+	if _, ok := fields[to]; !ok {
+		fields[to] = v
+	}
+	return fields, true
 }
 
 // rewriteJSON sets "model" and, when asked, stream_options.include_usage or
@@ -345,7 +367,8 @@ func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model strin
 }
 
 func (azure) ConvertBody(k kind, body []byte, fields map[string][]byte, upstreamModel string, su streamUsage, stream bool) ([]byte, error) {
-	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, false)
+	fields, renamed := renameField(fields, TypeAzure, k, upstreamModel)
+	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, renamed)
 }
 
 func (azure) Balance(context.Context, *http.Client, *store.Channel) (float64, error) {

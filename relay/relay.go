@@ -824,7 +824,7 @@ func refusal(ch *store.Channel, k kind) *Error {
 func needsRewrite(c *call, ch *store.Channel, su streamUsage, upstreamModel string) bool {
 	// A model chosen by default (none in the body, or the engines path)
 	// must be written into the body too.
-	if upstreamModel != c.bodyModel || renamesFields(ch.Type, c.body) {
+	if upstreamModel != c.bodyModel || renamesFields(ch.Type, c.k, upstreamModel, c.body) {
 		return true
 	}
 	switch su {

@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -171,6 +172,71 @@ func TestChat_MistralMaxCompletionTokens(t *testing.T) {
 	sent = nil
 	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["max_tokens"]) != "50" || sent["max_completion_tokens"] != nil {
 		t.Fatalf("upstream body with both %s", up.LastRequest().Body)
+	}
+}
+
+// OpenAI's reasoning models refuse max_tokens ("use max_completion_tokens
+// instead"), on OpenAI and on Azure: the bound goes to them under its new
+// name, and other models get the client's field as it was.
+func TestChat_ReasoningModelMaxTokens(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, upstream string // the model the channel maps the call to
+		typ            int
+		renamed        bool
+	}{
+		{"OpenAI o3-mini", "o3-mini", relay.TypeOpenAI, true},
+		{"Azure o3-mini", "o3-mini", relay.TypeAzure, true},
+		{"OpenAI gpt-5", "openai/gpt-5", relay.TypeOpenAI, true},
+		{"OpenAI gpt-4o-mini", miniModel, relay.TypeOpenAI, false},
+		{"custom o3-mini", "o3-mini", relay.TypeCustom, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			var got map[string]json.RawMessage
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				data, _ := io.ReadAll(r.Body)
+				got = nil
+				_ = json.Unmarshal(data, &got)
+				if _, ok := got["max_tokens"]; ok && tc.renamed {
+					relaytest.WriteJSON(w, 400, map[string]any{"error": map[string]any{"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}})
+					return
+				}
+				relaytest.WriteJSON(w, 200, relaytest.Completion(tc.upstream, "ok", relaytest.NewUsage(5, 1)))
+			}))
+			defer srv.Close()
+			g.MustCreateChannel(t, &relaytest.Upstream{Server: srv, Key: "sk-reasoning"}, miniModel, func(c *store.Channel) {
+				c.Type = tc.typ
+				if tc.upstream != miniModel {
+					c.ModelMapping = fmt.Sprintf(`{%q:%q}`, miniModel, tc.upstream)
+				}
+			})
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			body := chat(miniModel, "hi")
+			body["max_tokens"] = 100
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if tc.renamed && (string(got["max_completion_tokens"]) != "100" || got["max_tokens"] != nil) {
+				t.Fatalf("upstream body %v", got)
+			}
+			if !tc.renamed && (string(got["max_tokens"]) != "100" || got["max_completion_tokens"] != nil) {
+				t.Fatalf("upstream body %v: the client's field should pass as it was", got)
+			}
+			if !tc.renamed {
+				return
+			}
+			// With both, the model's own field is kept.
+			body["max_completion_tokens"] = 50
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+				t.Fatalf("with both: status %d: %s", res.Status, res.Body)
+			}
+			if string(got["max_completion_tokens"]) != "50" || got["max_tokens"] != nil {
+				t.Fatalf("upstream body with both %v", got)
+			}
+		})
 	}
 }
 
