@@ -366,7 +366,7 @@ func (m *Main) Run(ctx context.Context) error {
 	rl := relay.New(relay.Config{
 		Store: st, Client: out.HTTP(),
 		ClientIP:          func(r *http.Request) string { return api.ClientIP(trusted, r) },
-		Events:            api.RelayEvents{Hub: hub, Mail: chMail},
+		Events:            api.RelayEvents{Hub: hub, Store: st, Mail: chMail},
 		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
 	bg, stopBG := context.WithCancel(ctx)

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gateway/relay"
 	"gateway/store"
@@ -139,9 +140,7 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "刷新失败：" + relay.BalanceErrorText(err), Err: err})
 		return
 	}
-	if fresh, err := s.store.Channel(id); err == nil {
-		PublishChannel(s.hub, fresh)
-	}
+	PublishChannel(s.hub, s.store, id)
 	writeRaw(w, http.StatusOK, map[string]any{"success": true, "message": "", "balance": b})
 }
 
@@ -332,8 +331,21 @@ type channelHealth struct {
 	OtherInfo          string  `json:"other_info"`
 }
 
-// PublishChannel pushes a channel's health to administrators.
-func PublishChannel(hub *ws.Hub, c *store.Channel) {
+// channelPushes orders channel.health pushes. Each reads the channel as
+// committed when its turn comes, so two changes racing to publish cannot
+// leave consoles showing the older state after the newer one.
+var channelPushes sync.Mutex
+
+// PublishChannel pushes channel id's health, as stored now, to
+// administrators. Callers publish after their change is committed; a
+// channel deleted since is not pushed.
+func PublishChannel(hub *ws.Hub, st *store.Store, id uint64) {
+	channelPushes.Lock()
+	defer channelPushes.Unlock()
+	c, err := st.Channel(id)
+	if err != nil {
+		return
+	}
 	hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicChannelHealth, channelHealth{
 		ID: c.ID, Status: c.Status, ResponseTime: c.ResponseTime, TestTime: c.TestTime, Balance: c.Balance,
 		BalanceUpdatedTime: c.BalanceUpdatedTime, UsedQuota: c.UsedQuota, OtherInfo: c.OtherInfo,

@@ -246,7 +246,7 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	PublishChannel(s.hub, c) // other consoles see status toggles at once
+	PublishChannel(s.hub, s.store, c.ID) // other consoles see status toggles at once
 	writeMessage(w, "渠道更新成功！", viewChannel(c))
 }
 

@@ -460,7 +460,7 @@ func TestLive_ChannelTestLogged(t *testing.T) {
 	t.Parallel()
 	var rl *relay.Relay
 	ts := MustStartServer(t, func(c *api.Config) {
-		rl = relay.New(relay.Config{Store: c.Store, Events: api.RelayEvents{Hub: c.Hub}})
+		rl = relay.New(relay.Config{Store: c.Store, Events: api.RelayEvents{Hub: c.Hub, Store: c.Store}})
 		c.Relay = rl
 	})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -606,5 +606,37 @@ func TestLive_BalanceSeqGrows(t *testing.T) {
 	}
 	if !(hello.Seq < charged.Seq && charged.Seq < credited.Seq && credited.Seq < again.Seq) {
 		t.Fatalf("balance_seq %d, %d, %d, %d: not growing", hello.Seq, charged.Seq, credited.Seq, again.Seq)
+	}
+}
+
+// A channel push shows the channel as committed when it goes out: a change
+// that lost the race to publish cannot show its older state after a newer
+// one.
+func TestLive_ChannelPushIsTheCommittedState(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ch := &store.Channel{Type: 1, Name: "raced", Key: "sk-raced", Models: "gpt-4o-mini", Group: "default", Status: store.ChannelStatusEnabled}
+	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
+		t.Fatal(err)
+	}
+	stale := *ch
+	cookie, _ := ts.MustSession(t, "root")
+	c, _, err := dialLive(t, ts, cookie, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readTopic(t, c, "user.self")
+	disabled := store.ChannelStatusManuallyOff
+	if _, err := ts.Store.UpdateChannel(ch.ID, store.ChannelUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	// The relay publishes what it saw before the administrator's change.
+	api.RelayEvents{Hub: ts.Hub, Store: ts.Store}.ChannelChanged(&stale)
+	var h struct {
+		ID     uint64 `json:"id"`
+		Status int    `json:"status"`
+	}
+	if err := json.Unmarshal(readTopic(t, c, "channel.health").Data, &h); err != nil || h.ID != ch.ID || h.Status != disabled {
+		t.Fatalf("pushed %+v, want channel %d with the committed status %d", h, ch.ID, disabled)
 	}
 }

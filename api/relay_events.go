@@ -9,14 +9,15 @@ import (
 // RelayEvents forwards the relay's events to the live hub and the rpm/tpm
 // counters, and mails root about channels the relay disables.
 type RelayEvents struct {
-	Hub *ws.Hub
+	Hub   *ws.Hub
+	Store *store.Store
 	// Mail mails root when a channel is disabled automatically; nil sends
 	// nothing.
 	Mail *ChannelMailer
 }
 
 // ChannelChanged implements relay.Events.
-func (e RelayEvents) ChannelChanged(c *store.Channel) { PublishChannel(e.Hub, c) }
+func (e RelayEvents) ChannelChanged(c *store.Channel) { PublishChannel(e.Hub, e.Store, c.ID) }
 
 // ChannelDisabled implements relay.Events: the mail goes out in the
 // background.

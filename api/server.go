@@ -120,7 +120,7 @@ func New(cfg Config) *Server {
 	s.registerRoutes()
 	if s.cfg.Relay == nil {
 		s.cfg.Relay = relay.New(relay.Config{Store: cfg.Store, Client: cfg.HTTPClient,
-			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub, Mail: s.cfg.ChannelMail}})
+			ClientIP: func(r *http.Request) string { return s.ips.of(r) }, Events: RelayEvents{Hub: cfg.Hub, Store: cfg.Store, Mail: s.cfg.ChannelMail}})
 	}
 	// The billing reads count against the same per-IP limit as /api (S §12).
 	s.cfg.Relay.Register(s.mux, func(r *http.Request) bool { return s.apiLimit.allow(s.ips.of(r)) })

@@ -227,7 +227,7 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 	if cfg.Mail != nil {
 		mailer = api.NewChannelMailer(st, cfg.Mail)
 	}
-	rc.Events = api.RelayEvents{Hub: hub, Mail: mailer}
+	rc.Events = api.RelayEvents{Hub: hub, Store: st, Mail: mailer}
 	rl := relay.New(rc)
 	srv := api.New(api.Config{
 		Store: st, Policy: pol, Hub: hub, HTTPClient: http.DefaultClient,
