@@ -56,6 +56,12 @@ func completionRatio(set *store.Settings, model string) float64 {
 }
 
 func defaultCompletionRatio(m string) float64 {
+	// A provider's prefix (OpenRouter's openai/gpt-4o) does not change the
+	// family; Claude is found anywhere in the name (Bedrock's
+	// us.anthropic.claude-3-5-sonnet-…).
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
 	has := strings.HasPrefix
 	switch {
 	case m == "gpt-4o-2024-05-13":
@@ -76,9 +82,9 @@ func defaultCompletionRatio(m string) float64 {
 			return 2
 		}
 		return 4.0 / 3.0
-	case has(m, "claude-instant-1"), has(m, "claude-2"):
+	case strings.Contains(m, "claude-instant-1"), strings.Contains(m, "claude-2"):
 		return 3
-	case has(m, "claude-3"):
+	case strings.Contains(m, "claude-3"):
 		return 5
 	case has(m, "mistral-"):
 		return 3
@@ -92,7 +98,7 @@ func defaultCompletionRatio(m string) float64 {
 		return 3
 	case has(m, "command"):
 		return 2
-	case has(m, "deepseek"):
+	case has(strings.ToLower(m), "deepseek"): // SiliconCloud's deepseek-ai/DeepSeek-V3
 		return 2
 	case has(m, "ERNIE-Speed"), has(m, "ERNIE-Lite"), has(m, "ERNIE-Character"), has(m, "ERNIE-Functions"):
 		return 2

@@ -1439,8 +1439,13 @@ func sensitiveHit(m *wordMatcher, c *call) string {
 			b.WriteString(x)
 			b.WriteByte('\n') // a word split across prompt and input is no hit
 		case []any:
+			// Strings, or content parts (omni-moderation's input).
 			for _, e := range x {
-				if s, ok := e.(string); ok {
+				s, ok := e.(string)
+				if obj, isObj := e.(map[string]any); isObj {
+					s, ok = obj["text"].(string)
+				}
+				if ok {
 					b.WriteString(s)
 					b.WriteByte('\n')
 				}

@@ -20,6 +20,9 @@ func TestSensitiveHitBoundaries(t *testing.T) {
 		{"InInputList", nil, []any{"fine", "a test_sensitive b"}, "test_sensitive"},
 		{"SplitAcrossFields", "prefix test_sens", "itive suffix", ""},
 		{"SplitAcrossListItems", nil, []any{"test_sens", "itive"}, ""},
+		// omni-moderation takes text and image parts.
+		{"InInputParts", nil, []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}, map[string]any{"type": "text", "text": "a TEST_SENSITIVE b"}}, "test_sensitive"},
+		{"SplitAcrossInputParts", nil, []any{map[string]any{"type": "text", "text": "test_sens"}, map[string]any{"type": "text", "text": "itive"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &call{parsed: chatRequest{Prompt: tc.prompt, Input: tc.input}}

@@ -85,6 +85,15 @@ func TestOptionDefaults(t *testing.T) {
 	if len(set.ModelRatio) != len(store.DefaultModelRatio) || set.ModelRatio["gpt-4"] != 15 {
 		t.Errorf("ModelRatio has %d entries (gpt-4 = %v), want the %d built-ins", len(set.ModelRatio), set.ModelRatio["gpt-4"], len(store.DefaultModelRatio))
 	}
+	// Every model the default CompletionRatio names is priced out of the
+	// box: a fresh install serves it instead of refusing it unpriced.
+	for model := range set.CompletionRatio {
+		_, ratio := set.ModelRatio[model]
+		_, price := set.ModelPrice[model]
+		if !ratio && !price {
+			t.Errorf("the default CompletionRatio names %s, which has no default ratio or price", model)
+		}
+	}
 	if len(set.Chats) != 4 {
 		t.Errorf("Chats has %d entries, want 4", len(set.Chats))
 	}

@@ -11,7 +11,9 @@ var DefaultModelRatio = map[string]float64{
 	"gpt-4-turbo": 5, "gpt-4-turbo-2024-04-09": 5,
 	"gpt-4o": 1.25, "gpt-4o-2024-05-13": 2.5, "gpt-4o-2024-08-06": 1.25, "gpt-4o-2024-11-20": 1.25,
 	"chatgpt-4o-latest": 2.5,
-	"gpt-4o-mini":       0.075, "gpt-4o-mini-2024-07-18": 0.075,
+	// The default CompletionRatio prices their completions.
+	"gpt-4-all": 15, "gpt-4o-all": 15, "gpt-4o-gizmo-*": 2.5,
+	"gpt-4o-mini": 0.075, "gpt-4o-mini-2024-07-18": 0.075,
 	"gpt-4o-audio-preview": 1.25, "gpt-4o-realtime-preview": 2.5, "gpt-4o-mini-realtime-preview": 0.3,
 	"gpt-4.1": 1, "gpt-4.1-mini": 0.2, "gpt-4.1-nano": 0.05,
 	"o1": 7.5, "o1-2024-12-17": 7.5, "o1-preview": 7.5, "o1-preview-2024-09-12": 7.5,
