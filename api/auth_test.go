@@ -81,6 +81,16 @@ func TestBadRequests(t *testing.T) {
 			WantStatus: 404, WantContains: []string{"Invalid URL (GET /api//status)"}},
 		{Name: "DotSegmentAPI", URL: "/api/user/../status",
 			WantStatus: 404, WantContains: []string{"Invalid URL (GET /api/user/../status)"}},
+		// A prefix, not a path segment: a Gemini client's /v1beta gets
+		// no console page it would read as success.
+		{Name: "V1Prefix", URL: "/v1beta/models",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /v1beta/models)"}},
+		{Name: "V1PrefixPost", Method: "POST", URL: "/v1beta/models/gemini-pro:generateContent", Body: `{}`,
+			WantStatus: 404, WantContains: []string{"Invalid URL (POST /v1beta/models/gemini-pro:generateContent)"}},
+		{Name: "APIPrefix", URL: "/apifoo",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /apifoo)"}},
+		{Name: "AssetsPrefix", URL: "/assetsx/a.js",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /assetsx/a.js)"}},
 		{Name: "WrongMethod", Method: "DELETE", URL: "/api/status",
 			WantStatus: 404, WantContains: []string{"Invalid URL (DELETE /api/status)"}},
 	})

@@ -37,7 +37,15 @@ func (s *Server) uiHandler() http.Handler {
 	}
 	start := time.Now()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		get := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if p := r.URL.Path; strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/api") || (!get && strings.HasPrefix(p, "/assets")) {
+			// Unknown /v1*, /api* and /assets* paths (/v1beta/models
+			// included) are 404s for the client that built them (S §1),
+			// not the console's page.
+			writeNotFoundURL(w, r)
+			return
+		}
+		if !get {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
@@ -67,7 +75,7 @@ func (s *Server) uiHandler() http.Handler {
 				f.Close()
 			}
 		}
-		if name == "assets" || strings.HasPrefix(name, "assets/") || hashedAsset.MatchString(name) {
+		if strings.HasPrefix(name, "assets") || hashedAsset.MatchString(name) {
 			// A file that is not there (an old page asking for a chunk a
 			// newer build replaced) is a 404 (S §1), not the console's page
 			// served as a script.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,35 @@ func TestGroupResolution(t *testing.T) {
 	logs := g.consumeLogs(t, "alice")
 	if l := logs[0]; len(logs) != 1 || l.Group != "retired" || l.Quota != ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), ratioModelMR, ratioModelCR, 1) {
 		t.Fatalf("log of a call in a group without a ratio: group %q quota %d", l.Group, l.Quota)
+	}
+}
+
+// A browser client on another origin may call the relay with its key: the
+// preflight names Authorization, which a wildcard does not cover, and the
+// answer is readable across origins with its request id.
+func TestChecks_CORS(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1))), ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	req, _ := http.NewRequest(http.MethodOptions, g.srv.URL+"/v1/chat/completions", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-stainless-os")
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h := resp.Header
+	allowed := strings.Split(strings.ReplaceAll(h.Get("Access-Control-Allow-Headers"), " ", ""), ",")
+	if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+		!slices.ContainsFunc(allowed, func(s string) bool { return strings.EqualFold(s, "Authorization") }) || !slices.Contains(allowed, "*") {
+		t.Fatalf("preflight %d %v", resp.StatusCode, h)
+	}
+	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+	if res.Status != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Oneapi-Request-Id") {
+		t.Fatalf("answer %d %v", res.Status, res.Header)
 	}
 }

@@ -170,7 +170,9 @@ func (rl *Relay) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "*")
+		// The wildcard covers every header but Authorization, which
+		// the Fetch standard requires to be named.
+		h.Set("Access-Control-Allow-Headers", "Authorization, *")
 		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id")
 		next.ServeHTTP(w, r)
 	})
