@@ -39,6 +39,16 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		upd.Password = req.Password
+		// Judged again on the record the change is made to: of two changes
+		// racing with the same original password, the second finds it
+		// replaced.
+		checked := u.PasswordHash
+		upd.Check = func(cur *store.User) error {
+			if cur.PasswordHash != checked {
+				return store.Errorf(store.EINVALID, "原密码错误")
+			}
+			return nil
+		}
 	}
 	updated, err := s.store.UpdateUser(u.ID, upd)
 	if err != nil {

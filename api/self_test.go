@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
 
 	"gateway/store"
@@ -95,6 +96,50 @@ func TestUpdateSelf(t *testing.T) {
 			t.Fatalf("after logout the socket ended with %d, want %d", got, ws.CloseUnauthorized)
 		}
 	})
+}
+
+// Password changes racing from several sessions of one account: one wins,
+// and the others, whose original password is no longer the account's, get
+// 原密码错误 (or find their session ended) instead of each setting theirs.
+func TestUpdateSelf_RacingPasswordChanges(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	const n = 8
+	cookies := make([]string, n)
+	var id uint64
+	for i := range cookies {
+		cookies[i], id = ts.MustSession(t, "alice")
+	}
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i] = ApiScenario{Method: "PUT", URL: "/api/user/self", Cookie: cookies[i], UserID: id,
+				Body: `{"password":"racer-pass-` + strconv.Itoa(i) + `","original_password":"` + alicePassword + `"}`}.Do(t, ts).StatusCode
+		}()
+	}
+	close(start)
+	wg.Wait()
+	u := mustUser(t, ts, id)
+	won := 0
+	for i, st := range statuses {
+		switch {
+		case st == 200:
+			won++
+			if !store.CheckPassword(u, "racer-pass-"+strconv.Itoa(i)) {
+				t.Errorf("change %d answered 200 but its password is not the account's", i)
+			}
+		case st != 400 && st != 401:
+			t.Errorf("change %d: status %d", i, st)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d racing password changes succeeded (%v), want 1", won, n, statuses)
+	}
 }
 
 func TestDeleteSelf(t *testing.T) {

@@ -137,6 +137,9 @@ type updateUserRequest struct {
 	// AddQuota adds to the live quota instead of setting it (the console's
 	// add-quota button), so that a charge or a top-up made meanwhile stays.
 	AddQuota *int64 `json:"add_quota"`
+	// Role is only checked, as on create: a role at or above the caller's
+	// is refused unless the caller is root (S §3.3); it is never written.
+	Role *int `json:"role"`
 }
 
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +164,10 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 	}
 	if !mayAdminister(me, target) {
 		writeError(w, r, errLowerRoleOnly)
+		return
+	}
+	if req.Role != nil && *req.Role >= me.Role && me.Role < store.RoleRoot {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "无权将其他用户权限等级提升到大于等于自己的权限等级"))
 		return
 	}
 	upd, err := adminUserUpdate(s.store.Settings(), &req, target.Group)

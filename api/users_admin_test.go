@@ -160,8 +160,14 @@ func TestAdminUsers_Update(t *testing.T) {
 		// Only the fields given change: quota and group stay.
 		{Name: "DisplayNameOnly", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"display_name":"Alice A"`),
 			WantStatus: 200, WantContains: []string{msg(msgUserUpdated), `"display_name":"Alice A"`, `"quota":1000`, `"group":"default"`}},
-		{Name: "GroupAndQuota", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":"vip","quota":5000,"role":100`),
+		// A requested role at or above the caller's is refused (S §3.3),
+		// any other is ignored: the role changes only through manage.
+		{Name: "RoleAtCallers", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"display_name":"x","role":10`),
+			WantStatus: 403, WantContains: []string{msg("无权将其他用户权限等级提升到大于等于自己的权限等级")}},
+		{Name: "GroupAndQuota", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"group":"vip","quota":5000,"role":5`),
 			WantStatus: 200, WantContains: []string{`"group":"vip"`, `"quota":5000`, `"role":1`, `"display_name":"Alice A"`}},
+		{Name: "RootAnyRoleIgnored", Method: "PUT", URL: "/api/user/", As: "root", Body: body(`,"role":100`),
+			WantStatus: 200, WantContains: []string{`"role":1`}},
 		// An addition is applied to the balance as it is; a set and an addition together are refused.
 		{Name: "AddQuota", Method: "PUT", URL: "/api/user/", As: "admin", Body: body(`,"add_quota":-1500`),
 			WantStatus: 200, WantContains: []string{`"quota":3500`}},

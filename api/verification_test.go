@@ -123,6 +123,10 @@ func TestVerification_EmailPolicy(t *testing.T) {
 			WantStatus: 400, WantContains: []string{"别名限制"}},
 		{Name: "DotAlias", URL: "/api/verification?email=some.one@example.com",
 			WantStatus: 400, WantContains: []string{"别名限制"}},
+		// A comment is dropped on the way to the mailbox: farmer@example.com
+		// would verify any number of farmer@example.com(n) accounts.
+		{Name: "Comment", URL: "/api/verification?email=" + url.QueryEscape("farmer@example.com(1)"),
+			WantStatus: 400, WantContains: []string{msg("无效的邮箱地址")}},
 		{Name: "Allowed", URL: "/api/verification?email=someone@MAIL.example.org",
 			WantStatus: 200},
 	})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"net/mail"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,14 +148,19 @@ func ValidateDisplayName(name string) error {
 	return nil
 }
 
-// ValidateEmail checks an e-mail address loosely: one @, a dot in the domain,
-// no spaces, the length limit.
+// ValidateEmail checks an e-mail address: one @, a dot in the domain, no
+// spaces, the length limit, and read by the mail parser as itself. An
+// address the mailer would rewrite (a comment, farmer@example.com(1), is
+// dropped) would name one mailbox under many addresses.
 func ValidateEmail(email string) error {
 	if len(email) > MaxEmailLen {
 		return Errorf(EINVALID, "邮箱地址长度不得超过 %d 位", MaxEmailLen)
 	}
 	at := strings.LastIndexByte(email, '@')
-	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"") || hasControl(email) || !strings.Contains(email[at+1:], ".") {
+	if at <= 0 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>,;\"()") || hasControl(email) || !strings.Contains(email[at+1:], ".") {
+		return Errorf(EINVALID, "无效的邮箱地址")
+	}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
 		return Errorf(EINVALID, "无效的邮箱地址")
 	}
 	return nil

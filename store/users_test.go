@@ -43,6 +43,8 @@ func TestCreateUser(t *testing.T) {
 			{"LongDisplayName", store.NewUser{Username: "u1", Password: "password1", DisplayName: strings.Repeat("名", 21)}, "显示名称长度不得超过 20 位"},
 			{"BadEmail", store.NewUser{Username: "u1", Password: "password1", Email: "not-an-email"}, "无效的邮箱地址"},
 			{"EmailWithoutDot", store.NewUser{Username: "u1", Password: "password1", Email: "a@localhost"}, "无效的邮箱地址"},
+			{"EmailWithComment", store.NewUser{Username: "u1", Password: "password1", Email: "a@example.com(2)"}, "无效的邮箱地址"},
+			{"EmailWithDoubleDot", store.NewUser{Username: "u1", Password: "password1", Email: "a..b@example.com"}, "无效的邮箱地址"},
 			{"LongEmail", store.NewUser{Username: "u1", Password: "password1", Email: strings.Repeat("a", 40) + "@example.com"}, "邮箱地址长度不得超过 50 位"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
