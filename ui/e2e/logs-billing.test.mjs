@@ -220,3 +220,24 @@ test("a summary that fails to load says so", async () => {
   await expectToast(page, "统计暂不可用");
   await context.close();
 });
+
+test("a stream's first-token time shows when it came within the millisecond, and a non-stream row shows none", async () => {
+  const { username, password } = await callsAsNewUser();
+  // The calls are answered at once; two of their rows are shown as streams, one with a first byte at 0 ms.
+  const route = async (r) => {
+    const res = await r.fetch();
+    const body = await res.json();
+    const items = body.data.items;
+    const withFrt = (l, frt) => ({ ...l, is_stream: true, other: JSON.stringify({ ...JSON.parse(l.other || "{}"), frt }) });
+    items[0] = withFrt(items[0], 0);
+    items[1] = withFrt(items[1], 2500);
+    items[2] = { ...items[2], is_stream: false };
+    await r.fulfill({ response: res, json: body });
+  };
+  const { context, page } = await openLogPage(username, password, { route });
+  const rows = page.locator('[data-testid="log-row"]');
+  assert.equal(await text(rows.nth(0).locator('[data-testid="first-token-time"]')), "0.0 s");
+  assert.equal(await text(rows.nth(1).locator('[data-testid="first-token-time"]')), "2.5 s");
+  assert.equal(await rows.nth(2).locator('[data-testid="first-token-time"]').count(), 0);
+  await context.close();
+});

@@ -159,7 +159,7 @@ const optionsEn: typeof optionsZh = {
     },
     worker: {
       title: "Proxy",
-      description: "A proxy such as a Cloudflare Worker, used to fetch upstream images and other external resources",
+      description: "A proxy such as a Cloudflare Worker for fetching upstream images. This gateway does not use it: the settings are only stored, for compatibility",
       WorkerUrl: "Worker address",
       WorkerUrlPlaceholder: "For example https://workername.yourdomain.workers.dev",
       WorkerValidKey: "Worker key",

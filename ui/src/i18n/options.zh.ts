@@ -157,7 +157,7 @@ const optionsZh = {
     },
     worker: {
       title: "代理设置",
-      description: "支持 Cloudflare Worker 等代理，用于访问上游图片等外部资源",
+      description: "Cloudflare Worker 等代理，用于访问上游图片。本网关不使用此设置，仅为兼容而保存",
       WorkerUrl: "Worker 地址",
       WorkerUrlPlaceholder: "例如：https://workername.yourdomain.workers.dev",
       WorkerValidKey: "Worker 密钥",

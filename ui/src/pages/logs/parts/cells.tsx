@@ -27,14 +27,15 @@ export function TypeBadge({ type }: { type: number }) {
 /** TimingCell shows the total time, the first-token time of streams, and stream or not, coloured by latency. */
 export function TimingCell({ log }: { log: LogEntry }) {
   const { t } = useTranslation();
-  const frtMs = parseOther(log.other).frt ?? 0;
-  const frt = frtMs / 1000;
+  // A stream's first byte may come within the millisecond: 0 is a time.
+  const frtMs = parseOther(log.other).frt;
+  const frt = (frtMs ?? 0) / 1000;
   return (
     <Flex gap="1" wrap="wrap">
       <Badge color={totalTimeColor(log.use_time)} data-testid="use-time">
         {log.use_time} s
       </Badge>
-      {log.is_stream && frtMs > 0 ? (
+      {log.is_stream && frtMs !== undefined && frtMs >= 0 ? (
         <Badge color={firstTokenColor(frt)} data-testid="first-token-time">
           {frt.toFixed(1)} s
         </Badge>
