@@ -251,10 +251,11 @@ func TestBody_UnexpectedShapeStillAnswers(t *testing.T) {
 	}
 }
 
-// The body is read as the provider reads it: a member whose name differs
-// only in case is not the member (a lenient reading priced, checked and
-// routed the cheap "Model" while the upstream served "model"), and a
-// member named twice, at any depth, is refused rather than guessed at.
+// Names are matched exactly, and whatever a provider could read otherwise
+// is refused rather than guessed at: a member named twice at any depth,
+// and a member whose name differs only in letter case from one the relay
+// reads (OpenAI ignores "Model" beside "model"; an upstream decoding as
+// Go's encoding/json, Ollama's, serves it).
 func TestBody_NamesMatchExactly(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
@@ -267,7 +268,7 @@ func TestBody_NamesMatchExactly(t *testing.T) {
 	g.MustCreateChannel(t, cheap, miniModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
 
-	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"Model":"` + miniModel + `"}`
+	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"Temperature":1}`
 	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
@@ -285,6 +286,12 @@ func TestBody_NamesMatchExactly(t *testing.T) {
 		{"nested", `{"model":"` + miniModel + `","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}`,
 			"messages", "字段 messages/0/content/0/text 出现了不止一次"},
 		{"invalid UTF-8", "{\"model\":\"" + miniModel + "\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", "", "UTF-8"},
+		{"case variant", `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"Model":"` + miniModel + `"}`,
+			"Model", "字段 Model 应写作 model"},
+		{"case variant alone", `{"Model":"` + miniModel + `","messages":[{"role":"user","content":"hi"}]}`,
+			"Model", "字段 Model 应写作 model"},
+		{"case variant in a message", `{"model":"` + miniModel + `","messages":[{"role":"user","content":"hi","Content":"test_sensitive"}]}`,
+			"Content", "字段 Content 应写作 content"},
 	} {
 		e := g.post(t, key, "/v1/chat/completions", c.body).wantError(t, http.StatusBadRequest, "invalid_request")
 		if !strings.Contains(e.Error.Message, c.message) || fmt.Sprint(e.Error.Param) != c.param && c.param != "" {

@@ -414,6 +414,11 @@ func (rl *Relay) readBody(c *call) *Error {
 		}
 		return badRequest("请求体不是合法的 JSON")
 	}
+	if name, want := caseVariant(body); name != "" {
+		e := badRequest("请求参数格式错误：字段 " + name + " 应写作 " + want)
+		e.Param = name
+		return e
+	}
 	p := &c.parsed
 	c.model = p.Model
 	c.bodyModel = p.Model
