@@ -396,21 +396,23 @@ func TestChecks_CORS(t *testing.T) {
 	g := MustOpenGateway(t, gatewayConfig{})
 	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1))), ratioModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
-	req, _ := http.NewRequest(http.MethodOptions, g.srv.URL+"/v1/chat/completions", nil)
-	req.Header.Set("Origin", "https://app.example")
-	req.Header.Set("Access-Control-Request-Method", "POST")
-	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-stainless-os")
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	h := resp.Header
-	allowed := strings.Split(strings.ReplaceAll(h.Get("Access-Control-Allow-Headers"), " ", ""), ",")
-	if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
-		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
-		!slices.ContainsFunc(allowed, func(s string) bool { return strings.EqualFold(s, "Authorization") }) || !slices.Contains(allowed, "*") {
-		t.Fatalf("preflight %d %v", resp.StatusCode, h)
+	for _, path := range []string{"/v1/chat/completions", "/v1/dashboard/billing/subscription", "/dashboard/billing/subscription", "/dashboard/billing/usage"} {
+		req, _ := http.NewRequest(http.MethodOptions, g.srv.URL+path, nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-stainless-os")
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		allowed := strings.Split(strings.ReplaceAll(h.Get("Access-Control-Allow-Headers"), " ", ""), ",")
+		if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+			!slices.ContainsFunc(allowed, func(s string) bool { return strings.EqualFold(s, "Authorization") }) || !slices.Contains(allowed, "*") {
+			t.Fatalf("preflight of %s: %d %v", path, resp.StatusCode, h)
+		}
 	}
 	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
 	if res.Status != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Oneapi-Request-Id") {

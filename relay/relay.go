@@ -160,7 +160,9 @@ func (rl *Relay) Register(mux *http.ServeMux, allowBilling func(*http.Request) b
 		"GET /v1/fine-tunes/{id}/events", "DELETE /v1/models/{model}"} {
 		mux.Handle(p, notImpl)
 	}
-	mux.Handle("OPTIONS /v1/", rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })))
+	preflight := rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	mux.Handle("OPTIONS /v1/", preflight)
+	mux.Handle("OPTIONS /dashboard/billing/", preflight)
 }
 
 // cors lets browser clients call the relay from any origin; the relay is
