@@ -607,6 +607,19 @@ func TestLive_BalanceSeqGrows(t *testing.T) {
 	if !(hello.Seq < charged.Seq && charged.Seq < credited.Seq && credited.Seq < again.Seq) {
 		t.Fatalf("balance_seq %d, %d, %d, %d: not growing", hello.Seq, charged.Seq, credited.Seq, again.Seq)
 	}
+	// A read of the own account is numbered in the same order, so that a
+	// console can tell it from a newer push.
+	var self struct {
+		Data balance `json:"data"`
+	}
+	r := ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+	if err := json.Unmarshal(r.Body, &self); err != nil || self.Data.Seq <= again.Seq || self.Data.Quota != again.Quota {
+		t.Fatalf("GET /api/user/self %s: want balance_seq above %d and quota %d", r.Body, again.Seq, again.Quota)
+	}
+	charge(100)
+	if later := next("after a charge following the read"); later.Seq <= self.Data.Seq {
+		t.Fatalf("push after the read numbered %d, read %d", later.Seq, self.Data.Seq)
+	}
 }
 
 // A channel push shows the channel as committed when it goes out: a change

@@ -7,7 +7,10 @@ import (
 )
 
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, viewUser(currentUser(r)))
+	u := currentUser(r)
+	v := viewUser(u)
+	v.BalanceSeq = u.BalanceSeq
+	writeJSON(w, v)
 }
 
 type updateSelfRequest struct {

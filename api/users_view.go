@@ -32,6 +32,9 @@ type userView struct {
 	HasPassword     bool    `json:"has_password"`
 	CreatedAt       int64   `json:"created_at"`
 	DeletedAt       *string `json:"DeletedAt"`
+	// BalanceSeq numbers the balance of the user's own record, in the
+	// order of the user.self pushes (docs/live.md).
+	BalanceSeq uint64 `json:"balance_seq,omitempty"`
 }
 
 func viewUser(u *store.User) userView {

@@ -92,6 +92,40 @@ test("a balance pushed late, read before the one shown, does not replace it", as
   await context.close();
 });
 
+test("a read of the account answered after a newer balance push keeps the pushed balance", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await loginToPersonalSettings(page, "root", "123456");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const storedQuota = () => page.evaluate(() => JSON.parse(localStorage.getItem("user")).quota);
+  // Reads of the account from now on reach the server at once, but their answers wait.
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  let held = 0;
+  await page.route((url) => url.pathname === "/api/user/self", async (route) => {
+    const res = await route.fetch();
+    held++;
+    await released;
+    await route.fulfill({ response: res });
+  });
+  await page.reload();
+  await page.waitForFunction(() => true);
+  const api = await rootApi(suite.gw.baseURL);
+  const deadline = Date.now() + 10000;
+  while (held === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(held > 0, "the page load read the account");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const before = await storedQuota();
+  assert.ok(await addQuota(api, (await quotaPerUnit(api)) * 2));
+  await page.waitForFunction((old) => JSON.parse(localStorage.getItem("user")).quota !== old, before, { timeout: 10000 });
+  const pushed = await storedQuota();
+  release();
+  await page.waitForResponse((r) => new URL(r.url()).pathname === "/api/user/self");
+  await page.waitForTimeout(300);
+  assert.equal(await storedQuota(), pushed, "the older read did not replace the pushed balance");
+  assert.equal(pushed, (await api.call("GET", "/api/user/self")).json.data.quota);
+  await context.close();
+});
+
 test("a session ended elsewhere logs the console out without a reload", async () => {
   const username = uniqueName("liv");
   const password = "live-pass-1";

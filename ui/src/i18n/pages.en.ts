@@ -375,7 +375,7 @@ const pagesEn: PagesDictionary = {
       token: "Token",
       type: "Type",
       model: "Model",
-      useTime: "Time / first token",
+      useTime: "Timing",
       prompt: "Prompt",
       completion: "Completion",
       quota: "Cost",

@@ -33,7 +33,35 @@ export function onUserChange(fn: () => void): void {
 function noteHolder(id: number | null): void {
   if (id === holder) return;
   holder = id;
+  balanceSeq = 0;
   for (const fn of resetters) fn();
+}
+
+/**
+ * balanceSeq is the highest balance_seq of a balance taken in, pushed by the live socket or read
+ * with the account. Balances can arrive out of order (a charge read before a top-up and pushed
+ * after it; a page load's read answered after a push): one of a lower number is older than the
+ * one shown and is left out.
+ */
+let balanceSeq = 0;
+
+/** resetBalanceSeq counts again from nothing: a new socket (a restarted gateway counts from 1). */
+export function resetBalanceSeq(): void {
+  balanceSeq = 0;
+}
+
+/** newestBalance is what of fields to take in: all of it, less a balance older than the one held. */
+export function newestBalance(fields: Partial<User> & { balance_seq?: unknown }): Partial<User> {
+  const { balance_seq: seq, ...rest } = fields;
+  if (typeof seq !== "number") return rest;
+  if (seq < balanceSeq) {
+    delete rest.quota;
+    delete rest.used_quota;
+    delete rest.request_count;
+  } else {
+    balanceSeq = seq;
+  }
+  return rest;
 }
 
 /** setUser stores a full user record. */
@@ -78,8 +106,11 @@ export function expireSession(quiet = false): void {
 export async function refreshSelf(silent = false, quietExpiry = false): Promise<User | null> {
   if (!user.value) return null;
   const fresh = await userApi.getSelf(silent, quietExpiry);
-  setUser(fresh);
-  return fresh;
+  const held = user.value;
+  // A read answered after a newer push keeps the pushed balance.
+  const fields = held?.id === fresh.id ? newestBalance(fresh) : fresh;
+  setUser({ ...(held?.id === fresh.id ? held : {}), ...fields } as User);
+  return user.value;
 }
 
 /** logout forgets the session locally at once, then ends it on the server. */
