@@ -254,6 +254,36 @@ test("a tab whose socket a newer tab took stays quiet until it is looked at agai
   await context.close();
 });
 
+test("a tab whose socket cannot reconnect because its session ended elsewhere logs out", async () => {
+  const { username, password } = await registerUser(suite.gw.baseURL, "gone", "gone-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, username, password);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // Sockets of the same session opened elsewhere (a page that is not the console) take this tab's
+  // place: the account's oldest socket is closed with 4409.
+  const other = await context.newPage();
+  await other.goto("/api/status");
+  await other.evaluate(async () => {
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/ws`;
+    await Promise.all(Array.from({ length: 16 }, () => new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      ws.onopen = resolve;
+      ws.onerror = resolve;
+    })));
+  });
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  // The session ends while no socket of this tab is open.
+  const session = (await context.cookies()).find((c) => c.name === "session").value;
+  const id = await page.evaluate(() => JSON.parse(localStorage.getItem("user")).id);
+  const out = await fetch(`${suite.gw.baseURL}/api/user/logout`, { headers: { Cookie: `session=${session}`, "New-Api-User": String(id) } });
+  assert.equal(out.status, 200);
+  // Looked at again, its upgrade is refused (the page sees only a failed connection): the console
+  // learns the session ended.
+  await page.evaluate(() => window.dispatchEvent(new Event("focus")));
+  await page.waitForURL(/\/login/, { timeout: 15000 });
+  await context.close();
+});
+
 test("an open home page and About page show the administrator's new text without a reload", async () => {
   const { username, password } = await newUser(suite.gw.baseURL, "home", "home-pass-1");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);

@@ -149,7 +149,10 @@ function open(): void {
       replaced = true;
       return;
     }
-    if (ev.code === CLOSE_UNAUTHORIZED) {
+    // A refused upgrade (the session ended while no socket was open) looks to the page like a
+    // network failure: a socket that never opened checks the session as a 4401 does, and only a
+    // session still valid (or a server out of reach) tries again.
+    if (ev.code === CLOSE_UNAUTHORIZED || !openedAt) {
       // The close can overtake the answer that rotated this console's session
       // (a password change), so the session is checked only after a pause.
       setTimeout(() => {
