@@ -550,12 +550,19 @@ func (w *watchedOption) changed(v string) {
 	}
 }
 
-// publicOrigin is the host[:port] of the configured public address, as the
-// WebSocket origin check compares it; none when it is unset or not a URL.
+// publicOrigin is the origin of the configured public address as a
+// WebSocket origin pattern: scheme and host, without the scheme's default
+// port (browsers leave it out of Origin), the pattern's special characters
+// escaped (an IPv6 host's brackets); none when it is unset or not a URL.
 func publicOrigin(address string) []string {
 	u, err := url.Parse(strings.TrimSpace(address))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil
 	}
-	return []string{u.Host}
+	host := u.Host
+	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	escape := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`)
+	return []string{u.Scheme + "://" + escape.Replace(host)}
 }

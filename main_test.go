@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	bolt "go.etcd.io/bbolt"
 
 	"gateway/store"
+	"gateway/ws"
 )
 
 // MustRunMain boots the program on a free port with its data in a temp dir
@@ -256,5 +258,44 @@ func TestShutdownChargesRunningStreams(t *testing.T) {
 	logs, err := st.Logs(store.LogFilter{UserID: root.ID, Type: store.LogTypeConsume}, 1, 10)
 	if err != nil || len(logs.Items) != 1 {
 		t.Fatalf("consume logs %+v, %v", logs, err)
+	}
+}
+
+// The configured public address lets its own origin open the live socket,
+// as a browser writes it (no default port), and no other scheme.
+func TestPublicOriginOpensTheLiveSocket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		address, origin string
+		ok              bool
+	}{
+		{"https://gw.example.com:443", "https://gw.example.com", true},
+		{"http://gw.example.com:80", "http://gw.example.com", true},
+		{"https://gw.example.com", "https://gw.example.com", true},
+		{"https://gw.example.com", "http://gw.example.com", false},
+		{"https://gw.example.com:8443", "https://gw.example.com:8443", true},
+		{"https://gw.example.com:8443", "https://gw.example.com", false},
+		{"http://[::1]:8080", "http://[::1]:8080", true},
+		{"http://[::1]:8080", "http://1:8080", false},
+		{"", "https://gw.example.com", false},
+	} {
+		t.Run(tc.address+" "+tc.origin, func(t *testing.T) {
+			t.Parallel()
+			hub := ws.NewHub()
+			hub.Origins = func() []string { return publicOrigin(tc.address) }
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = hub.Serve(w, r, ws.Identity{UserID: 1, Role: 1}, nil)
+			}))
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			c, resp, _ := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {tc.origin}}})
+			if c != nil {
+				c.CloseNow()
+			}
+			if got := resp != nil && resp.StatusCode == http.StatusSwitchingProtocols; got != tc.ok {
+				t.Fatalf("accepted %v, want %v (patterns %q)", got, tc.ok, publicOrigin(tc.address))
+			}
+		})
 	}
 }
