@@ -198,7 +198,8 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	l := &store.Log{UserID: uid, Username: uname, Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
 		Content: "模型测试", Quota: quota, PromptTokens: int64(v.Usage.PromptTokens), CompletionTokens: int64(v.Usage.CompletionTokens),
 		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`}
-	if rl.store.AppendLog(l) == nil && rl.cfg.Events != nil {
+	// Written only while consume logging is on, as the calls' logs are.
+	if set.Bool("LogConsumeEnabled") && rl.store.AppendLog(l) == nil && rl.cfg.Events != nil {
 		rl.cfg.Events.Logged(l)
 	}
 	if fresh, err := rl.store.Channel(ch.ID); err == nil && rl.cfg.Events != nil {

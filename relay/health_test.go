@@ -529,3 +529,27 @@ func TestHealth_TestBodyOfReasoningModels(t *testing.T) {
 		}
 	}
 }
+
+// A channel test writes its log only while consume logging is on, as the
+// calls' logs are; it still records its response time.
+func TestHealth_TestLogFollowsLogConsumeEnabled(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"LogConsumeEnabled": "false"}})
+	up := relaytest.NewChat(t, "sk-quiet", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "h", relaytest.NewUsage(8, 1)))
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	if r := g.rl.TestChannel(context.Background(), ch, "", nil); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume}, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != 0 {
+		t.Fatalf("%d consume logs written with consume logging off", page.Total)
+	}
+	if fresh, _ := g.st.Channel(ch.ID); fresh == nil || fresh.TestTime == 0 {
+		t.Fatalf("channel %+v: the test was not recorded", fresh)
+	}
+}

@@ -77,3 +77,26 @@ func BenchmarkLikeMatchManyWildcards(b *testing.B) {
 		likeMatch("gemini-2.0-flash-thinking-exp-01-21", "%_%_%_%_%_%_%_%_%_%_%!")
 	}
 }
+
+// A search keyword matches as LIKE 'keyword%' (S §8): the start of the
+// content, its wildcards included, or the type when it is a number.
+func TestKeywordMatchesLike(t *testing.T) {
+	t.Parallel()
+	l := &Log{Type: LogTypeConsume, Content: "模型倍率 1.25，补全倍率 4，分组倍率 1"}
+	for _, tc := range []struct {
+		keyword string
+		want    bool
+	}{
+		{"模型", true}, {"%", true}, {"模型倍率 _", true}, {"模型倍率%补全", true}, {"%分组倍率 1", true},
+		{"_型", true}, {"补全", false}, {"%补全倍率 5", false}, {"模型倍率 __3", false}, {"2", true}, {"1", false},
+	} {
+		if got, want := logMatches(l, LogFilter{Keyword: tc.keyword}), tc.want; got != want {
+			t.Errorf("keyword %q: %v, want %v", tc.keyword, got, want)
+		}
+		if !strings.ContainsAny(tc.keyword, "0123456789") || strings.ContainsAny(tc.keyword, "%_") {
+			if got, want := logMatches(l, LogFilter{Keyword: tc.keyword}), likeOracle(l.Content, tc.keyword+"%"); got != want {
+				t.Errorf("keyword %q: %v, LIKE says %v", tc.keyword, got, want)
+			}
+		}
+	}
+}

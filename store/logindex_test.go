@@ -19,7 +19,7 @@ import (
 func bruteLogs(all []*Log, f LogFilter) []*Log {
 	var out []*Log
 	for _, l := range all {
-		if f.Start > 0 && l.CreatedAt < f.Start || f.End > 0 && l.CreatedAt > f.End {
+		if f.Start > 0 && l.CreatedAt < f.Start || f.End != 0 && l.CreatedAt > f.End {
 			continue
 		}
 		if logMatches(l, f) {
@@ -55,6 +55,11 @@ var indexFilters = []LogFilter{
 	{Keyword: "模型"}, {Keyword: "模型倍率 0"}, {Keyword: "Hello"}, {Keyword: "hello"}, {Keyword: `quote "`},
 	{Keyword: "quote"}, {Keyword: "<tag"}, {Keyword: "通过兑换码充值 $1", UserID: 2}, {Keyword: "nothing"},
 	{Keyword: "模型", ModelName: "m-1", ChannelID: 2}, {Keyword: "+1"}, {Keyword: "a\u2028b"},
+	// LIKE wildcards in a keyword.
+	{Keyword: "%"}, {Keyword: "模型倍率 _"}, {Keyword: "模型倍率%补全"}, {Keyword: "%World"}, {Keyword: "_ello"},
+	{Keyword: `quote "%more`}, {Keyword: "通过%", UserID: 2},
+	// An end before 0 is met by no entry; a start before 0 by every one.
+	{End: -1}, {End: -1, UserID: 2}, {Start: -5},
 }
 
 // logContents are the contents the query tests' entries carry: a keyword

@@ -521,8 +521,8 @@ func (s *Store) scanSome(tx *bolt.Tx, f LogFilter, asc bool, from []byte, deadli
 	return last, false, nil
 }
 
-// contentNeedle is keyword as an entry's stored JSON holds it at the start
-// of its content, for a keyword that JSON writes unchanged: valid UTF-8
+// contentNeedle is keyword (up to its first wildcard) as an entry's stored
+// JSON holds it at the start of its content, for a keyword that JSON writes unchanged: valid UTF-8
 // without a quote, backslash, control character, DEL, <, >, &, U+2028,
 // U+2029 or U+FFFD (what an invalid byte reads back as). It is nil for a
 // keyword that may also name the type (a number) and for one written
@@ -533,6 +533,13 @@ func contentNeedle(keyword string) []byte {
 	}
 	if _, err := strconv.Atoi(keyword); err == nil {
 		return nil
+	}
+	// With wildcards, the content begins with what comes before the first.
+	if i := strings.IndexAny(keyword, "%_"); i >= 0 {
+		keyword = keyword[:i]
+		if keyword == "" {
+			return nil
+		}
 	}
 	for _, r := range keyword {
 		switch {
@@ -632,11 +639,20 @@ func logMatches(l *Log, f LogFilter) bool {
 		return false
 	}
 	if f.Keyword != "" {
-		if t, err := strconv.Atoi(f.Keyword); !(err == nil && t == l.Type) && !strings.HasPrefix(l.Content, f.Keyword) {
+		if t, err := strconv.Atoi(f.Keyword); !(err == nil && t == l.Type) && !contentLike(l.Content, f.Keyword) {
 			return false
 		}
 	}
 	return true
+}
+
+// contentLike reports whether content begins as keyword says: LIKE
+// 'keyword%' (S §8), its % and _ wildcards included.
+func contentLike(content, keyword string) bool {
+	if !strings.ContainsAny(keyword, "%_") {
+		return strings.HasPrefix(content, keyword)
+	}
+	return likeMatch(content, keyword+"%")
 }
 
 // LikeMatch reports whether s matches a log filter's model pattern, as the
@@ -679,8 +695,9 @@ func likeMatch(s, pattern string) bool {
 }
 
 func (s *Store) resolveLogFilter(f *LogFilter) bool {
-	// Types are stored as one byte; another number names no type.
-	if f.Type < 0 || f.Type > 255 {
+	// Types are stored as one byte; another number names no type. An end
+	// before 0 is a bound nothing meets (0 is none), as in the dashboard.
+	if f.Type < 0 || f.Type > 255 || f.End < 0 {
 		return false
 	}
 	if f.Username != "" {
