@@ -174,6 +174,38 @@ func TestClientLeavesBeforeHeaders(t *testing.T) {
 			}
 		})
 	}
+	// A transcription has no prompt to count, and the provider transcribes
+	// the upload it received: it is charged what was reserved for it, the
+	// PreConsumedQuota estimate.
+	for _, path := range []string{"/v1/audio/transcriptions", "/v1/audio/translations"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			received := make(chan struct{})
+			slow := func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				close(received)
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+			}
+			up := relaytest.New(t, "sk-slow", relaytest.Routes{"POST " + path: slow})
+			g.MustCreateChannel(t, up, ratioModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-received; cancel() }()
+			body, ctype := audioForm(t, []formPart{{Name: "file", FileName: "a.mp3", ContentType: "audio/mpeg", Data: audioBytes()}, {Name: "model", Data: []byte(ratioModel)}})
+			if _, err := g.do(ctx, key, path, string(body), "Content-Type", ctype); err == nil {
+				t.Fatal("the call finished although its client left")
+			}
+			eventually(t, 5*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+			time.Sleep(50 * time.Millisecond)
+			want := ratioQuota(500, 0, ratioModelMR, ratioModelCR, 1)
+			if logs := g.consumeLogs(t, "alice"); len(logs) != 1 || logs[0].Quota != want {
+				t.Fatalf("logs %+v; want one charge of %d, the reservation", logs, want)
+			}
+		})
+	}
 }
 
 // Speech is priced by the characters of its input: an input that is not a

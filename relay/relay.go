@@ -1064,9 +1064,15 @@ func startsAsEvents(r *bufio.Reader) bool {
 
 // clientGone bills a non-stream call whose client left after the request
 // reached the upstream: its prompt, counted locally, as a stream that ends
-// before its first event is billed.
+// before its first event is billed. A transcription has no prompt to count
+// while the provider transcribes the upload it received: it is billed its
+// reservation's estimate, PreConsumedQuota tokens.
 func (rl *Relay) clientGone(c *call, ch *store.Channel, set *store.Settings) *Error {
-	if e := rl.settle(c, ch, usage{PromptTokens: c.prompt}, -1, set); e != nil {
+	u := usage{PromptTokens: c.prompt}
+	if c.k == kindTranscription || c.k == kindTranslation {
+		u.PromptTokens = int(min(set.Int("PreConsumedQuota"), maxUsageTokens))
+	}
+	if e := rl.settle(c, ch, u, -1, set); e != nil {
 		return e
 	}
 	return &Error{Status: 499, Type: "new_api_error", Code: "client_gone", Message: "客户端已断开", Local: true}
