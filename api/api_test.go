@@ -409,3 +409,18 @@ const (
 	msgNoCredentials = "无权进行此操作，未登录且未提供 access token"
 	msgNoPermission  = "无权进行此操作，权限不足"
 )
+
+// together runs f(0), …, f(n-1) in goroutines released at the same moment,
+// and waits for them all: requests racing each other.
+func together(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -188,20 +187,11 @@ func TestRedemptions_ConcurrentRedeem(t *testing.T) {
 		}
 		cookies[i] = c
 	}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
 	statuses := make([]int, n)
-	for i := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			r := ApiScenario{Method: "POST", URL: "/api/user/topup", Cookie: cookies[i], UserID: ids[i], Body: `{"key":"` + keys[0] + `"}`}.Do(t, ts)
-			statuses[i] = r.StatusCode
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together(len(ids), func(i int) {
+		r := ApiScenario{Method: "POST", URL: "/api/user/topup", Cookie: cookies[i], UserID: ids[i], Body: `{"key":"` + keys[0] + `"}`}.Do(t, ts)
+		statuses[i] = r.StatusCode
+	})
 	winner := -1
 	for i, s := range statuses {
 		switch {

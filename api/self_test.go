@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"sync"
 	"testing"
 
 	"gateway/store"
@@ -111,19 +110,10 @@ func TestUpdateSelf_RacingPasswordChanges(t *testing.T) {
 		cookies[i], id = ts.MustSession(t, "alice")
 	}
 	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			statuses[i] = ApiScenario{Method: "PUT", URL: "/api/user/self", Cookie: cookies[i], UserID: id,
-				Body: `{"password":"racer-pass-` + strconv.Itoa(i) + `","original_password":"` + alicePassword + `"}`}.Do(t, ts).StatusCode
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		statuses[i] = ApiScenario{Method: "PUT", URL: "/api/user/self", Cookie: cookies[i], UserID: id,
+			Body: `{"password":"racer-pass-` + strconv.Itoa(i) + `","original_password":"` + alicePassword + `"}`}.Do(t, ts).StatusCode
+	})
 	u := mustUser(t, ts, id)
 	won := 0
 	for i, st := range statuses {

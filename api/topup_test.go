@@ -390,18 +390,7 @@ func TestTopUp_ConcurrentNotifications(t *testing.T) {
 		"name": {"TUC3"}, "money": {p.Data["money"]}})
 	const n = 20
 	replies := make([]string, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			replies[i] = pay.notify(ts.URL+"/api/user/epay/notify", paid)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) { replies[i] = pay.notify(ts.URL+"/api/user/epay/notify", paid) })
 	for i, r := range replies {
 		if r != "success" {
 			t.Errorf("notification %d answered %q", i, r)
