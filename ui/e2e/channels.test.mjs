@@ -416,3 +416,74 @@ test("a normal user opening /channel/edit/{id} or /channel/add is refused like o
   assert.equal(await statusAsStoredUser(page, `/api/channel/${ch.id}`), 403);
   await context.close();
 });
+
+test("a key typed for a batch and sent without it makes one channel; the drawer's priority and weight must be whole numbers", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel/add");
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  const name = uniqueName("one");
+  await page.fill('[data-testid="channel-name-input"]', name);
+  await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  await page.click('[data-testid="channel-batch"]');
+  await page.fill('[data-testid="channel-key"]', "sk-line-one\nsk-line-two");
+  await page.click('[data-testid="channel-batch"]');
+  assert.equal(await page.inputValue('[data-testid="channel-key"]'), "sk-line-onesk-line-two", "the field shows one key");
+
+  // Numbers a person may type that are not whole are refused, not read as something else.
+  for (const [field, value, message] of [["#ch-priority", "1e3", "优先级必须是整数"], ["#ch-weight", "2.9", "权重必须是整数"]]) {
+    await page.fill(field, value);
+    await page.click('[data-testid="channel-submit"]');
+    await expectToast(page, message);
+    await page.fill(field, "");
+  }
+  await page.fill("#ch-priority", "3");
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "渠道创建成功！");
+  await drawer.waitFor({ state: "detached" });
+  const r = await api.call("GET", `/api/channel/search?keyword=${encodeURIComponent(name)}`);
+  const made = (r.json?.data ?? []).filter((c) => c.name === name);
+  assert.equal(made.length, 1, `one channel, got ${JSON.stringify(made)}`);
+  assert.equal(made[0].priority, 3);
+  await context.close();
+});
+
+test("deleting a row keeps the next page reachable; deleting the disabled channels leaves none of them selected", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const prefix = uniqueName("pg");
+  for (let i = 0; i < 12; i++) await createChannel(api, upstream.url, ["gpt-4o-mini"], `${prefix}-${i}`);
+  const off = await channelByName(api, `${prefix}-11`);
+  const put = await api.call("PUT", "/api/channel/", { id: off.id, status: 2 });
+  assert.equal(put.json?.success, true, JSON.stringify(put.json));
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const offRow = page.locator(`[data-testid="channel-row-${off.id}"]`);
+  await offRow.waitFor();
+  const rows = page.locator('[data-testid^="channel-row-"]');
+  assert.equal(await rows.count(), 10);
+
+  // A disabled channel picked for bulk delete, then all disabled channels deleted.
+  await page.click('[data-testid="bulk-mode"]');
+  await offRow.locator('[data-testid="select-row"]').click();
+  await page.click('[data-testid="delete-disabled"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await expectToast(page, "已删除所有禁用渠道");
+  await offRow.waitFor({ state: "detached" });
+  await page.click('[data-testid="delete-selected"]');
+  await expectToast(page, "请先选择要删除的通道！");
+
+  // One row deleted: the page fills up again and the next one stays reachable.
+  const victim = page.locator(`[data-testid="channel-row-${(await channelByName(api, `${prefix}-10`)).id}"]`);
+  await victim.locator('[data-testid="channel-menu"]').click();
+  await page.locator('[data-testid="delete-channel"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await victim.waitFor({ state: "detached" });
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="channel-row-"]').length === 10);
+  assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), false);
+  await context.close();
+});

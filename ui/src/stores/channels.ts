@@ -208,6 +208,8 @@ export async function removeChannel(id: number): Promise<boolean> {
     await channelApi.deleteChannel(id);
     dropChannels([id]);
     toast.success(t("channels.msg.done"));
+    // The page fills up again from the next one.
+    await refreshChannels();
     return true;
   } catch (err) {
     handleError(err);
@@ -294,6 +296,8 @@ export async function deleteDisabled(): Promise<void> {
   try {
     const n = await channelApi.deleteDisabledChannels();
     toast.success(t("channels.msg.deletedDisabled", { count: n }));
+    // Which ones went is not told: a selection may name them, so it starts again.
+    selectedChannels.value = new Set();
     await refreshChannels();
   } catch (err) {
     handleError(err);

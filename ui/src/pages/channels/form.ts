@@ -106,6 +106,9 @@ export function validateForm(f: ChannelForm, isEdit: boolean, saved?: KeyDestina
   if (f.models.length === 0) return "channels.msg.modelRequired";
   if (f.model_mapping.trim() !== "" && !isJSONObject(f.model_mapping)) return "channels.msg.mappingInvalid";
   if (f.status_code_mapping.trim() !== "" && !isJSONObject(f.status_code_mapping)) return "channels.msg.statusMappingInvalid";
+  // As the inline editors: a whole number or nothing (1e3 or 2.9 is not read as something else).
+  if (f.priority.trim() !== "" && !/^-?\d+$/.test(f.priority.trim())) return "channels.msg.priorityInteger";
+  if (f.weight.trim() !== "" && !/^-?\d+$/.test(f.weight.trim())) return "channels.msg.weightInteger";
   if (/^\d+$/.test(f.weight.trim()) && Number(f.weight.trim()) > WEIGHT_MAX) return "channels.msg.weightTooLarge";
   if (f.type === TYPE_VERTEX) {
     const other = f.other.trim();
@@ -120,6 +123,11 @@ export function validateForm(f: ChannelForm, isEdit: boolean, saved?: KeyDestina
     if (f.key.trim() !== "" && !isJSONObject(f.key)) return "channels.msg.vertexKeyInvalid";
   }
   return null;
+}
+
+/** singleKey is a key typed as one: the line breaks a single-line field does not show are left out. */
+export function singleKey(key: string): string {
+  return key.replace(/[\r\n]+/g, "");
 }
 
 function toInt(text: string, fallback: number): number {
@@ -152,7 +160,9 @@ export function toInput(f: ChannelForm, isEdit: boolean): ChannelInput {
     priority: Math.max(-999, toInt(f.priority, 0)),
     weight: Math.max(0, toInt(f.weight, 0)),
   };
-  const key = f.key.trim();
+  // The server makes one channel per line: only a batch (or a Vertex key, one JSON document) keeps them.
+  const batch = f.batch && !isEdit && f.type !== TYPE_VERTEX;
+  const key = (batch || f.type === TYPE_VERTEX ? f.key : singleKey(f.key)).trim();
   if (!isEdit || key !== "") input.key = key;
   return input;
 }

@@ -22,7 +22,7 @@ import {
   TYPE_VERTEX,
 } from "../constants";
 import { closeEditor, editorState } from "../dialogs";
-import { emptyForm, formFromChannel, toInput, validateForm, type ChannelForm, type KeyDestination } from "../form";
+import { emptyForm, formFromChannel, singleKey, toInput, validateForm, type ChannelForm, type KeyDestination } from "../form";
 import type { Channel } from "../../../api/channels";
 import { ModelsField } from "./models-field";
 import { BaseUrlField, OtherField, TemplateLink } from "./type-fields";
@@ -144,6 +144,8 @@ export function ChannelDrawer() {
   };
 
   const type = form.type;
+  // A Vertex key is one JSON document, whatever the batch box said before the type changed.
+  const batch = form.batch && type !== TYPE_VERTEX && !isEdit;
   const keyHint = KEY_FORMAT_TYPES.has(type) ? t(`channels.keyHint.${type}`) : t("channels.keyHint.plain");
 
   return (
@@ -209,13 +211,13 @@ export function ChannelDrawer() {
         <TemplateLink onClick={() => set("model_mapping", JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2))} />
       </Field>
 
-      <Field id="ch-key" label={type === TYPE_VERTEX ? t("channels.form.vertexKey") : t("channels.form.key")} hint={isEdit ? t("channels.form.keyEditHint") : form.batch ? t("channels.form.batchHint") : undefined}>
-        {form.batch || type === TYPE_VERTEX ? (
+      <Field id="ch-key" label={type === TYPE_VERTEX ? t("channels.form.vertexKey") : t("channels.form.key")} hint={isEdit ? t("channels.form.keyEditHint") : batch ? t("channels.form.batchHint") : undefined}>
+        {batch || type === TYPE_VERTEX ? (
           <TextArea
             id="ch-key"
             rows={type === TYPE_VERTEX ? 10 : 6}
             value={form.key}
-            placeholder={form.batch ? t("channels.form.keyBatchPlaceholder") : keyHint}
+            placeholder={batch ? t("channels.form.keyBatchPlaceholder") : keyHint}
             onChange={(e) => set("key", e.target.value)}
             className="mono"
             data-testid="channel-key"
@@ -235,7 +237,15 @@ export function ChannelDrawer() {
       {!isEdit && type !== TYPE_VERTEX ? (
         <Text as="label" size="2">
           <Flex gap="2" align="center">
-            <Checkbox checked={form.batch} onCheckedChange={(v) => set("batch", v === true)} data-testid="channel-batch" />
+            <Checkbox
+              checked={form.batch}
+              onCheckedChange={(v) => {
+                set("batch", v === true);
+                // One key: the field shows the lines joined, and that is what is sent.
+                if (v !== true) set("key", singleKey(form.key));
+              }}
+              data-testid="channel-batch"
+            />
             {t("channels.form.batch")}
           </Flex>
         </Text>
