@@ -340,6 +340,9 @@ var channelPushes sync.Mutex
 // administrators. Callers publish after their change is committed; a
 // channel deleted since is not pushed.
 func PublishChannel(hub *ws.Hub, st *store.Store, id uint64) {
+	if st == nil {
+		return
+	}
 	channelPushes.Lock()
 	defer channelPushes.Unlock()
 	c, err := st.Channel(id)

@@ -9,7 +9,9 @@ import (
 // RelayEvents forwards the relay's events to the live hub and the rpm/tpm
 // counters, and mails root about channels the relay disables.
 type RelayEvents struct {
-	Hub   *ws.Hub
+	Hub *ws.Hub
+	// Store is where channel pushes read the channel as committed; without
+	// it no channel is pushed.
 	Store *store.Store
 	// Mail mails root when a channel is disabled automatically; nil sends
 	// nothing.

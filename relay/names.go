@@ -40,23 +40,20 @@ func jsonNames(t reflect.Type) map[string]string {
 // part of a message or of an input; a tool's parameter schema may name its
 // properties as it likes.
 func caseVariant(body []byte) (name, want string) {
-	var v *variantReader
-	if len(body) <= 64<<10 {
-		// A decoder's buffer grows to what it read: only small bodies
-		// share them.
-		v = variantReaders.Get().(*variantReader)
-		defer func() {
-			v.r.Reset(nil)
-			variantReaders.Put(v)
-		}()
-	} else {
-		v = new(variantReader)
+	if len(body) > 64<<10 {
+		// A decoder reads a bytes.Buffer in place; from a reader it would
+		// copy the body into a buffer grown to its longest value (an
+		// image in base64).
+		return variantIn(jsontext.NewDecoder(bytes.NewBuffer(body)), topNames, 0)
 	}
+	// Small bodies share decoders, whose buffers stay small.
+	v := variantReaders.Get().(*variantReader)
+	defer func() {
+		v.r.Reset(nil)
+		variantReaders.Put(v)
+	}()
 	v.r.Reset(body)
 	v.d.Reset(&v.r)
-	if v.d.PeekKind() != '{' {
-		return "", ""
-	}
 	return variantIn(&v.d, topNames, 0)
 }
 
@@ -72,6 +69,9 @@ var variantReaders = sync.Pool{New: func() any { return new(variantReader) }}
 // and the name it stands for, or "" (also when the JSON ends early: the body
 // was decoded already).
 func variantIn(d *jsontext.Decoder, names map[string]string, level int) (string, string) {
+	if d.PeekKind() != '{' {
+		return "", ""
+	}
 	if _, err := d.ReadToken(); err != nil {
 		return "", ""
 	}

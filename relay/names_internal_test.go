@@ -1,6 +1,9 @@
 package relay
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A member spelled with other letter case than a name the relay reads is
 // found where the relay reads names, and only there.
@@ -28,6 +31,27 @@ func TestCaseVariant(t *testing.T) {
 				t.Fatalf("caseVariant = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A large body (an image in base64) is read in place.
+func TestCaseVariantLargeBody(t *testing.T) {
+	image := strings.Repeat("A", 4<<20)
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + image + `"}},{"type":"text","Text":"x"}]}]}`, "Text"},
+		{`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + image + `"}}]}]}`, ""},
+	} {
+		if got, _ := caseVariant([]byte(tc.body)); got != tc.want {
+			t.Fatalf("caseVariant = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func BenchmarkCaseVariantLarge(b *testing.B) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + strings.Repeat("A", 4<<20) + `"}}]}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		caseVariant(body)
 	}
 }
 

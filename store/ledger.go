@@ -87,7 +87,8 @@ type ledger struct {
 	// (snapshots and user records). Every change to a balance is made
 	// under mu, so of two reads the one with the higher number shows the
 	// later state: a console keeps the balance of the highest it received,
-	// whatever order the pushes arrive in.
+	// whatever order the pushes arrive in. It starts at the opening time
+	// in microseconds.
 	readSeq uint64
 
 	queue    chan *charge
@@ -116,6 +117,10 @@ func (l *ledger) init(s *Store) {
 	l.users = map[uint64]*liveBalance{}
 	l.tokens = map[uint64]*liveToken{}
 	l.channels = map[uint64]int64{}
+	// Numbers keep growing across restarts: a console that holds one from
+	// before (a tab without a live socket) takes the new process's reads.
+	// Microseconds stay exact in a JavaScript number.
+	l.readSeq = uint64(time.Now().UnixMicro())
 	l.queue = make(chan *charge, 4096)
 	l.wg.Add(1)
 	go l.writer()

@@ -346,3 +346,36 @@ func (s *Store) setCommitTx(commit func(fn func(*bolt.Tx) error) error) {
 	defer s.updateMu.Unlock()
 	s.commitTx = commit
 }
+
+// Balance reads are numbered on from one process to the next: a console
+// that holds a number from before a restart takes the new process's reads.
+func TestBalanceSeqGrowsAcrossRestarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seq.db")
+	read := func(reads int) uint64 {
+		s, err := Open(path, Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		u, err := s.UserByUsername("payer")
+		if err != nil {
+			if u, err = s.CreateUser(NewUser{Username: "payer", Password: "password1", Quota: 1000}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var seq uint64
+		for range reads {
+			v, err := s.User(u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq = v.BalanceSeq
+		}
+		return seq
+	}
+	// Many reads in the first process, a few in the next.
+	first := read(1000)
+	if second := read(10); second <= first {
+		t.Fatalf("after a restart reads are numbered %d, below the %d read before it", second, first)
+	}
+}

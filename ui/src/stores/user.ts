@@ -45,7 +45,7 @@ function noteHolder(id: number | null): void {
  */
 let balanceSeq = 0;
 
-/** resetBalanceSeq counts again from nothing: a new socket (a restarted gateway counts from 1). */
+/** resetBalanceSeq counts again from nothing: a new socket (a gateway restarted with its clock set back counts lower). */
 export function resetBalanceSeq(): void {
   balanceSeq = 0;
 }

@@ -24,7 +24,7 @@ export function startLiveUpdates(): void {
     }
     mergeUser(newestBalance(update));
   });
-  // Each socket counts from its own first message (a restarted gateway counts from 1 again).
+  // Each socket counts from its own first message (a gateway restarted with its clock set back counts lower).
   onOpened(resetBalanceSeq);
   // The options changed: how quota is shown and the rest of the status follow.
   onTopic("status", () => void loadStatus(true));
