@@ -88,7 +88,7 @@ test("a balance pushed late, read before the one shown, does not replace it", as
   // A read older than the one shown (a charge read before the credit, pushed after it).
   assert.equal(await deliver({ id, quota: 1, used_quota: 0, request_count: 0, balance_seq: 1 }), shown);
   // A later read is shown.
-  assert.equal(await deliver({ id, quota: shown + 7, used_quota: 0, request_count: 0, balance_seq: 2 ** 40 }), shown + 7);
+  assert.equal(await deliver({ id, quota: shown + 7, used_quota: 0, request_count: 0, balance_seq: Number.MAX_SAFE_INTEGER }), shown + 7);
   await context.close();
 });
 
