@@ -411,6 +411,11 @@ func TestCrossSiteRefused(t *testing.T) {
 			Headers: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, WantStatus: 403, WantContains: refused},
 		{Name: "GitHubCallbackMarkedCrossSite", Method: "GET", URL: "/api/oauth/github?code=1&state=x",
 			Headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, WantStatus: 403, WantContains: refused},
+		// The playground is billed to the session: another site's page
+		// may not start a call.
+		{Name: "PlaygroundCallMarkedCrossSite", Method: "POST", URL: "/pg/chat/completions", As: "user",
+			Body:    `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`,
+			Headers: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"}, WantStatus: 403, WantContains: refused},
 		{Name: "ReadFromAnotherSite", Method: "GET", URL: "/api/status",
 			Headers: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, WantStatus: 200},
 		// Plain HTTP behind a proxy that rewrites Host: Origin names the

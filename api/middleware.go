@@ -256,7 +256,7 @@ func checkUsable(u *store.User) error {
 // Scripts, which send no Origin, are not affected.
 func refuseCrossSite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/") && crossSite(r) {
+		if (strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/pg/")) && crossSite(r) {
 			writeError(w, r, store.Errorf(store.EFORBIDDEN, "拒绝来自其他站点的请求"))
 			return
 		}

@@ -168,3 +168,42 @@ test("a reply cut off before [DONE] is marked as an error, keeping what came; an
   assert.equal(await page.locator('[data-testid^="message-"]').count(), 0, "the previous account's conversation is gone");
   await context.close();
 });
+
+test("a stopped reply keeps what came, marked stopped; one stopped before anything came is taken away", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  // Stopped after the first words: they stay, without the typing cursor, and say so.
+  await page.fill('[data-testid="pg-input"]', "Say hello");
+  await page.click('[data-testid="pg-send"]');
+  await page.locator('[data-testid="message-assistant"][data-status="incomplete"]').waitFor({ timeout: 15000 });
+  await page.click('[data-testid="pg-stop"]');
+  const kept = page.locator('[data-testid="message-assistant"]');
+  await kept.locator('[data-testid="message-stopped"]').waitFor();
+  assert.equal(await kept.getAttribute("data-status"), "incomplete");
+  assert.match(await kept.textContent(), /Hello/);
+  assert.equal(await kept.locator(".playground-cursor").count(), 0);
+
+  // Stopped before the first byte: no empty reply is left, let alone one marked complete.
+  await page.route("**/pg/chat/completions", () => {}); // never answered
+  await page.fill('[data-testid="pg-input"]', "Say it again");
+  await page.click('[data-testid="pg-send"]');
+  await page.locator('[data-testid="message-assistant"][data-status="loading"]').waitFor();
+  await page.click('[data-testid="pg-stop"]');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="message-assistant"][data-status="loading"]'));
+  assert.equal(await page.locator('[data-testid="message-assistant"]').count(), 1, "only the first, stopped reply");
+  await context.close();
+});
+
+test("a model list or group list that fails to load says why and offers no model", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  const failing = { success: false, message: "数据库错误：模型列表暂不可用" };
+  await page.route((url) => url.pathname === "/api/user/models", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(failing) }));
+  await page.goto("/playground");
+  await expectToast(page, "数据库错误：模型列表暂不可用");
+  await page.locator('[data-testid="pg-input"]').waitFor();
+  assert.doesNotMatch(await page.locator('[data-testid="pg-model"]').textContent(), /gpt-4o-mini/);
+  await context.close();
+});

@@ -36,15 +36,15 @@ export class StreamError extends Error {
   }
 }
 
-/** userModels lists the model names the caller's group, or another group the caller may use, offers. */
+/** userModels lists the model names the caller's group, or another group the caller may use, offers; a failure is told. */
 export async function userModels(group = ""): Promise<string[]> {
-  const data = (await api.get<string[]>("/api/user/models", { silent: true, query: group ? { group } : undefined })).data;
+  const data = (await api.get<string[]>("/api/user/models", { query: group ? { group } : undefined })).data;
   return Array.isArray(data) ? data.filter((m) => typeof m === "string") : [];
 }
 
-/** selfGroups lists the groups the caller may use; a label is a string or an object with desc. */
+/** selfGroups lists the groups the caller may use (a label is a string or an object with desc); a failure is told. */
 export async function selfGroups(): Promise<GroupOption[]> {
-  const data = (await api.get<Record<string, unknown>>("/api/user/self/groups", { silent: true })).data ?? {};
+  const data = (await api.get<Record<string, unknown>>("/api/user/self/groups")).data ?? {};
   return Object.entries(data).map(([value, info]) => {
     let label = value;
     if (typeof info === "string" && info) label = info;

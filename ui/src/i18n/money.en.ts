@@ -215,6 +215,7 @@ const moneyEn: MoneyDictionary = {
     user: "User",
     assistant: "Assistant",
     loading: "Generating...",
+    stopped: "Stopped",
     errorLabel: "Error",
     noGroups: "User group",
   },

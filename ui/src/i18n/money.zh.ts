@@ -217,6 +217,7 @@ const moneyZh = {
     user: "用户",
     assistant: "助手",
     loading: "正在生成...",
+    stopped: "已停止",
     errorLabel: "出错了",
     noGroups: "用户分组",
   },

@@ -22,6 +22,8 @@ export interface PlaygroundMessage {
   role: "user" | "assistant";
   content: string;
   status: MessageStatus;
+  /** stopped marks a reply the user stopped before it was complete. */
+  stopped?: boolean;
 }
 
 /** PlaygroundSettings are the side-panel inputs. */
@@ -74,7 +76,9 @@ export async function loadOptions(): Promise<void> {
     await chooseGroup(sorted[0].value);
     return;
   }
-  if (listed !== null && !ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (ms[0] ?? "");
+  // No list (its failure was told): no model is offered as if it were usable.
+  if (listed === null) patch.model = "";
+  else if (!ms.includes(s.model)) patch.model = ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (ms[0] ?? "");
   if (Object.keys(patch).length > 0) updateSettings(patch);
 }
 
@@ -89,6 +93,7 @@ export async function chooseGroup(group: string): Promise<void> {
   if (settings.value.group !== group) return; // a newer choice overtook this one
   if (ms === null) {
     models.value = [];
+    updateSettings({ model: "" });
     return;
   }
   models.value = ms;
@@ -107,6 +112,14 @@ function finish(status: "complete" | "error", extra = ""): void {
     if (m.status === "complete" || m.status === "error") return m;
     return { ...m, status, content: extra ? (m.content ? `${m.content}\n\n${extra}` : extra) : m.content };
   });
+}
+
+/** stopped ends a reply the user stopped: one with nothing yet is taken away, another stays incomplete. */
+function stopped(): void {
+  const list = messages.value;
+  const last = list[list.length - 1];
+  if (!last || last.role !== "assistant" || last.status === "complete" || last.status === "error") return;
+  messages.value = last.content ? [...list.slice(0, -1), { ...last, status: "incomplete", stopped: true }] : list.slice(0, -1);
 }
 
 /** history is what the model receives: the system prompt and every finished turn. */
@@ -133,7 +146,8 @@ export async function send(text: string): Promise<void> {
   const turns = history();
   messages.value = [...messages.value, { id: nextId++, role: "assistant", content: "", status: "loading" }];
   const s = settings.value;
-  controller = new AbortController();
+  const ctl = new AbortController();
+  controller = ctl;
   streaming.value = true;
   try {
     await streamChat(
@@ -146,9 +160,10 @@ export async function send(text: string): Promise<void> {
       },
       user.value?.id ?? null,
       (delta) => patchLast((m) => ({ ...m, content: m.content + delta, status: "incomplete" })),
-      controller.signal,
+      ctl.signal,
     );
-    finish("complete");
+    if (ctl.signal.aborted) stopped();
+    else finish("complete");
   } catch (err) {
     const e = err instanceof StreamError ? err : new StreamError(String(err), 0);
     if (e.status === 401) {

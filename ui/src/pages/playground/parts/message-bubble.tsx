@@ -29,7 +29,14 @@ export const MessageBubble = memo(function MessageBubble({ message }: { message:
           </Text>
         </Flex>
       ) : (
-        <div className={`rich-content ${message.status === "incomplete" ? "playground-cursor" : ""}`} dangerouslySetInnerHTML={{ __html: html }} />
+        <>
+          <div className={`rich-content ${message.status === "incomplete" && !message.stopped ? "playground-cursor" : ""}`} dangerouslySetInnerHTML={{ __html: html }} />
+          {message.stopped ? (
+            <Text size="1" color="gray" data-testid="message-stopped">
+              {t("playground.stopped")}
+            </Text>
+          ) : null}
+        </>
       )}
     </div>
   );
