@@ -80,7 +80,7 @@ export function PricingTable() {
       key: "ratio",
       header: t("pricing.colRatio"),
       cell: (m) => (
-        <Flex direction="column" data-testid="pricing-ratios">
+        <Flex direction="column" className="nowrap" data-testid="pricing-ratios">
           <Text size="1">{t("pricing.modelRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : shownRatio(m.model_ratio) })}</Text>
           <Text size="1">{t("pricing.completionRatio", { ratio: m.quota_type === 1 ? t("pricing.noRatio") : shownRatio(m.completion_ratio) })}</Text>
           <Text size="1">{t("pricing.groupRatio", { ratio })}</Text>
@@ -93,11 +93,11 @@ export function PricingTable() {
       cell: (m) => {
         const p = priceFor(m, ratio);
         return p.fixed ? (
-          <Text size="2" data-testid="pricing-price">
+          <Text size="2" className="nowrap" data-testid="pricing-price">
             {t("pricing.fixedPrice", { price: formatPrice(p.price) })}
           </Text>
         ) : (
-          <Flex direction="column" data-testid="pricing-price">
+          <Flex direction="column" className="nowrap" data-testid="pricing-price">
             <Text size="2">{t("pricing.prompt", { price: formatPrice(p.prompt) })}</Text>
             <Text size="2">{t("pricing.completion", { price: formatPrice(p.completion) })}</Text>
           </Flex>
