@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { expectToast, gatewaySuite, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
 
 let root;
 
@@ -166,4 +166,25 @@ test("the default home page tells where OpenAI clients point", async () => {
     await putOption(root, "ServerAddress", "");
   }
   await context.close();
+});
+
+test("a message raised in a drawer shows above it, on a wide screen and on a phone", async () => {
+  for (const viewport of [{ width: 1400, height: 900 }, { width: 390, height: 844 }]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport });
+    await login(page, "root", "123456");
+    await page.goto("/user");
+    await page.click('[data-testid="user-add"]');
+    await page.locator('[data-testid="user-add-drawer"]').waitFor();
+    await page.click('[data-testid="user-add-submit"]');
+    const toast = page.locator(".toast").first();
+    await toast.waitFor();
+    // The point in the middle of the message belongs to the message, not to the drawer over it.
+    const onTop = await toast.evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return el.contains(hit);
+    });
+    assert.ok(onTop, `the message is under the drawer at ${viewport.width}px`);
+    await context.close();
+  }
 });

@@ -1,12 +1,21 @@
+import { Theme } from "@radix-ui/themes";
 import { Toast as ToastPrimitive } from "radix-ui";
 import type { ReactNode } from "react";
+import { createPortal } from "react-dom";
 
 /** ToastProvider holds the toast region's settings. */
 export const ToastProvider = ToastPrimitive.Provider;
 
 /** ToastViewport is where toasts are stacked; label names the region for screen readers ("{hotkey}" is filled in). */
 export function ToastViewport({ label }: { label: string }) {
-  return <ToastPrimitive.Viewport className="toast-viewport" label={label} />;
+  // Outside the root theme, whose stacking context (z-index 0) would keep the toasts under the
+  // drawers and dialogs, which open in layers of their own.
+  return createPortal(
+    <Theme asChild>
+      <ToastPrimitive.Viewport className="toast-viewport" label={label} />
+    </Theme>,
+    document.body,
+  );
 }
 
 /** ToastProps configure one toast. */
