@@ -357,6 +357,14 @@ test("/channel/edit/{id} opens the filled edit drawer and saves; an unknown id o
   assert.deepEqual(puts, [], "the form sent the move");
   assert.equal((await api.call("GET", `/api/channel/${ch.id}`)).json.data.base_url, upstream.url, "nothing was saved");
   await page.fill('[data-testid="channel-base-url"]', upstream.url);
+  // An emptied name is the form's to say, in the console's language, before anything is sent.
+  await page.fill('[data-testid="channel-name-input"]', "");
+  page.on("request", onRequest);
+  await page.click('[data-testid="channel-submit"]');
+  await expectToast(page, "请填写渠道名称！");
+  page.off("request", onRequest);
+  assert.deepEqual(puts, [], "the form sent an empty name");
+  await page.fill('[data-testid="channel-name-input"]', name);
   await page.click('[data-testid="fetch-models"]');
   await expectToast(page, "获取模型列表成功");
   await drawer.locator('[data-testid="channel-models"] [data-value="fake-upstream-only"]').waitFor();

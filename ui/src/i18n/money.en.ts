@@ -4,7 +4,7 @@ import type { MoneyDictionary } from "./money.zh";
 const moneyEn: MoneyDictionary = {
   userAdmin: {
     title: "Manage users",
-    searchPlaceholder: "Search by user ID, username, display name or e-mail ...",
+    searchPlaceholder: "ID, username, display name or e-mail",
     groupPlaceholder: "Select group",
     allGroups: "All groups",
     search: "Search",
@@ -60,7 +60,7 @@ const moneyEn: MoneyDictionary = {
     quotaPlaceholder: "Enter the new remaining quota",
     addQuota: "Add quota",
     addQuotaTitle: "Add quota",
-    addQuotaPlaceholder: "Quota to add (negative numbers allowed)",
+    addQuotaPlaceholder: "Quota to add (may be negative)",
     newQuota: "New quota: {{quota}}",
     bindings: "Bindings",
     bindingsHint: "Read-only: users bind these accounts from their personal settings page",
@@ -238,7 +238,7 @@ const moneyEn: MoneyDictionary = {
     start: "Start time",
     end: "End time",
     username: "Username",
-    usernamePlaceholder: "Optional; empty means every user",
+    usernamePlaceholder: "Empty: every user",
     granularity: "Granularity",
     hour: "Hour",
     day: "Day",

@@ -125,6 +125,7 @@ const pagesZh = {
       fixed: "已修复 {{count}} 个通道！",
       selectFirst: "请先选择要删除的通道！",
       nameKeyRequired: "请填写渠道名称和渠道密钥！",
+      nameRequired: "请填写渠道名称！",
       modelRequired: "请至少选择一个模型！",
       mappingInvalid: "模型映射必须是合法的 JSON 格式！",
       statusMappingInvalid: "状态码复写必须是合法的 JSON 格式！",

@@ -100,6 +100,8 @@ const trimBase = (url: string) => url.trim().replace(/\/+$/, "");
  */
 export function validateForm(f: ChannelForm, isEdit: boolean, saved?: KeyDestination): string | null {
   if (!isEdit && (f.name.trim() === "" || f.key.trim() === "")) return "channels.msg.nameKeyRequired";
+  // On edit an empty key keeps the stored one; the name stays required.
+  if (isEdit && f.name.trim() === "") return "channels.msg.nameRequired";
   if (isEdit && saved && f.key.trim() === "" && (f.type !== saved.type || trimBase(f.base_url) !== trimBase(saved.base_url))) {
     return "channels.msg.keyForNewDestination";
   }
