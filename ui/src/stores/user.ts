@@ -107,9 +107,12 @@ export async function refreshSelf(silent = false, quietExpiry = false): Promise<
   if (!user.value) return null;
   const fresh = await userApi.getSelf(silent, quietExpiry);
   const held = user.value;
-  // A read answered after a newer push keeps the pushed balance.
-  const fields = held?.id === fresh.id ? newestBalance(fresh) : fresh;
-  setUser({ ...(held?.id === fresh.id ? held : {}), ...fields } as User);
+  // Logged out meanwhile: the answer is no one's any more.
+  if (!held) return null;
+  // Another account's record starts the count again; a read answered after a newer push keeps
+  // the pushed balance.
+  noteHolder(fresh.id);
+  setUser({ ...(held.id === fresh.id ? held : {}), ...newestBalance(fresh) } as User);
   return user.value;
 }
 
