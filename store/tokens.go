@@ -58,7 +58,7 @@ func (t *Token) AllowsIP(ip string) bool {
 	}
 	addr = addr.Unmap()
 	for _, e := range list {
-		if p, err := netip.ParsePrefix(e); err == nil && p.Contains(addr) {
+		if p, err := netip.ParsePrefix(e); err == nil && unmapPrefix(p).Contains(addr) {
 			return true
 		}
 		if a, err := netip.ParseAddr(e); err == nil && a.Unmap() == addr {
@@ -66,6 +66,16 @@ func (t *Token) AllowsIP(ip string) bool {
 		}
 	}
 	return false
+}
+
+// unmapPrefix is p with an IPv4 range written in IPv6 form
+// (::ffff:10.0.0.0/104) as the IPv4 range it names, since client addresses
+// are compared unmapped.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked()
+	}
+	return p
 }
 
 // Validate checks the fields a user sets.
