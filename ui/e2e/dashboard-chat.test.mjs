@@ -413,6 +413,41 @@ test("the dashboard's default range follows the clock until the user sets one", 
   await context.close();
 });
 
+test("a dashboard opened after the default granularity changed takes the new default, until the user picks one", async () => {
+  const user = await newUser("gran", null);
+  const root = await rootApi(suite.gw.baseURL);
+  const { context, page } = await openAs(user);
+  const shown = () =>
+    page.evaluate(() => ["hour", "day", "week"].find((g) => document.querySelector(`[data-testid="detail-granularity-${g}"]`)?.getAttribute("data-state") === "on"));
+  const open = async () => {
+    await page.locator('[data-testid="sidebar"] [data-nav="detail"]').click();
+    await page.waitForURL("**/detail");
+    await page.locator('[data-testid="detail-granularity"]').waitFor();
+  };
+  try {
+    await open();
+    assert.equal(await shown(), "hour");
+    await putOption(root, "DataExportDefaultTime", "day");
+    // The options change reaches the open console; the next visit opens on a day.
+    await page.waitForFunction(() => JSON.parse(localStorage.getItem("status") ?? "{}").data_export_default_time === "day");
+    await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+    await page.waitForURL("**/token");
+    await open();
+    assert.equal(await shown(), "day");
+    // A granularity the user picked stays.
+    await page.locator('[data-testid="detail-granularity-week"]').click();
+    await putOption(root, "DataExportDefaultTime", "hour");
+    await page.waitForFunction(() => JSON.parse(localStorage.getItem("status") ?? "{}").data_export_default_time === "hour");
+    await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+    await page.waitForURL("**/token");
+    await open();
+    assert.equal(await shown(), "week");
+  } finally {
+    await putOption(root, "DataExportDefaultTime", "hour");
+    await context.close();
+  }
+});
+
 test("an administrator sees every user's calls and can narrow the dashboard to one user", async () => {
   const first = await newUser("adm1", "k1");
   const second = await newUser("adm2", "k2");

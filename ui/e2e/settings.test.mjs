@@ -276,6 +276,9 @@ test("the e-mail whitelist does not take a domain twice; port 465 turns SMTP SSL
   assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "false");
   await page.fill("#opt-SMTPPort", "465");
   assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "true");
+  // It stays on while 465 is the port.
+  await page.click("#opt-SMTPSSLEnabled");
+  assert.equal(await page.locator("#opt-SMTPSSLEnabled").getAttribute("aria-checked"), "true");
   await page.fill("#opt-SMTPToken", "smtp-secret");
   await clickAndExpect(page, '[data-testid="save-smtp"]', "保存成功");
   const opts = await getOptions(root);

@@ -200,11 +200,23 @@ export async function loadDashboard(quiet = false): Promise<void> {
 /** resetFilter restores the default granularity and range. */
 export function resetFilter(): void {
   rangeChosen = false;
+  granularityChosen = false;
   filter.value = initialFilter();
+}
+
+// granularityChosen is true once the user picked a granularity; until then (and with no range
+// chosen) an opened dashboard takes up the configured default, saved meanwhile or not.
+let granularityChosen = false;
+
+/** followDefaults takes up the default granularity and its range while the user chose neither. */
+export function followDefaults(): void {
+  if (rangeChosen || granularityChosen) return;
+  filter.value = { ...initialFilter(), username: filter.value.username };
 }
 
 /** setGranularity re-buckets the shown rows at once and keeps the choice for the next query. */
 export function setGranularity(g: Granularity): void {
+  granularityChosen = true;
   filter.value = { ...filter.value, granularity: g };
   applied.value = { ...applied.value, granularity: g };
 }
@@ -212,6 +224,7 @@ export function setGranularity(g: Granularity): void {
 // Another account in this tab never sees the previous one's figures.
 onUserChange(() => {
   rangeChosen = false;
+  granularityChosen = false;
   rows.value = [];
   filter.value = initialFilter();
   applied.value = filter.value;

@@ -1,7 +1,7 @@
 import { Flex, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
-import { loadDashboard } from "../../stores/dashboard";
+import { followDefaults, loadDashboard } from "../../stores/dashboard";
 import { onReconnected, onTopic } from "../../ws/socket";
 import { Charts } from "./parts/charts";
 import { FilterBar } from "./parts/filter-bar";
@@ -14,6 +14,7 @@ const LIVE_DEBOUNCE_MS = 2000;
 export default function DetailPage() {
   const { t } = useTranslation();
   useEffect(() => {
+    followDefaults();
     void loadDashboard();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // A user.self message means the balance moved, usually by a charge the

@@ -63,7 +63,7 @@ export function FilterBar() {
             </Text>
             <SegmentedControl.Root value={f.granularity} onValueChange={(v) => setGranularity(v as Granularity)} data-testid="detail-granularity">
               {GRANULARITIES.map((g) => (
-                <SegmentedControl.Item key={g} value={g}>
+                <SegmentedControl.Item key={g} value={g} data-testid={`detail-granularity-${g}`}>
                   {t(`dashboard.${g}`)}
                 </SegmentedControl.Item>
               ))}

@@ -21,7 +21,9 @@ export function SmtpSection() {
       description={l("description")}
       saveLabel={l("save")}
       onSet={(key, value, draft) => {
+        // Port 465 is implicit TLS: SSL stays on while it is the port.
         if (key === "SMTPPort" && value.trim() === "465") draft.set("SMTPSSLEnabled", "true");
+        if (key === "SMTPSSLEnabled" && value !== "true" && (draft.values.SMTPPort ?? "").trim() === "465") draft.set("SMTPSSLEnabled", "true");
       }}
       fields={[
         { key: "SMTPServer", kind: "text", label: l("SMTPServer"), placeholder: "smtp.example.com" },
