@@ -46,7 +46,8 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   await expectToast(admin.page, "兑换码额度必须大于 0");
   await drawer.locator("#redemption-quota").fill(String(quota));
   await drawer.locator("#redemption-count").fill("3");
-  await admin.page.locator('[data-testid="redemption-submit"]').click();
+  // A double click sends the form once.
+  await admin.page.locator('[data-testid="redemption-submit"]').dblclick();
   await expectToast(admin.page, "兑换码创建成功！");
   await admin.page.locator('[data-testid="redemption-download-dialog"]').waitFor();
   const [download] = await Promise.all([admin.page.waitForEvent("download"), admin.page.locator('[data-testid="redemption-download"]').click()]);
@@ -57,6 +58,8 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   // The new codes are listed as unused.
   await admin.page.locator('[data-testid="redemption-name"]', { hasText: name }).first().waitFor();
   assert.equal(await admin.page.locator('[data-testid^="redemption-row-"]', { hasText: name }).count(), 3);
+  const made = (await root.call("GET", `/api/redemption/search?keyword=${encodeURIComponent(name)}`)).json.data;
+  assert.equal(made.length, 3, "one creation of three codes");
 
   // A user redeems one in the wallet.
   const { username, password, api: userApi } = await newUser(suite.gw.baseURL, "pay", "wallet-pass-1");

@@ -39,7 +39,8 @@ export function FormSheet({ open, onClose, title, side, testId, cancelLabel, sub
           <Button variant="soft" color="gray" onClick={onClose}>
             {cancelLabel}
           </Button>
-          <Button onClick={onSubmit} loading={busy} disabled={submitDisabled} data-testid={submitTestId}>
+          {/* Not again while busy: a double click sends the form once. */}
+          <Button onClick={() => !busy && onSubmit()} loading={busy} disabled={submitDisabled || busy} data-testid={submitTestId}>
             {submitLabel}
           </Button>
         </>
