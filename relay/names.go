@@ -32,13 +32,13 @@ func jsonNames(t reflect.Type) map[string]string {
 
 // caseVariant returns the first member name of a JSON object body that
 // differs only in letter case from a name the relay reads there ("Model",
-// "N", a message's "Content") and that name, or "" twice. The relay matches names exactly, as
-// OpenAI does; an upstream that decodes as Go's encoding/json (Ollama,
-// gateways written in Go) takes "Model" for "model", and would serve a model
-// or image count the relay neither checked nor priced. Names are looked for
-// where the relay reads them: the top level, each message, and each content
-// part of a message or of an input; a tool's parameter schema may name its
-// properties as it likes.
+// "N", a message's "Content"), and that name; "" twice when there is none.
+// The relay matches names exactly, as OpenAI does; an upstream that decodes
+// as Go's encoding/json (Ollama, gateways written in Go) takes "Model" for
+// "model", and would serve a model or image count the relay neither checked
+// nor priced. Names are looked for where the relay reads them: the top
+// level, each message, and each content part of a message or of an input; a
+// tool's parameter schema may name its properties as it likes.
 func caseVariant(body []byte) (name, want string) {
 	if len(body) > 64<<10 {
 		// A decoder reads a bytes.Buffer in place; from a reader it would
