@@ -442,16 +442,7 @@ func TestHealth_SlowTestDisables(t *testing.T) {
 func TestHealth_TestAllUsesTheChannelAsItIsNow(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
-	release := make(chan struct{})
-	reached := make(chan struct{}, 1)
-	slow := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		select {
-		case reached <- struct{}{}:
-		default:
-		}
-		<-release
-		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
-	})
+	slow, reached, release := heldChat(t)
 	var mu sync.Mutex
 	var keys []string
 	fixed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -79,16 +79,7 @@ func TestHealth_TestOf200ErrorAnswer(t *testing.T) {
 func TestHealth_TestAllSkipsDeleted(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
-	release := make(chan struct{})
-	reached := make(chan struct{}, 1)
-	slow := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		select {
-		case reached <- struct{}{}:
-		default:
-		}
-		<-release
-		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
-	})
+	slow, reached, release := heldChat(t)
 	gone := g.MustCreateChannel(t, slow, ratioModel, nil)
 	g.MustCreateChannel(t, slow, ratioModel, nil) // newest: tested first
 	var mu sync.Mutex
@@ -153,4 +144,20 @@ func TestHealth_BalanceRunReadsEachChannel(t *testing.T) {
 	if c, _ := g.st.Channel(b.ID); c.Balance != 100 {
 		t.Errorf("balance %v stored for the channel's new key (want 100: asked with the old key)", c.Balance)
 	}
+}
+
+// heldChat is an upstream whose answers wait until release is closed;
+// reached tells that a request has come.
+func heldChat(t *testing.T) (up *relaytest.Upstream, reached <-chan struct{}, release chan struct{}) {
+	release = make(chan struct{})
+	came := make(chan struct{}, 1)
+	up = relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		select {
+		case came <- struct{}{}:
+		default:
+		}
+		<-release
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	})
+	return up, came, release
 }
