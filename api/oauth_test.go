@@ -839,15 +839,20 @@ func TestOAuthTelegram(t *testing.T) {
 		t.Errorf("forged: error %q", e)
 	}
 
-	// Login works for bound accounts only.
+	// Login works for bound accounts only, from the browser that asked
+	// for the state the console puts into the widget's data-auth-url.
 	b := newBrowser(t, env.TestServer)
+	first := telegramLogin("9001", now, tgBotToken)
+	first.Set("state", b.state(""))
 	var got oauthUser
-	wantAnswer(t, b.get("/api/oauth/telegram/login?"+telegramLogin("9001", now, tgBotToken).Encode(), false), 200, "").DataInto(t, &got)
+	wantAnswer(t, b.get("/api/oauth/telegram/login?"+first.Encode(), false), 200, "").DataInto(t, &got)
 	if got.ID != aliceID || b.session() == "" {
 		t.Errorf("login got %+v, session %q", got, b.session())
 	}
 	login := func(q url.Values) *Response {
-		return newBrowser(t, env.TestServer).get("/api/oauth/telegram/login?"+q.Encode(), false)
+		b := newBrowser(t, env.TestServer)
+		q.Set("state", b.state(""))
+		return b.get("/api/oauth/telegram/login?"+q.Encode(), false)
 	}
 	wantAnswer(t, login(telegramLogin("9404", now, tgBotToken)), 404, "该 Telegram 账户未绑定")
 	wantAnswer(t, login(telegramLogin("9002", now, tgBotToken)), 403, "用户已被封禁")
@@ -944,4 +949,53 @@ func TestOAuthAccountSetsItsFirstPassword(t *testing.T) {
 	if r := put(`{"password":"second-pass-2"}`); r.StatusCode != 400 || !strings.Contains(string(r.Body), "原密码错误") {
 		t.Fatalf("a second change without the old password: %d %s", r.StatusCode, r.Body)
 	}
+}
+
+// A Telegram login must have been started by the browser that completes it.
+// The widget's data is signed by Telegram for its owner and stays valid for a
+// day, so without a state tied to the session anyone can put their own
+// signed login into a link to the console's /oauth/telegram page (which
+// calls the API from the gateway's own origin) or, on a plain-http
+// deployment, to the API itself: the visitor ends up in the link author's
+// account (login CSRF), sees it as their own and tops it up or binds their
+// e-mail to it.
+func TestOAuthTelegram_LoginNeedsTheBrowsersState(t *testing.T) {
+	t.Parallel()
+	env := startOAuthEnv(t)
+	now := time.Now()
+	env.link(t, "alice", store.UserUpdate{TelegramID: ptr("9101")})
+	aliceID := env.UserID(t, "alice")
+	// Alice's own signed login, put in a link she sends to someone else.
+	attack := telegramLogin("9101", now, tgBotToken)
+	const bad = "授权状态无效或已过期"
+
+	// The console page /oauth/telegram calls the API from the gateway's own
+	// origin; a plain-http gateway gets no Sec-Fetch-Site at all.
+	sameOrigin := func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-origin") }
+	victim := newBrowser(t, env.TestServer)
+	wantAnswer(t, victim.get("/api/oauth/telegram/login?"+attack.Encode(), false, sameOrigin), 403, bad)
+	wantAnswer(t, victim.get("/api/oauth/telegram/login?"+attack.Encode(), false), 403, bad)
+	if victim.session() != "" {
+		t.Fatal("a login the browser never started gave it a session")
+	}
+	// A browser that started a login of its own is not signed in by a link
+	// without its state, nor with someone else's.
+	victim.state("")
+	q := telegramLogin("9101", now, tgBotToken)
+	q.Set("state", newBrowser(t, env.TestServer).state(""))
+	wantAnswer(t, victim.get("/api/oauth/telegram/login?"+q.Encode(), false, sameOrigin), 403, bad)
+	if sess, err := env.Store.Session(victim.session()); err != nil || sess.UserID != 0 {
+		t.Fatalf("victim session after a foreign login = %+v, %v", sess, err)
+	}
+
+	// The browser that asked for the state signs in, once.
+	owner := newBrowser(t, env.TestServer)
+	own := telegramLogin("9101", now, tgBotToken)
+	own.Set("state", owner.state(""))
+	var got oauthUser
+	wantAnswer(t, owner.get("/api/oauth/telegram/login?"+own.Encode(), false, sameOrigin), 200, "").DataInto(t, &got)
+	if got.ID != aliceID {
+		t.Fatalf("login got %+v, want alice", got)
+	}
+	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/telegram/login?"+own.Encode(), false), 403, bad)
 }

@@ -81,10 +81,18 @@ func (s *Server) telegramSettings() (string, error) {
 }
 
 // telegramLogin signs in the account bound to the widget's Telegram user;
-// there is no registration through Telegram (S §9).
+// there is no registration through Telegram (S §9). Like the bind, it needs
+// the state the console put into the widget's data-auth-url (from GET
+// /api/oauth/state, tied to this browser's session): the signed data is the
+// Telegram user's for a day, so without it anyone could send a browser a
+// link with their own login and sign the visitor into their account.
 func (s *Server) telegramLogin(w http.ResponseWriter, r *http.Request) {
 	token, err := s.telegramSettings()
 	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := s.consumeOAuthState(r); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -179,9 +179,23 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   assert.equal(res.status, 302);
   assert.equal(res.headers.get("location"), "/setting?tab=personal&bind=telegram");
 
-  // The callback page signs in with the widget's parameters.
+  // A link with someone's signed login does not sign in a browser that did
+  // not start that login (no state of its own in the URL).
+  const { page: visitor } = await newPage(browser, gw.baseURL);
+  await visitor.goto(`/oauth/telegram?${login}`);
+  await expectToast(visitor, "授权状态无效或已过期，请重新发起登录");
+  await visitor.waitForURL((u) => u.pathname === "/login");
+  assert.equal(await visitor.evaluate(() => localStorage.getItem("user")), null);
+
+  // The callback page signs in with the widget's parameters and the state the
+  // login page put into the widget's data-auth-url.
   const { page } = await newPage(browser, gw.baseURL);
-  await page.goto(`/oauth/telegram?${login}`);
+  await page.goto("/login");
+  await page.getByTestId("oauth-telegram").click();
+  const authUrl = await page.locator('[data-testid="telegram-login"] script').getAttribute("data-auth-url");
+  assert.match(authUrl, /\/oauth\/telegram\?state=[0-9A-Za-z]{32}$/);
+  // Telegram sends the browser to data-auth-url with the signed login added.
+  await page.goto(`${authUrl}&${login}`);
   await expectToast(page, "登录成功！");
   await page.waitForURL((u) => u.pathname === "/");
   const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
@@ -198,7 +212,9 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   // A tampered login is refused; the page says so and leaves.
   const tampered = login.replace("tele_e2e", "someone_else");
   const { page: other } = await newPage(browser, gw.baseURL);
-  await other.goto(`/oauth/telegram?${tampered}`);
+  await other.goto("/login");
+  const otherState = await other.evaluate(() => fetch("/api/oauth/state").then((r) => r.json()).then((j) => j.data));
+  await other.goto(`/oauth/telegram?${tampered}&state=${otherState}`);
   await expectToast(other, "Telegram 登录信息校验失败");
   await expectToast(other, "操作失败，重定向至登录界面中...");
   await other.waitForURL((u) => u.pathname === "/login");

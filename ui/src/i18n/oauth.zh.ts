@@ -6,6 +6,7 @@ const oauthZh = {
   oauth: {
     telegramBind: "绑定 Telegram",
     telegramHint: "点击下方按钮，在 Telegram 中确认后会自动回到本页。",
+    telegramLoginHint: "点击下方按钮，在 Telegram 中确认后即可登录。",
     telegramBound: "Telegram 账户绑定成功！",
     bindFailed: "绑定失败：{{message}}",
   },

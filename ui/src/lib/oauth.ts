@@ -41,9 +41,14 @@ export function startLinuxDOOAuth(clientId: string, aff?: string): Promise<void>
   return startOAuth("linuxdo", clientId, aff);
 }
 
-/** telegramLoginAuthUrl is where the Telegram widget sends a login: the console's callback page, which calls the API. */
-export function telegramLoginAuthUrl(): string {
-  return `${window.location.origin}/oauth/telegram`;
+/**
+ * telegramLoginAuthUrl is where the Telegram widget sends a login: the console's callback page, which calls the API
+ * with the widget's parameters. The state ties the login to this session: Telegram's signed data stays valid for a
+ * day, so without it anyone could send a browser a link with their own login and sign the visitor into their account.
+ */
+export async function telegramLoginAuthUrl(): Promise<string> {
+  const state = await getOAuthState();
+  return `${window.location.origin}/oauth/telegram?state=${encodeURIComponent(state)}`;
 }
 
 /**

@@ -56,12 +56,45 @@ export function OAuthButtons() {
           </Button>
         ) : null}
       </Flex>
-      {telegram ? (
-        <Flex justify="center">
-          <TelegramLoginWidget botName={s.telegram_bot_name as string} authUrl={telegramLoginAuthUrl()} />
-        </Flex>
-      ) : null}
+      {telegram ? <TelegramLogin botName={s.telegram_bot_name as string} /> : null}
       {wechat ? <WeChatLoginDialog open={wechatOpen} onOpenChange={setWechatOpen} /> : null}
+    </Flex>
+  );
+}
+
+/**
+ * TelegramLogin offers the Telegram widget once a state for this session has been fetched: the widget sends the
+ * browser to /oauth/telegram with that state, and the server signs in only the browser that asked for it.
+ */
+function TelegramLogin({ botName }: { botName: string }) {
+  const { t } = useTranslation();
+  const [authUrl, setAuthUrl] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (authUrl) {
+    return (
+      <Flex direction="column" gap="2" align="center" data-testid="telegram-login">
+        <Text size="1" color="gray">
+          {t("oauth.telegramLoginHint")}
+        </Text>
+        <TelegramLoginWidget botName={botName} authUrl={authUrl} />
+      </Flex>
+    );
+  }
+  const start = async () => {
+    setBusy(true);
+    try {
+      setAuthUrl(await telegramLoginAuthUrl());
+    } catch (err) {
+      handleError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Flex justify="center">
+      <Button variant="outline" loading={busy} onClick={start} data-testid="oauth-telegram">
+        Telegram
+      </Button>
     </Flex>
   );
 }
