@@ -454,7 +454,8 @@ func (s *Server) linuxDOAccount(ctx context.Context, set *store.Settings, code, 
 
 // oauthProfile checks the token a provider answered and reads the account
 // behind it: the numeric id (never the renameable login), the display name
-// (falling back to the login) and the e-mail.
+// and the e-mail. A GitHub profile without a name gets "GitHub User" (S §9),
+// not its login; a LinuxDO one falls back to its username.
 func (s *Server) oauthProfile(ctx context.Context, provider string, tok oauthToken, userURL, accept string) (externalAccount, error) {
 	if err := tok.check(provider); err != nil {
 		return externalAccount{}, err
@@ -477,9 +478,6 @@ func (s *Server) oauthProfile(ctx context.Context, provider string, tok oauthTok
 		return externalAccount{}, store.Errorf(store.EUPSTREAM, "%s 返回的用户信息无效", provider)
 	}
 	name := profile.Name
-	if name == "" {
-		name = profile.Login
-	}
 	if name == "" {
 		name = profile.Username
 	}

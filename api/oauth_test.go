@@ -488,7 +488,7 @@ func TestOAuthGitHub_LoginAndNames(t *testing.T) {
 	b := newBrowser(t, env.TestServer)
 	var first oauthUser
 	wantAnswer(t, b.callback("github", "c1", b.state("")), 200, "").DataInto(t, &first)
-	if first.Username != "github_777" || first.DisplayName != "octo" || first.Email != "" {
+	if first.Username != "github_777" || first.DisplayName != "GitHub User" || first.Email != "" {
 		t.Errorf("registered %+v", first)
 	}
 
@@ -524,6 +524,26 @@ func TestOAuthGitHub_LoginAndNames(t *testing.T) {
 	wantAnswer(t, b4.callback("github", "c4", b4.state("")), 403, "管理员关闭了新用户注册")
 	b5 := newBrowser(t, env.TestServer)
 	wantAnswer(t, b5.callback("github", "c2", b5.state("")), 200, "")
+}
+
+// S §9 step 7: a new GitHub account's display name is the GitHub name, or
+// "GitHub User" when the profile has none (the login is the renameable
+// handle, not a name).
+func TestOAuthGitHub_DisplayNameWithoutAName(t *testing.T) {
+	t.Parallel()
+	env := startOAuthEnv(t)
+	for code, profile := range map[string]string{
+		"empty": `{"id":3101,"login":"octo-empty","name":""}`,
+		"null":  `{"id":3102,"login":"octo-null","name":null}`,
+	} {
+		env.github.setProfile(code, profile)
+		b := newBrowser(t, env.TestServer)
+		var got oauthUser
+		wantAnswer(t, b.callback("github", code, b.state("")), 200, "").DataInto(t, &got)
+		if got.DisplayName != "GitHub User" {
+			t.Errorf("%s name: display name %q, want %q", code, got.DisplayName, "GitHub User")
+		}
+	}
 }
 
 func TestOAuthGitHub_State(t *testing.T) {
