@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -239,7 +240,16 @@ func (s *Server) registerExternal(p provider, acct externalAccount, inviterCode 
 	}
 	in := p.newUser(acct.ID)
 	in.NoPassword = true
-	in.DisplayName = strings.TrimSpace(store.ClipRunes(strings.TrimSpace(acct.DisplayName), store.MaxDisplayNameLen))
+	// The profile's name is a suggestion: control characters (a tab, U+0085),
+	// which the display-name rules refuse, become spaces rather than refuse
+	// the sign-up.
+	name := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, acct.DisplayName)
+	in.DisplayName = strings.TrimSpace(store.ClipRunes(strings.TrimSpace(name), store.MaxDisplayNameLen))
 	if in.DisplayName == "" {
 		in.DisplayName = p.Label + " User"
 	}

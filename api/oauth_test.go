@@ -734,6 +734,34 @@ func TestOAuthLinuxDO(t *testing.T) {
 	}
 }
 
+// A provider's profile name is only a suggestion for the display name: one
+// the display-name rules refuse (a control character, as a tab or U+0085 in
+// a GitHub or LinuxDO name) must not stop the person from signing up.
+func TestOAuth_ProfileNameWithControlCharacters(t *testing.T) {
+	t.Parallel()
+	env := startOAuthEnv(t)
+	env.github.setProfile("tab", `{"id":4343,"login":"tabby","name":"Tab\tName"}`)
+	env.linuxdo.setProfile("nel", `{"id":4344,"username":"nel","name":"Line\u0085Next"}`)
+	env.github.setProfile("only", `{"id":4345,"login":"bell","name":"\u0007"}`)
+	for _, c := range []struct{ provider, code, want string }{
+		{"github", "tab", "Tab Name"},
+		{"linuxdo", "nel", "Line Next"},
+		{"github", "only", "GitHub User"},
+	} {
+		b := newBrowser(t, env.TestServer)
+		r := b.callback(c.provider, c.code, b.state(""))
+		if r.StatusCode != 200 {
+			t.Errorf("%s %s: %d %s", c.provider, c.code, r.StatusCode, r.Body)
+			continue
+		}
+		var got oauthUser
+		r.Envelope(t).DataInto(t, &got)
+		if got.DisplayName != c.want {
+			t.Errorf("%s %s: display name %q, want %q", c.provider, c.code, got.DisplayName, c.want)
+		}
+	}
+}
+
 func TestOAuthWeChat(t *testing.T) {
 	t.Parallel()
 	env := startOAuthEnv(t)
