@@ -87,7 +87,7 @@ type TestResult struct {
 	Model     string
 	Duration  time.Duration
 	Err       error
-	Status    int // upstream status, 0 for transport errors
+	Status    int // upstream status as the channel's status-code mapping makes it, 0 for transport errors
 	Type      string
 	Code      string
 	// Message is the upstream's own error message (empty when the failure
@@ -152,7 +152,10 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	res.Duration = time.Since(start)
 	if resp.StatusCode != http.StatusOK {
-		res.Status = resp.StatusCode
+		// Judged by the status the channel's mapping makes of it, as the
+		// relay judges its calls (S §5.6); the console is told the
+		// upstream's own.
+		res.Status = mapStatus(ch, resp.StatusCode)
 		res.Type, res.Code = upstreamErrorFields(out)
 		res.Message = upstreamMessage(out, ch.Key)
 		msg := res.Message

@@ -544,3 +544,45 @@ func TestHealth_TestLogFollowsLogConsumeEnabled(t *testing.T) {
 		t.Fatalf("channel %+v: the test was not recorded", fresh)
 	}
 }
+
+// A channel's status_code_mapping applies before the auto-disable decision
+// (S §5.6), in a channel test as in the relay (S §5.9: the test-all loop
+// applies "the rule above"): a mapping that hides an upstream's 401 keeps a
+// test from disabling the channel for it, and one that maps a status to 401
+// disables it, as the relay's calls through the same channel do.
+func TestHealth_ChannelTestFollowsStatusCodeMapping(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		upstream int
+		mapping  string
+		want     int
+	}{
+		{"401 hidden", http.StatusUnauthorized, `{"401":"500"}`, store.ChannelStatusEnabled},
+		{"500 shown as 401", http.StatusInternalServerError, `{"500":"401"}`, store.ChannelStatusAutoDisabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+			// A message, type and code no disable rule knows: only the
+			// status can decide.
+			up := relaytest.NewChat(t, "sk-mapped", failWith(tc.upstream, "server_error", "", "upstream busy, try again"))
+			edit := func(c *store.Channel) { c.StatusCodeMapping = tc.mapping }
+			viaRelay := g.MustCreateChannel(t, up, ratioModel, edit)
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+			g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+			if c, _ := g.st.Channel(viaRelay.ID); c.Status != tc.want {
+				t.Fatalf("after a relay call: status %d, want %d", c.Status, tc.want)
+			}
+
+			tested := g.MustCreateChannel(t, up, ratioModel, edit)
+			out := g.rootGet(t, "/api/channel/test/"+strconv.FormatUint(tested.ID, 10))
+			if out["success"] != false {
+				t.Fatalf("channel test = %v, want a failure", out)
+			}
+			if c, _ := g.st.Channel(tested.ID); c.Status != tc.want {
+				t.Errorf("after a channel test: status %d, want %d as after the relay call (other_info %s)", c.Status, tc.want, c.OtherInfo)
+			}
+		})
+	}
+}
