@@ -79,3 +79,71 @@ func TestPlayground(t *testing.T) {
 		t.Fatalf("group of the wrong type: %d %s", status, body)
 	}
 }
+
+// A 401 from the playground means the console's session ended: the console
+// forgets the user and sends them to the login page (A §6, §8). An upstream
+// that refuses the channel's key must therefore not reach the playground as a
+// 401, or every user trying a model of that channel is logged out; it is the
+// gateway's failure (502), with the upstream's message. A /v1 client keeps
+// the upstream's status (S §1).
+func TestPlaygroundUpstreamUnauthorizedKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-revoked", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{
+			"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	uid := fixture.ids["alice"]
+	sid, _, err := g.st.CreateSession(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the console sends it: streamed.
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions",
+		strings.NewReader(`{"model":"`+ratioModel+`","stream":true,"messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
+	req.AddCookie(&http.Cookie{Name: "session", Value: sid})
+	res, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode == http.StatusUnauthorized || res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "Incorrect API key provided") {
+		t.Fatalf("playground with a refused channel key: %d %s, want 502 with the upstream's message", res.StatusCode, body)
+	}
+	if up.Hits() != 1 {
+		t.Fatalf("upstream hits %d, want 1", up.Hits())
+	}
+	// The session is untouched, and the guard's own 401 is still a 401.
+	if _, err := g.st.Session(sid); err != nil {
+		t.Fatalf("session after the call: %v", err)
+	}
+	req, _ = http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions",
+		strings.NewReader(`{"model":"`+ratioModel+`","messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err = g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("playground without a session: %d, want 401", res.StatusCode)
+	}
+	// A /v1 caller still gets the upstream's status.
+	_, key := g.MustCreateToken(t, "alice", store.Token{Name: "v1", UnlimitedQuota: true})
+	req, _ = http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"`+ratioModel+`","messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err = g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/v1 with a refused channel key: %d, want the upstream's 401", res.StatusCode)
+	}
+}

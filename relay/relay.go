@@ -299,6 +299,12 @@ func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *C
 		if err.Status == http.StatusTooManyRequests && !err.Local {
 			err.Message = "当前分组上游负载已饱和，请稍后再试"
 		}
+		if err.Status == http.StatusUnauthorized && c.caller != nil && c.caller.Token == nil {
+			// The playground is a console call, where a 401 means the
+			// session ended (A §6): an upstream refusing the channel's key
+			// is the gateway's failure, not the user's.
+			err.Status = http.StatusBadGateway
+		}
 		if err.Cause != nil {
 			slog.Warn("relay failed", "request_id", c.id, "err", err.Cause)
 		}
