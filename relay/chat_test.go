@@ -447,6 +447,52 @@ func TestChat_UsageWithoutCompletionTokens(t *testing.T) {
 	}
 }
 
+// A stream's usage chunk is read as a whole answer's usage is: one that
+// names the prompt and the total but not the completion is charged the
+// difference as the completion, and one that holds only a total is charged
+// that total once (the completion counted here, the rest as the prompt),
+// not the few words of text the stream happened to carry.
+func TestChat_StreamUsageWithoutCompletionTokens(t *testing.T) {
+	t.Parallel()
+	hello := int64(tokenizer.CountText(ratioModel, "Hello!"))
+	for _, tc := range []struct {
+		name                  string
+		usage                 string
+		wantPrompt, wantCompl int64
+	}{
+		{"prompt and total", `{"prompt_tokens":5,"total_tokens":1205}`, 5, 1200},
+		{"total alone", `{"total_tokens":1205}`, 1205 - hello, hello},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-upstream-1", rawSSE(
+				`data: {"id":"x","object":"chat.completion.chunk","model":"`+ratioModel+`","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}`,
+				`data: {"id":"x","object":"chat.completion.chunk","model":"`+ratioModel+`","choices":[],"usage":`+tc.usage+`}`,
+				`data: [DONE]`,
+			))
+			g.MustCreateChannel(t, up, ratioModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+			res := g.post(t, key, "/v1/chat/completions", streamChat(ratioModel, "hi", true))
+			if res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			l := g.oneLog(t)
+			if l.PromptTokens != tc.wantPrompt || l.CompletionTokens != tc.wantCompl {
+				t.Fatalf("billed %d prompt and %d completion tokens, want %d and %d", l.PromptTokens, l.CompletionTokens, tc.wantPrompt, tc.wantCompl)
+			}
+			if want := ratioQuota(int(tc.wantPrompt), int(tc.wantCompl), ratioModelMR, ratioModelCR, 1); l.Quota != want {
+				t.Fatalf("log quota %d, want %d", l.Quota, want)
+			}
+			// The client that asked for usage is shown the figures billed.
+			u := usageEvents(t, relaytest.Events(res.Body))
+			if len(u) != 1 || int64(u[0].Usage.PromptTokens) != tc.wantPrompt || int64(u[0].Usage.CompletionTokens) != tc.wantCompl {
+				t.Fatalf("usage chunks %+v, want one with %d/%d", u, tc.wantPrompt, tc.wantCompl)
+			}
+		})
+	}
+}
+
 // Counts written as decimals or strings, as some OpenAI-compatible servers
 // write them, are charged rounded up, in a stream's usage chunk and in a
 // whole answer alike.

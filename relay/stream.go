@@ -421,7 +421,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				}
 				choices = max(choices, len(chunk.Choices))
 				u, top := chunk.chunkUsage()
-				if u != nil && u.PromptTokens+u.CompletionTokens > 0 {
+				if u != nil && u.PromptTokens+u.CompletionTokens+u.TotalTokens > 0 {
 					// A provider may report the prompt early and the rest at
 					// the end, or a running total: each count is the largest
 					// reported.
@@ -518,17 +518,37 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: readErr}
 		}
 	}
-	// The local count is only needed when the upstream reported no usage.
-	u := usage{PromptTokens: c.prompt}
-	if got != nil {
-		u = got.promptFilled(c.prompt)
-	}
-	if u.CompletionTokens == 0 {
+	// The local count is only needed when the upstream reported no
+	// completion.
+	local := func() int {
 		if counted == nil {
 			counted = tokenizer.NewStreamCounter(c.model)
 		}
 		addKept(counted, kept)
-		u.CompletionTokens = counted.Tokens()
+		kept = kept[:0]
+		return counted.Tokens()
+	}
+	u := usage{PromptTokens: c.prompt}
+	totalOnly := false
+	if got != nil {
+		u = *got
+		switch {
+		case u.PromptTokens == 0 && u.CompletionTokens == 0:
+			// A total alone, read as in a whole answer: it holds the
+			// completion, counted here, and the rest is the prompt.
+			totalOnly = true
+			u.PromptTokens = u.TotalTokens
+			if n := local(); n > 0 && n < u.TotalTokens {
+				u.PromptTokens, u.CompletionTokens, u.counted = u.TotalTokens-n, n, true
+			}
+		case u.CompletionTokens == 0 && u.TotalTokens > u.PromptTokens:
+			// A usage without completion_tokens: the total tells it.
+			u.CompletionTokens = u.TotalTokens - u.PromptTokens
+		}
+		u = u.promptFilled(c.prompt)
+	}
+	if u.CompletionTokens == 0 && !totalOnly {
+		u.CompletionTokens = local()
 		u.counted = true
 	}
 	// The usage chunk below shows what the call is charged for.
