@@ -190,9 +190,20 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	set := rl.store.Settings()
 	p, perr := priceFor(set, model, "default")
 	var quota int64
+	// The pricing the quota was computed with, as a call's log carries it
+	// (B §3), so the log page explains the quota it shows.
+	o := logOther{ModelPrice: -1, FRT: -1000}
 	if perr == nil {
 		quota = p.quota(*v.Usage)
+		o.ModelRatio, o.GroupRatio, o.CompletionRatio, o.ModelPrice = p.ModelRatio, p.GroupRatio, p.CompletionRatio, p.ModelPrice
+		if p.Audio {
+			s := splitAudio(*v.Usage)
+			o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,
+				AudioRatio: p.AudioRatio, AudioCompletionRatio: p.AudioCompletionRatio}
+		}
 	}
+	o.AdminInfo.UseChannel = []uint64{ch.ID}
+	other, _ := json.Marshal(o)
 	var uid uint64
 	uname := "系统"
 	if by != nil {
@@ -200,7 +211,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	}
 	l := &store.Log{UserID: uid, Username: uname, Type: store.LogTypeConsume, ModelName: model, TokenName: "模型测试", ChannelID: ch.ID,
 		Content: "模型测试", Quota: quota, PromptTokens: int64(v.Usage.PromptTokens), CompletionTokens: int64(v.Usage.CompletionTokens),
-		UseTime: int64(res.Duration.Seconds()), Other: `{"admin_info":{"use_channel":[` + fmt.Sprint(ch.ID) + `]}}`}
+		UseTime: int64(res.Duration.Seconds()), Other: string(other)}
 	// Written only while consume logging is on, as the calls' logs are.
 	if set.Bool("LogConsumeEnabled") && rl.store.AppendLog(l) == nil && rl.cfg.Events != nil {
 		rl.cfg.Events.Logged(l)

@@ -586,3 +586,50 @@ func TestHealth_ChannelTestFollowsStatusCodeMapping(t *testing.T) {
 		})
 	}
 }
+
+// A channel test's consume log carries the pricing its quota was computed
+// with (B §3's log entry: other holds model_ratio, completion_ratio,
+// group_ratio, model_price, frt), so the log page's billing process
+// explains the quota the row shows instead of a model ratio of 0.
+func TestHealth_TestLogCarriesPricing(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-priced", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, relaytest.Completion(req.Model(), "h", relaytest.NewUsage(8, 1)))
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel+","+fixedModel, nil)
+	for _, tc := range []struct {
+		model string
+		quota int64
+		want  logOther
+		cr    float64
+	}{
+		{ratioModel, ratioQuota(8, 1, ratioModelMR, ratioModelCR, 1), logOther{ModelRatio: ratioModelMR, GroupRatio: 1, ModelPrice: -1, FRT: -1000}, ratioModelCR},
+		{fixedModel, fixedCost, logOther{GroupRatio: 1, ModelPrice: fixedModelPrice, FRT: -1000}, 0},
+	} {
+		if r := g.rl.TestChannel(context.Background(), ch, tc.model, nil); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, ModelName: tc.model}, 1, 10)
+		if err != nil || len(page.Items) != 1 {
+			t.Fatalf("%s: logs %v (%v)", tc.model, page, err)
+		}
+		l := page.Items[0]
+		if l.Quota != tc.quota {
+			t.Errorf("%s: quota %d, want %d", tc.model, l.Quota, tc.quota)
+		}
+		o := other(t, l)
+		var cr struct {
+			CompletionRatio *float64 `json:"completion_ratio"`
+		}
+		json.Unmarshal([]byte(l.Other), &cr)
+		if o.ModelRatio != tc.want.ModelRatio || o.GroupRatio != tc.want.GroupRatio || o.ModelPrice != tc.want.ModelPrice || o.FRT != tc.want.FRT ||
+			cr.CompletionRatio == nil || *cr.CompletionRatio != tc.cr {
+			t.Errorf("%s: other %s, want model_ratio %v, completion_ratio %v, group_ratio %v, model_price %v, frt %v", tc.model, l.Other,
+				tc.want.ModelRatio, tc.cr, tc.want.GroupRatio, tc.want.ModelPrice, tc.want.FRT)
+		}
+		if len(o.AdminInfo.UseChannel) != 1 || o.AdminInfo.UseChannel[0] != ch.ID {
+			t.Errorf("%s: use_channel %v, want [%d]", tc.model, o.AdminInfo.UseChannel, ch.ID)
+		}
+	}
+}
