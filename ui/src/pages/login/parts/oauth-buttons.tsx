@@ -3,7 +3,7 @@ import { Button, Flex, Separator, Text } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
-import { TelegramLoginWidget } from "../../../components/telegram-login-widget";
+import { TelegramStart } from "../../../components/telegram-login-widget";
 import { startGitHubOAuth, startLinuxDOOAuth, telegramLoginAuthUrl } from "../../../lib/oauth";
 import { readString } from "../../../lib/storage";
 import { status } from "../../../stores/status";
@@ -68,33 +68,20 @@ export function OAuthButtons() {
  */
 function TelegramLogin({ botName }: { botName: string }) {
   const { t } = useTranslation();
-  const [authUrl, setAuthUrl] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  if (authUrl) {
-    return (
-      <Flex direction="column" gap="2" align="center" data-testid="telegram-login">
-        <Text size="1" color="gray">
-          {t("oauth.telegramLoginHint")}
-        </Text>
-        <TelegramLoginWidget botName={botName} authUrl={authUrl} />
-      </Flex>
-    );
-  }
-  const start = async () => {
-    setBusy(true);
-    try {
-      setAuthUrl(await telegramLoginAuthUrl());
-    } catch (err) {
-      handleError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <Flex justify="center">
-      <Button variant="outline" loading={busy} onClick={start} data-testid="oauth-telegram">
-        Telegram
-      </Button>
-    </Flex>
+    <TelegramStart
+      botName={botName}
+      authUrl={telegramLoginAuthUrl}
+      hint={t("oauth.telegramLoginHint")}
+      align="center"
+      testId="telegram-login"
+      button={(start, busy) => (
+        <Flex justify="center">
+          <Button variant="outline" loading={busy} onClick={start} data-testid="oauth-telegram">
+            Telegram
+          </Button>
+        </Flex>
+      )}
+    />
   );
 }

@@ -1,10 +1,10 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Card, Flex, Heading, Text } from "@radix-ui/themes";
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { useLocation, useSearch } from "wouter";
 import { handleError } from "../../../../api/client";
-import { TelegramLoginWidget } from "../../../../components/telegram-login-widget";
+import { TelegramStart } from "../../../../components/telegram-login-widget";
 import { startGitHubOAuth, startLinuxDOOAuth, telegramBindAuthUrl } from "../../../../lib/oauth";
 import { status } from "../../../../stores/status";
 import { toast } from "../../../../stores/toast";
@@ -55,32 +55,19 @@ function useBindResult() {
 /** TelegramBind offers the Telegram widget once a state for this session has been fetched. */
 function TelegramBind({ botName }: { botName: string }) {
   const { t } = useTranslation();
-  const [authUrl, setAuthUrl] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  if (authUrl) {
-    return (
-      <Flex direction="column" gap="2" align="end" data-testid="telegram-bind">
-        <Text size="1" color="gray">
-          {t("oauth.telegramHint")}
-        </Text>
-        <TelegramLoginWidget botName={botName} authUrl={authUrl} />
-      </Flex>
-    );
-  }
-  const start = async () => {
-    setBusy(true);
-    try {
-      setAuthUrl(await telegramBindAuthUrl());
-    } catch (err) {
-      handleError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <Button size="1" variant="soft" loading={busy} onClick={start} data-testid="bind-telegram">
-      {t("profile.bind")}
-    </Button>
+    <TelegramStart
+      botName={botName}
+      authUrl={telegramBindAuthUrl}
+      hint={t("oauth.telegramHint")}
+      align="end"
+      testId="telegram-bind"
+      button={(start, busy) => (
+        <Button size="1" variant="soft" loading={busy} onClick={start} data-testid="bind-telegram">
+          {t("profile.bind")}
+        </Button>
+      )}
+    />
   );
 }
 
