@@ -45,6 +45,22 @@ test("the default footer shows the version; a custom footer is sanitised", async
   await context.close();
 });
 
+test("a custom footer cleared by the administrator gives way to the default footer without a reload", async () => {
+  await putOption(root, "Footer", '<b id="ft-gone">footer to clear</b>');
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  // Loaded with the custom footer stored in the browser, as every later visit is.
+  await page.goto("/about");
+  const footer = page.locator('[data-testid="footer"]');
+  await footer.locator("#ft-gone").waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await putOption(root, "Footer", "");
+  // Footer unset: the default credits (A §3 footer_html, B §2 "if set").
+  await footer.getByText("One API").waitFor({ timeout: 10000 });
+  assert.equal(await footer.locator("#ft-gone").count(), 0);
+  await context.close();
+});
+
 test("the home page shows the notice and follows live notice updates", async () => {
   await putOption(root, "Notice", "**first notice**");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);

@@ -3,7 +3,7 @@ import { Flex, Link, Text } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { readString } from "../../lib/storage";
-import { status, systemName } from "../../stores/status";
+import { status, statusLoaded, systemName } from "../../stores/status";
 import { RichContent } from "../rich-content";
 
 /** FOOTER_RETRIES and FOOTER_RETRY_MS bound how long the footer waits for custom HTML to be stored. */
@@ -27,7 +27,8 @@ export function Footer() {
     return () => clearInterval(timer);
   }, [stored]);
   const live = status.value.footer_html;
-  const html = typeof live === "string" && live !== "" ? live : stored;
+  // The stored copy only stands in until the server has answered: a footer cleared since is gone.
+  const html = typeof live === "string" && live !== "" ? live : statusLoaded.value ? "" : stored;
   if (html) {
     return (
       <footer className="footer" data-testid="footer">
