@@ -265,6 +265,34 @@ test("copying selected tokens takes those ticked on other pages too", async () =
   await context.close();
 });
 
+test("deleting a token keeps the next page of the token list reachable", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tdel", "token-pass-6");
+  // Twelve tokens, 10 a page: tok-11 … tok-2 on page one, tok-1 and tok-0 on page two.
+  for (let i = 0; i <= 11; i++) {
+    const r = await api.call("POST", "/api/token/", { name: `tok-${i}`, remain_quota: 1000, expired_time: -1, unlimited_quota: false });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const all = [...(await api.call("GET", "/api/token/?p=0&size=20")).json.data];
+  const byName = new Map(all.map((x) => [x.name, x]));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const victim = page.locator(`[data-testid="token-row-${byName.get("tok-11").id}"]`);
+  await victim.waitFor();
+  assert.equal(await page.locator('[data-testid^="token-row-"]').count(), 10);
+  assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), false);
+
+  await victim.locator('[data-testid="delete-token"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await victim.waitFor({ state: "detached" });
+  // Eleven tokens are left: page one fills up again and page two is still offered (B §2 token list, §9 page sizes).
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 10, null, { timeout: 5000 });
+  assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), false);
+  await page.click('[data-testid="page-next"]');
+  await page.locator(`[data-testid="token-row-${byName.get("tok-0").id}"]`).waitFor();
+  await context.close();
+});
+
 test("a page size picked on one list is the size of the lists opened after it in the same tab", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "sizes", "token-pass-6");
   for (let i = 0; i < 11; i++) {

@@ -201,6 +201,10 @@ export async function removeToken(id: number): Promise<boolean> {
     sel.delete(id);
     selectTokens(sel);
     toast.success(t("tokens.msg.done"));
+    // The page fills up again from the next one, so the pager still offers it;
+    // a page left empty gives way to the one before.
+    await refreshTokens();
+    if (tokenSearch.value === null && tokens.value.length === 0 && tokenPage.value > 0) await loadTokens(tokenPage.value - 1);
     return true;
   } catch (err) {
     handleError(err);
