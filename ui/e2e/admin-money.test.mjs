@@ -104,6 +104,42 @@ test("an admin creates and downloads codes; a user redeems one and the balance f
   await user.context.close();
 });
 
+test("editing a code found by a search keeps the search's result on screen", async () => {
+  const name = uniqueName("srch");
+  const other = uniqueName("oth");
+  for (const [n, count] of [
+    [other, 5],
+    [name, 1],
+  ]) {
+    const r = await root.call("POST", "/api/redemption/", { name: n, quota: 100000, count });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const rows = page.locator('[data-testid^="redemption-row-"]');
+  await rows.first().waitFor();
+  await page.fill('[data-testid="redemption-search"]', name);
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="redemption-row-"]').length === 1);
+  const row = rows.first();
+  assert.match(await row.textContent(), new RegExp(name));
+
+  await row.locator('[data-testid="redemption-edit"]').click();
+  const drawer = page.locator('[data-testid="redemption-drawer"]');
+  await drawer.locator("#redemption-quota").waitFor();
+  await drawer.locator("#redemption-quota").fill(String(perUnit * 2));
+  await page.locator('[data-testid="redemption-submit"]').click();
+  await expectToast(page, "兑换码更新成功！");
+  await drawer.waitFor({ state: "hidden" });
+  // The list still answers the search in the box (as after a delete), with the edited code updated.
+  await page.locator('[data-testid^="redemption-row-"]', { hasText: money(perUnit * 2, perUnit) }).waitFor();
+  await page.waitForTimeout(500);
+  assert.equal(await rows.count(), 1);
+  assert.match(await rows.first().textContent(), new RegExp(name));
+  await context.close();
+});
+
 test("the wallet explains missing top-up settings", async () => {
   const { username, password } = await registerUser(suite.gw.baseURL, "wal", "wallet-pass-2");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);

@@ -27,10 +27,23 @@ export type RedemptionsDialog =
 /** redemptionsDialog is the open drawer or dialog. */
 export const redemptionsDialog = signal<RedemptionsDialog>(null);
 
+/** shownSearch is the keyword whose result the list shows; "" while it lists every code. */
+let shownSearch = "";
+
 /** loadRedemptions shows the first page, or the current one when keepPage is set. */
 export async function loadRedemptions(keepPage = false): Promise<void> {
+  shownSearch = "";
   try {
     await redemptionsList.reload(keepPage);
+  } catch (err) {
+    handleError(err);
+  }
+}
+
+async function showSearch(keyword: string): Promise<void> {
+  try {
+    redemptionsList.showAll(await redemptionsApi.searchRedemptions(keyword));
+    shownSearch = keyword;
   } catch (err) {
     handleError(err);
   }
@@ -44,11 +57,13 @@ export async function searchRedemptions(): Promise<void> {
     await loadRedemptions();
     return;
   }
-  try {
-    redemptionsList.showAll(await redemptionsApi.searchRedemptions(keyword));
-  } catch (err) {
-    handleError(err);
-  }
+  await showSearch(keyword);
+}
+
+/** refreshRedemptions reads again what the list shows: the search in force, or the current page. */
+export async function refreshRedemptions(): Promise<void> {
+  if (shownSearch) await showSearch(shownSearch);
+  else await loadRedemptions(true);
 }
 
 /** copyRedemptionKey copies one code. */
@@ -90,8 +105,7 @@ export async function deleteRedemption(row: Redemption): Promise<boolean> {
     const next = new Set(selectedRedemptions.value);
     next.delete(row.id);
     selectedRedemptions.value = next;
-    if (redemptionKeyword.value.trim()) await searchRedemptions();
-    else await loadRedemptions(true);
+    await refreshRedemptions();
     return true;
   } catch (err) {
     handleError(err);
