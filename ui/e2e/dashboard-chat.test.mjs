@@ -761,10 +761,11 @@ test("/chat2link without a chat link, with a non-web link, without a token or wi
     await waitShown(second.page, "toast: 当前没有可用的启用令牌，请确认是否有令牌处于启用状态！");
     await second.context.close();
 
-    // Anonymous visitors are sent to the login page (without the expired-session notice).
+    // Anonymous visitors are sent to the login page, with its notice (B §2, §6).
     const anon = await openAs(null);
     await anon.page.goto("/chat2link");
-    await anon.page.waitForURL((u) => u.pathname === "/login" && u.search === "");
+    await anon.page.waitForURL((u) => u.pathname === "/login");
+    await anon.page.locator('[data-testid="expired-notice"]').waitFor();
     await anon.context.close();
   } finally {
     await setOption("ChatLink", "");

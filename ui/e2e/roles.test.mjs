@@ -27,13 +27,15 @@ test("a normal user sees no admin entries and the server refuses admin APIs with
   await context.close();
 });
 
-test("an anonymous visitor sees only public sidebar entries and is sent from a protected page to /login", async () => {
+test("an anonymous visitor sees only public sidebar entries and is sent from a protected page to /login with the notice", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await page.goto("/setting?tab=personal");
-  // A visitor who never logged in is not told that a session expired (A §2, §8).
-  await page.waitForURL((u) => u.pathname === "/login" && u.search === "");
+  // An unauthenticated visit to a guarded route shows the notice (B §2 routes, §6): not logged in or login expired.
+  await page.waitForURL((u) => u.pathname === "/login");
   await page.locator('[data-testid="login-submit"]').waitFor();
-  assert.equal(await page.locator('[data-testid="expired-notice"]').count(), 0);
+  const notice = page.locator('[data-testid="expired-notice"]');
+  await notice.waitFor();
+  assert.match(await notice.textContent(), /未登录或登录已过期，请重新登录！/);
   const entries = await navEntries(page);
   for (const e of entries) assert.ok(["pricing", "chat"].includes(e), `entry ${e} shown to an anonymous visitor`);
   await context.close();

@@ -66,7 +66,6 @@ export function newestBalance(fields: Partial<User> & { balance_seq?: unknown })
 
 /** setUser stores a full user record. */
 export function setUser(u: User): void {
-  sessionExpired = false;
   noteHolder(u.id);
   user.value = u;
   writeJSON("user", u);
@@ -87,18 +86,17 @@ export function clearUser(): void {
   removeKey("user");
 }
 
-/** sessionExpired tells that the held session ended under the visitor (not that they never logged in). */
-let sessionExpired = false;
-
-/** loginPath is where a protected page sends a visitor without a session: with the expired notice when one just ended. */
+/**
+ * loginPath is where a protected page sends a visitor without a session: the login page with its
+ * notice (未登录或登录已过期), whether the visitor never logged in or their session ended (B §2, §6).
+ */
 export function loginPath(): string {
-  return sessionExpired ? "/login?expired=true" : "/login";
+  return "/login?expired=true";
 }
 
 /** expireSession forgets the session and, unless quiet, sends the visitor to the login page with the expired notice. */
 export function expireSession(quiet = false): void {
-  sessionExpired = true;
-  if (!quiet) navigate("/login?expired=true");
+  if (!quiet) navigate(loginPath());
   clearUser();
 }
 

@@ -9,7 +9,7 @@ import { isAdmin, isLoggedIn, isRoot, loginPath } from "../../stores/user";
 export function RouteGuard({ access, children }: { access: Access; children: ReactNode }) {
   useSignals();
   if (access === "public") return <>{children}</>;
-  // A visitor who never logged in goes to /login (A §2); one whose session just ended sees the expired notice (A §8).
+  // A visitor without a session goes to /login (A §2) with the notice, never logged in or expired (B §2, §6).
   if (!isLoggedIn.value) return <Redirect to={loginPath()} replace />;
   if (access === "admin" && !isAdmin.value) return <ForbiddenPage />;
   if (access === "root" && !isRoot.value) return <ForbiddenPage />;
