@@ -76,6 +76,8 @@ test("bad JSON in ModelRatio is refused with the spec message and the server kee
   const { context, page } = await rootPage("operation");
   await page.fill("#opt-ModelRatio", '{"gpt-4": 15,');
   await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
+  // The catalogue's message for a failed JSON check (A §8), naming the field (A §5).
+  await expectToast(page, "请检查输入");
   await page.fill("#opt-ModelRatio", '{"gpt-4": "fifteen"}');
   await clickAndExpect(page, '[data-testid="save-ratio"]', "模型倍率不是合法的 JSON 字符串");
   assert.equal((await getOptions(root)).ModelRatio, before);

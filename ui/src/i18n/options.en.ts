@@ -9,6 +9,7 @@ const optionsEn: typeof optionsZh = {
     saveFailed: "Save failed, please retry",
     partialFailed: "Some settings failed to save, please retry",
     invalidJson: "{{name}}: not a valid JSON string",
+    checkInput: "Please check the input: {{reason}}",
     belowMin: "{{name}} must not be less than {{min}}",
     notNumber: "{{name}} must be a number",
     secretPlaceholder: "Not shown; leave empty to keep",

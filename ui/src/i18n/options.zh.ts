@@ -7,6 +7,7 @@ const optionsZh = {
     saveFailed: "保存失败，请重试",
     partialFailed: "部分保存失败，请重试",
     invalidJson: "{{name}}不是合法的 JSON 字符串",
+    checkInput: "请检查输入：{{reason}}",
     belowMin: "{{name}}不能小于 {{min}}",
     notNumber: "{{name}}必须是数字",
     secretPlaceholder: "已保存的值不会显示，留空则保持不变",

@@ -22,7 +22,7 @@ export function ChatsSection() {
       id="chats"
       title={t("options.chats.title")}
       saveLabel={t("options.chats.save")}
-      fields={[{ key: "Chats", kind: "textarea", json: "chats", rows: 10, label: t("options.chats.Chats"), hint: t("options.chats.hint") }]}
+      fields={[{ key: "Chats", kind: "textarea", json: "chats", checkInput: true, rows: 10, label: t("options.chats.Chats"), hint: t("options.chats.hint") }]}
       actions={(draft) => (
         <Button variant="soft" onClick={() => draft.set("Chats", CHATS_TEMPLATE)} data-testid="chats-template">
           {t("options.chats.template")}

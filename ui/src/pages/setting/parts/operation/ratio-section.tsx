@@ -14,11 +14,11 @@ export function RatioSection() {
       title={l("title")}
       saveLabel={l("save")}
       fields={[
-        { key: "ModelPrice", kind: "textarea", json: "ratioMap", rows: 8, label: l("ModelPrice"), hint: l("ModelPriceHint") },
-        { key: "ModelRatio", kind: "textarea", json: "ratioMap", rows: 8, label: l("ModelRatio"), hint: l("jsonHint") },
-        { key: "CompletionRatio", kind: "textarea", json: "ratioMap", rows: 6, label: l("CompletionRatio"), hint: l("CompletionRatioHint") },
-        { key: "GroupRatio", kind: "textarea", json: "ratioMap", rows: 5, label: l("GroupRatio"), hint: l("jsonHint") },
-        { key: "UserUsableGroups", kind: "textarea", json: "labelMap", rows: 5, label: l("UserUsableGroups"), hint: l("jsonHint") },
+        { key: "ModelPrice", kind: "textarea", json: "ratioMap", checkInput: true, rows: 8, label: l("ModelPrice"), hint: l("ModelPriceHint") },
+        { key: "ModelRatio", kind: "textarea", json: "ratioMap", checkInput: true, rows: 8, label: l("ModelRatio"), hint: l("jsonHint") },
+        { key: "CompletionRatio", kind: "textarea", json: "ratioMap", checkInput: true, rows: 6, label: l("CompletionRatio"), hint: l("CompletionRatioHint") },
+        { key: "GroupRatio", kind: "textarea", json: "ratioMap", checkInput: true, rows: 5, label: l("GroupRatio"), hint: l("jsonHint") },
+        { key: "UserUsableGroups", kind: "textarea", json: "labelMap", checkInput: true, rows: 5, label: l("UserUsableGroups"), hint: l("jsonHint") },
       ]}
       actions={() => (
         <Button color="red" variant="soft" onClick={() => showDialog("resetRatio")} data-testid="reset-model-ratio">

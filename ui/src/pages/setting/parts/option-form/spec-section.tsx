@@ -16,7 +16,7 @@ export type FieldSpec =
   | (BaseSpec & { kind: "text"; placeholder?: string; trimSlash?: boolean })
   | (BaseSpec & { kind: "secret" })
   | (BaseSpec & { kind: "number"; min: number; integer?: boolean; placeholder?: string })
-  | (BaseSpec & { kind: "textarea"; rows?: number; json?: JsonShape; placeholder?: string })
+  | (BaseSpec & { kind: "textarea"; rows?: number; json?: JsonShape; placeholder?: string; checkInput?: boolean })
   | (BaseSpec & { kind: "switch" })
   | (BaseSpec & { kind: "select"; items: { value: string; label: ReactNode }[] });
 
@@ -44,7 +44,7 @@ function rulesOf(fields: FieldSpec[]): Record<string, Rule> {
   const rules: Record<string, Rule> = {};
   for (const f of fields) {
     if (f.kind === "number") rules[f.key] = { min: f.min, integer: f.integer, label: f.label };
-    if (f.kind === "textarea" && f.json) rules[f.key] = { json: f.json, label: f.label };
+    if (f.kind === "textarea" && f.json) rules[f.key] = { json: f.json, label: f.label, checkInput: f.checkInput };
   }
   return rules;
 }

@@ -43,7 +43,7 @@ export function prettyJson(text: string): string {
 }
 
 /** Rule checks one option before it is sent. */
-export type Rule = { json: JsonShape; label: string } | { min: number; label: string; integer?: boolean };
+export type Rule = { json: JsonShape; label: string; checkInput?: boolean } | { min: number; label: string; integer?: boolean };
 
 /**
  * checkChanges validates the changed keys against their rules and shows the
@@ -55,7 +55,9 @@ export function checkChanges(changes: OptionChange[], rules: Record<string, Rule
     if (!rule) continue;
     if ("json" in rule) {
       if (!isValidJson(value, rule.json)) {
-        toast.error(t("options.invalidJson", { name: rule.label }));
+        const reason = t("options.invalidJson", { name: rule.label });
+        // The operation settings' JSON fields fail with the catalogue's 请检查输入 (A §8), naming the field.
+        toast.error(rule.checkInput ? t("options.checkInput", { reason }) : reason);
         return false;
       }
       continue;
