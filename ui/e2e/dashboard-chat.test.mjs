@@ -702,6 +702,59 @@ test("/chat2link replaces itself with the chat link carrying the user's first en
   }
 });
 
+test("/chat2link and /chat follow the chat links the server has now, never those a browser kept from an earlier visit", async () => {
+  const user = await userWithTwoTokens("c2ls");
+  try {
+    // The chat targets of /chat.
+    {
+      await setOption("Chats", JSON.stringify([{ Old: "https://old-chat.example/app?k={key}" }]));
+      const { context, page } = await openAs(user);
+      const visited = await stubChatSites(context);
+      await page.close();
+      await setOption("Chats", JSON.stringify([{ New: "https://new-chat.example/app?k={key}" }]));
+      const later = await context.newPage();
+      await later.route("**/api/status", async (route) => {
+        await new Promise((r) => setTimeout(r, 1500));
+        await route.continue();
+      });
+      await later.goto("/chat/0");
+      const frame = later.locator('[data-testid="chat-frame"]');
+      await frame.waitFor();
+      assert.match(await frame.getAttribute("src"), /^https:\/\/new-chat\.example\//);
+      await later.waitForTimeout(500);
+      assert.deepEqual(visited.filter((u) => u.startsWith("https://old-chat.example/")), [], "the user's key went to a chat target the administrator had replaced");
+      await context.close();
+    }
+    // The chat link of /chat2link.
+    await setOption("ChatLink", "https://old-chat.example/");
+    const { context, page } = await openAs(user);
+    const visited = await stubChatSites(context);
+    assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("status")).chat_link), "https://old-chat.example/");
+    await page.close();
+    // Changed while no console of this browser is open: the status it keeps is the old one.
+    await setOption("ChatLink", "https://new-chat.example/");
+    const later = await context.newPage();
+    // The status answers slowly; the token list does not.
+    await later.route("**/api/status", async (route) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+    });
+    await later.goto("/chat2link");
+    await later.waitForURL((u) => u.hostname !== "127.0.0.1", { timeout: 10000 });
+    await later.locator("#stub").waitFor();
+    assert.match(later.url(), /^https:\/\/new-chat\.example\//);
+    assert.deepEqual(
+      visited.filter((u) => u.startsWith("https://old-chat.example/")),
+      [],
+      "the user's key went to the chat link the administrator had replaced",
+    );
+    await context.close();
+  } finally {
+    await setOption("ChatLink", "");
+    await setOption("Chats", JSON.stringify(CHATS));
+  }
+});
+
 test("/chat2link without a chat link, with a non-web link, without a token or without login stays in the console", async () => {
   const user = await newUser("c2lp", "k");
 

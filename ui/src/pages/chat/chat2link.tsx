@@ -4,7 +4,7 @@ import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Icon } from "../../components/icons";
 import { chat2Link, isWebUrl } from "../../lib/chat-links";
-import { serverAddress, status } from "../../stores/status";
+import { serverAddress, status, statusLoaded } from "../../stores/status";
 import { toast } from "../../stores/toast";
 import { useTokenKey } from "./parts/use-token-key";
 
@@ -12,11 +12,13 @@ import { useTokenKey } from "./parts/use-token-key";
 export default function Chat2LinkPage() {
   useSignals();
   const { t } = useTranslation();
-  const chatLink = status.value.chat_link ?? "";
+  // The link the server has now: the copy kept from an earlier visit may name a site the key must no longer go to.
+  const loaded = statusLoaded.value;
+  const chatLink = loaded ? (status.value.chat_link ?? "") : "";
   const key = useTokenKey(chatLink !== "");
   const address = serverAddress.value;
   const target = key ? chat2Link(chatLink, key, address) : "";
-  const problem = !chatLink ? t("chatPage.noChats") : key && !isWebUrl(target) ? t("chatPage.badLink") : null;
+  const problem = !loaded ? null : !chatLink ? t("chatPage.noChats") : key && !isWebUrl(target) ? t("chatPage.badLink") : null;
 
   useEffect(() => {
     if (problem) toast.error(problem);

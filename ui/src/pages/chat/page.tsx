@@ -6,7 +6,7 @@ import { Link, useParams } from "wouter";
 import { ChatSubmenu } from "../../components/chat-submenu";
 import { Icon } from "../../components/icons";
 import { chatTargets, fillChatLink, isAppLink, isWebUrl } from "../../lib/chat-links";
-import { serverAddress, status } from "../../stores/status";
+import { serverAddress, status, statusLoaded } from "../../stores/status";
 import { toast } from "../../stores/toast";
 import { isLoggedIn } from "../../stores/user";
 import { useTokenKey } from "./parts/use-token-key";
@@ -32,7 +32,9 @@ export default function ChatPage() {
   const index = id === undefined ? 0 : Number(id);
   const target = targets?.find((c) => c.index === index) ?? null;
   const loggedIn = isLoggedIn.value;
-  const key = useTokenKey(loggedIn && target !== null && target.template !== "");
+  // The targets the server has now: the copy kept from an earlier visit may name a site the key must no longer go to.
+  const loaded = statusLoaded.value;
+  const key = useTokenKey(loaded && loggedIn && target !== null && target.template !== "");
   const address = serverAddress.value;
   const link = target && key ? fillChatLink(target.template, key, address) : "";
   const linkOk = link !== "" && isWebUrl(link);
@@ -42,7 +44,8 @@ export default function ChatPage() {
   // Configuration errors are also toasted once per target, as the sidebar entries are.
   const told = useRef<string | null>(null);
   let problem: string | null = null;
-  if (targets === null) problem = t("chatPage.parseFailed");
+  if (!loaded) problem = null;
+  else if (targets === null) problem = t("chatPage.parseFailed");
   else if (targets.length === 0) problem = t("chatPage.noChats");
   else if (!target || !target.template || (key && !linkOk && !appLink)) problem = t("chatPage.badLink");
   useEffect(() => {
