@@ -15,8 +15,11 @@ import (
 type MailFunc func(ctx context.Context, to, subject, body string) error
 
 // QuotaReminder mails a user once when their live balance falls below
-// QuotaRemindThreshold (or to zero or less), with a link to the wallet, and
-// not again until the balance has been seen back at or above the threshold.
+// QuotaRemindThreshold, with a link to the wallet, and not again until the
+// balance has been seen back at or above the threshold; and once when it
+// runs out (zero or less), even after the low warning, and not again until
+// it has been seen above zero (S §5.8: "crosses below QuotaRemindThreshold,
+// or drops to ≤ 0").
 // It learns balances from the ledger's committed charges (Observe, for the
 // store's Charged hook) and from every other change of a user (Seen). What it remembers lives in memory: after a restart
 // a user who is still low gets at most one more reminder.
@@ -25,17 +28,23 @@ type QuotaReminder struct {
 	send  MailFunc
 
 	mu       sync.Mutex
-	reminded map[uint64]bool // low and already reminded (or skipped)
+	reminded map[uint64]int // how far down the user was already reminded (or skipped): remindedLow or remindedOut
 	wg       sync.WaitGroup
 	slots    chan struct{} // bounds concurrent SMTP sessions
 }
+
+// The reminders a user got while their balance stays down.
+const (
+	remindedLow = 1 // below the threshold
+	remindedOut = 2 // at zero or less
+)
 
 // maxReminderSends bounds the mails being sent at once.
 const maxReminderSends = 4
 
 // NewQuotaReminder returns a reminder that sends through send.
 func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
-	return &QuotaReminder{store: st, send: send, reminded: map[uint64]bool{},
+	return &QuotaReminder{store: st, send: send, reminded: map[uint64]int{},
 		slots: make(chan struct{}, maxReminderSends)}
 }
 
@@ -66,13 +75,22 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 	var due []store.Balance
 	q.mu.Lock()
 	for _, bal := range b.Balances {
-		low := bal.Quota < threshold || bal.Quota <= 0
+		level := 0
 		switch {
-		case !low:
+		case bal.Quota <= 0:
+			level = remindedOut
+		case bal.Quota < threshold:
+			level = remindedLow
+		}
+		switch had := q.reminded[bal.UserID]; {
+		case level == 0:
 			delete(q.reminded, bal.UserID)
-		case !q.reminded[bal.UserID]:
-			q.reminded[bal.UserID] = true
+		case level > had:
+			q.reminded[bal.UserID] = level
 			due = append(due, bal)
+		case level < had:
+			// Back above zero, still low: running out is mailed again.
+			q.reminded[bal.UserID] = level
 		}
 	}
 	q.mu.Unlock()
@@ -84,16 +102,24 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 
 // Seen looks at a balance changed by anything but a charge (a redemption,
 // a payment, an administrator): one back at or above the threshold re-arms
-// the reminder, so the next fall below it is mailed again. It is wired to
-// the store's UserChanged hook.
+// the reminder, so the next fall below it is mailed again; one back above
+// zero re-arms the mail that the quota ran out. It is wired to the store's
+// UserChanged hook.
 func (q *QuotaReminder) Seen(userID uint64, quota int64) {
 	threshold := q.store.Settings().Int("QuotaRemindThreshold")
-	if quota < threshold || quota <= 0 {
+	if quota <= 0 {
 		return
 	}
 	q.mu.Lock()
-	delete(q.reminded, userID)
-	q.mu.Unlock()
+	defer q.mu.Unlock()
+	switch {
+	case quota >= threshold:
+		delete(q.reminded, userID)
+	case q.reminded[userID] == remindedOut:
+		// Above zero again but still low: the next time the balance runs
+		// out is mailed, the low warning is not repeated.
+		q.reminded[userID] = remindedLow
+	}
 }
 
 // Wait blocks until every reminder being sent has finished (tests, shutdown).

@@ -461,7 +461,8 @@ func TestQuotaReminder(t *testing.T) {
 		{"AtThreshold", 1000, []uint64{alice}, ""},
 		{"CrossesBelow", 999, []uint64{alice, inviter}, "您的额度即将用尽"},
 		{"StillLow", 10, []uint64{alice}, ""},
-		{"Exhausted", -5, []uint64{alice}, ""},
+		{"Exhausted", -5, []uint64{alice}, "您的额度已用尽"},
+		{"StillExhausted", -9, []uint64{alice}, ""},
 		{"BackAbove", 2000, []uint64{alice}, ""},
 		{"ExhaustedAgain", 0, []uint64{alice}, "您的额度已用尽"},
 		// A top-up (no charge) takes it back above; the next charge that
@@ -514,6 +515,52 @@ func TestQuotaReminder(t *testing.T) {
 	q2.Wait()
 	if got := rec.take(); len(got) != 0 {
 		t.Fatalf("sent without SMTP: %+v", got)
+	}
+}
+
+// S §5.8 (step 10) mails a user whose quota crosses below
+// QuotaRemindThreshold and one whose quota drops to zero or less: a user
+// already told their quota is running low is still told when it runs out,
+// once per time it runs out.
+func TestQuotaReminder_Exhausted(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t, "SMTPServer", "smtp.example.com", "QuotaRemindThreshold", "1000",
+		"ServerAddress", "https://gw.example.com", "DisplayInCurrencyEnabled", "false")
+	alice := ts.UserID(t, "alice")
+	rec := &mailRecorder{}
+	q := api.NewQuotaReminder(ts.Store, rec.send)
+	for _, step := range []struct {
+		name    string
+		seen    int64 // a balance changed by something else than a charge (Seen); 0 = a charge
+		quota   int64
+		subject string // "" = no mail
+	}{
+		{name: "Above", quota: 5000},
+		{name: "CrossesBelow", quota: 400, subject: "您的额度即将用尽"},
+		{name: "RunsOut", quota: -5, subject: "您的额度已用尽"},
+		{name: "StillOut", quota: -20},
+		// A small redemption takes it above zero, not above the threshold:
+		// the next time it runs out is mailed, the low warning is not repeated.
+		{name: "SmallTopUp", seen: 300},
+		{name: "LowAgain", quota: 200},
+		{name: "RunsOutAgain", quota: 0, subject: "您的额度已用尽"},
+	} {
+		if step.seen != 0 {
+			q.Seen(alice, step.seen)
+			continue
+		}
+		q.Observe(store.ChargeBatch{Balances: []store.Balance{{UserID: alice, Quota: step.quota}}})
+		q.Wait()
+		got := rec.take()
+		switch {
+		case step.subject == "" && len(got) != 0:
+			t.Fatalf("%s: sent %+v, want nothing", step.name, got)
+		case step.subject != "" && len(got) != 1:
+			t.Fatalf("%s: sent %d mails, want 1 (%s)", step.name, len(got), step.subject)
+		case step.subject != "" && !strings.Contains(got[0].subject, step.subject):
+			t.Fatalf("%s: subject %q, want %q", step.name, got[0].subject, step.subject)
+		}
 	}
 }
 
