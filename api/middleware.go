@@ -143,11 +143,14 @@ func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) h
 	// A browser cannot add headers to a WebSocket handshake; the socket is
 	// protected by the session cookie and the Origin check instead.
 	needHeader := path != "/api/ws"
+	// The per-IP /api budget covers /api/* (S §12); the playground is a relay
+	// call (S §11), bounded by what it costs like /v1.
+	apiLimited := strings.HasPrefix(path, "/api/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Answers carry keys, balances and personal data: no cache keeps them.
 		w.Header().Set("Cache-Control", "no-store")
 		ip := s.ips.of(r)
-		if !s.apiLimit.allow(ip) || (critical && !s.critical.allow(ip)) {
+		if (apiLimited && !s.apiLimit.allow(ip)) || (critical && !s.critical.allow(ip)) {
 			writeError(w, r, store.Errorf(store.ERATELIMIT, "请求过于频繁，请稍后再试"))
 			return
 		}

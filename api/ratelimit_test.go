@@ -77,6 +77,33 @@ func TestAPIRateLimit(t *testing.T) {
 	}
 }
 
+// S §12 limits /api/* and the billing reads per IP, not the relay: the
+// playground (POST /pg/chat/completions, S §11) is a relay call, billed like
+// one, and neither spends nor is refused by the /api budget.
+func TestAPIRateLimit_PlaygroundNotLimited(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t, func(c *api.Config) {
+		c.APIRateLimit = api.RateLimit{N: 2, Window: time.Hour}
+	})
+	cookie, id := ts.MustSession(t, "alice")
+	pg := ApiScenario{Method: "POST", URL: "/pg/chat/completions", Cookie: cookie, UserID: id,
+		Body: `{"model":"no-such-model","messages":[{"role":"user","content":"hi"}]}`}
+	for i := 0; i < 3; i++ {
+		if r := pg.Do(t, ts); r.StatusCode == http.StatusTooManyRequests {
+			t.Fatalf("playground call %d refused by the /api rate limit: %s", i+1, r.Body)
+		}
+	}
+	// The playground calls spent none of the /api budget...
+	status := ApiScenario{URL: "/api/status", WantStatus: 200}
+	status.Test(t, ts)
+	status.Test(t, ts)
+	ApiScenario{URL: "/api/status", WantStatus: 429}.Test(t, ts)
+	// ...and an exhausted /api budget does not stop them.
+	if r := pg.Do(t, ts); r.StatusCode == http.StatusTooManyRequests {
+		t.Fatalf("playground refused once /api was limited: %s", r.Body)
+	}
+}
+
 // An IPv6 client counts by its /64: walking through the block does not
 // escape the limit; another /64 and IPv4 addresses have their own budgets.
 func TestRateLimitIPv6Block(t *testing.T) {
