@@ -514,3 +514,42 @@ test("the token list's chat button opens no chat link with a script or data sche
     await putOption(root, "Chats", JSON.stringify(original));
   }
 });
+
+test("the token list's chat button follows the chat links the server has now, never those the browser kept", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
+  await putOption(root, "Chats", JSON.stringify([{ Old: "https://old-chat.example/?k={key}" }]));
+  try {
+    const { username, password, api } = await newUser(suite.gw.baseURL, "tkept", "token-pass-1");
+    const created = await api.call("POST", "/api/token/", { name: "kept-tok", unlimited_quota: true, expired_time: -1 });
+    assert.equal(created.json?.success, true, JSON.stringify(created.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    await context.route(/^https:\/\/[a-z-]+\.example\//, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "chat" }));
+    await login(page, username, password);
+    await page.waitForURL("**/token");
+    assert.match(await page.evaluate(() => localStorage.getItem("status")), /old-chat/);
+    await page.close();
+    // Replaced while no console of this browser is open; the next visit's status answers slowly.
+    await putOption(root, "Chats", JSON.stringify([{ New: "https://new-chat.example/?k={key}" }]));
+    const later = await context.newPage();
+    const popups = [];
+    later.on("popup", (p) => popups.push(p.url()));
+    await later.route("**/api/status", async (route) => {
+      await new Promise((r) => setTimeout(r, 2000));
+      await route.continue();
+    });
+    await later.goto("/token");
+    const row = later.locator('[data-testid^="token-row-"]', { has: later.locator('[data-testid="token-name"]', { hasText: "kept-tok" }) });
+    const button = row.locator('[data-testid="chat-token"]');
+    await button.waitFor();
+    await button.click({ force: true });
+    await later.waitForTimeout(300);
+    assert.deepEqual(popups, [], "the key went to a chat link before the server's status arrived");
+    const [popup] = await Promise.all([later.waitForEvent("popup"), button.click()]);
+    await popup.waitForLoadState();
+    assert.match(popup.url(), /^https:\/\/new-chat\.example\/\?k=/);
+    await context.close();
+  } finally {
+    await putOption(root, "Chats", JSON.stringify(original));
+  }
+});

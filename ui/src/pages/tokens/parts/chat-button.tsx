@@ -5,7 +5,7 @@ import type { Token } from "../../../api/tokens";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
 import { chatTargets, fillChatLink, isAppLink, isWebUrl, type ChatTarget } from "../../../lib/chat-links";
-import { serverAddress, status } from "../../../stores/status";
+import { serverAddress, status, statusLoaded } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { fullKey } from "../../../stores/tokens";
 
@@ -16,7 +16,10 @@ export function ChatButton({ token }: { token: Token }) {
   // null: the chats option could not be read (the /chat page's rules apply).
   const parsed = chatTargets(status.value.chats);
   const targets = parsed ?? [];
+  // The chat links the server has now: the copy kept from an earlier visit may name a site the key must no longer go to.
+  const loaded = statusLoaded.value;
   const open = (target: ChatTarget | undefined) => {
+    if (!statusLoaded.value) return;
     if (parsed === null) {
       toast.error(t("chatPage.parseFailed"));
       return;
@@ -36,13 +39,13 @@ export function ChatButton({ token }: { token: Token }) {
   };
   return (
     <Flex gap="0" align="center">
-      <Button size="1" variant="soft" color="cyan" onClick={() => open(targets[0])} className={targets.length > 1 ? "split-left" : undefined} data-testid="chat-token">
+      <Button size="1" variant="soft" color="cyan" disabled={!loaded} onClick={() => open(targets[0])} className={targets.length > 1 ? "split-left" : undefined} data-testid="chat-token">
         {t("tokens.row.chat")}
       </Button>
       {targets.length > 1 ? (
         <DropdownMenu.Root>
           <DropdownMenu.Trigger>
-            <IconButton size="1" variant="soft" color="cyan" aria-label={t("tokens.row.chatMore")} className="split-right">
+            <IconButton size="1" variant="soft" color="cyan" disabled={!loaded} aria-label={t("tokens.row.chatMore")} className="split-right">
               <Icon name="chevronRight" size={12} style={{ transform: "rotate(90deg)" }} />
             </IconButton>
           </DropdownMenu.Trigger>
