@@ -322,3 +322,26 @@ test("the users table shows client pages of any size over the server's pages of 
   assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), true);
   await context.close();
 });
+
+test("the users and redemption pages open with an empty search box, as their lists show everything", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  for (const [path, nav, box, submit] of [
+    ["/user", "user", "user-search", "user-search-submit"],
+    ["/redemption", "redemption", "redemption-search", null],
+  ]) {
+    await page.goto(path);
+    await page.locator(`[data-testid="${box}"]`).waitFor();
+    await page.fill(`[data-testid="${box}"]`, "no-such-name-at-all");
+    if (submit) await page.click(`[data-testid="${submit}"]`);
+    else await page.press(`[data-testid="${box}"]`, "Enter");
+    // Away and back inside the console (no reload): the list shows everything again, and so must the box.
+    await page.click('[data-nav="log"]');
+    await page.waitForURL("**/log");
+    await page.click(`[data-nav="${nav}"]`);
+    await page.waitForURL(`**${path}`);
+    await page.locator(`[data-testid="${box}"]`).waitFor();
+    assert.equal(await page.inputValue(`[data-testid="${box}"]`), "", `${path}: the box kept a search the list does not show`);
+  }
+  await context.close();
+});

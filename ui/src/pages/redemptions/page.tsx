@@ -3,7 +3,7 @@ import { Flex, Heading } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Pagination } from "../../components/pagination";
-import { loadRedemptions, redemptionsList } from "../../stores/redemptions";
+import { loadRedemptions, redemptionKeyword, redemptionsList } from "../../stores/redemptions";
 import { RedemptionsDialogs } from "./parts/redemptions-dialogs";
 import { RedemptionsTable } from "./parts/redemptions-table";
 import { Toolbar } from "./parts/toolbar";
@@ -13,6 +13,8 @@ export default function RedemptionsPage() {
   useSignals();
   const { t } = useTranslation();
   useEffect(() => {
+    // A visit lists every code, so the search box starts empty too.
+    redemptionKeyword.value = "";
     void loadRedemptions();
   }, []);
   return (

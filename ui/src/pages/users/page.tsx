@@ -4,7 +4,7 @@ import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Pagination } from "../../components/pagination";
 import { useLocation, useRoute } from "wouter";
-import { loadGroups, loadUsers, usersDialog, usersList } from "../../stores/users";
+import { loadGroups, loadUsers, userSearch, usersDialog, usersList } from "../../stores/users";
 import { USER_EDIT_PATH } from "./parts/users-dialogs";
 import { SearchBar } from "./parts/search-bar";
 import { UsersDialogs } from "./parts/users-dialogs";
@@ -21,6 +21,8 @@ export default function UsersPage() {
   const [, navigate] = useLocation();
   const [editing, params] = useRoute<{ id: string }>(USER_EDIT_PATH);
   useEffect(() => {
+    // A visit lists every account, so the search form starts empty too.
+    userSearch.value = { keyword: "", group: "" };
     void loadGroups();
     void loadUsers();
   }, []);
