@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -403,5 +404,62 @@ func TestStream_ClientThatStopsReading(t *testing.T) {
 	eventually(t, 60*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
 	if l := g.consumeLogs(t, "alice")[0]; l.CompletionTokens == 0 {
 		t.Fatalf("billed %+v; want what was produced", l)
+	}
+}
+
+// A client that reads slowly holds the gateway's writes back (TCP
+// backpressure) while the upstream has long sent what follows: the
+// gateway is not reading the upstream then, and the upstream is not idle.
+// A pause shorter than ClientWriteTimeout must not end the stream as an
+// idle upstream: the client gets every event and [DONE], billed the
+// upstream's usage.
+func TestStream_SlowReaderIsNotAnIdleUpstream(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 500 * time.Millisecond}})
+	const events = 3000
+	pad := strings.Repeat("x", 10<<10)
+	up := relaytest.NewChat(t, "sk-bulk", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		for range events {
+			ev := relaytest.Chunk(ratioModel, "w ")
+			ev["pad"] = pad // not text: cheap to count
+			if sse.Send(ev) != nil {
+				return
+			}
+		}
+		sse.Send(relaytest.UsageChunk(ratioModel, 7, events))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100_000_000})
+	body, _ := json.Marshal(streamChat(ratioModel, "bulk", false))
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReaderSize(resp.Body, 64<<10)
+	if _, err := rd.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	// The client pauses, far below the write timeout (60 s) but above the
+	// idle timeout: the socket buffers fill and the gateway's write waits.
+	time.Sleep(3 * time.Second)
+	rest, err := io.ReadAll(rd)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	evs := relaytest.Events(rest)
+	if len(evs) == 0 || evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("stream cut after %d more events, no [DONE]: the client's pause was taken for an idle upstream", len(evs))
+	}
+	if n := len(evs); n != events {
+		t.Errorf("%d events after the first, want %d (the rest and [DONE])", n, events)
+	}
+	eventually(t, 10*time.Second, "the charge", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
+	if l := g.consumeLogs(t, "alice")[0]; l.CompletionTokens != events || l.PromptTokens != 7 {
+		t.Errorf("billed prompt %d completion %d, want 7 and %d", l.PromptTokens, l.CompletionTokens, events)
 	}
 }

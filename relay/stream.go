@@ -369,7 +369,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		if pending {
 			flushed = true
 			if flusher != nil {
+				watch.write(true)
 				flusher.Flush()
+				watch.write(false)
 			}
 			pending = false
 		}
@@ -479,6 +481,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 						wire = append([]byte("data: "), hidden...)
 					}
 				}
+				// A client that reads slowly holds the write back: that
+				// is no idle time of the upstream's.
+				watch.write(true)
 				if _, werr := c.w.Write(wire); werr == nil {
 					_, werr = c.w.Write([]byte("\n\n"))
 					pending = werr == nil
@@ -488,6 +493,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				} else {
 					clientGone = true
 				}
+				watch.write(false)
 				if clientGone {
 					// The client left: stop the upstream and bill what it produced.
 					cancel(context.Canceled)
@@ -502,7 +508,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	}
 	if pending && flusher != nil {
 		// What came before the end is not held back for the charge.
+		watch.write(true)
 		flusher.Flush()
+		watch.write(false)
 	}
 	cause := context.Cause(ctx)
 	if !started && got == nil && len(kept) == 0 && (sawDone || readErr == io.EOF) {

@@ -24,6 +24,11 @@ type streamWatch struct {
 	t         *time.Timer
 	last      atomic.Int64 // time of the last data line since base; -1: none yet
 	stopped   atomic.Bool
+	// writing: the relay is writing to its client, not waiting for the
+	// upstream. A client that reads slowly holds those writes back; that
+	// time is not the upstream's silence (the client's own bound is the
+	// write timeout).
+	writing atomic.Bool
 }
 
 // watchStream starts the first-byte clock of a stream attempt.
@@ -54,11 +59,32 @@ func (w *streamWatch) data() {
 	}
 }
 
+// write marks a write to the client starting (on) or ended: the idle clock
+// starts again when it ends.
+func (w *streamWatch) write(on bool) {
+	if on {
+		w.writing.Store(true)
+		return
+	}
+	if w.last.Load() >= 0 {
+		w.last.Store(int64(time.Since(w.base)))
+	}
+	w.writing.Store(false)
+}
+
 func (w *streamWatch) fire() {
 	if w.stopped.Load() {
 		return
 	}
 	last := w.last.Load()
+	if last >= 0 && w.writing.Load() {
+		// Waiting for the client, not for the upstream.
+		w.t.Reset(w.idle)
+		if w.stopped.Load() {
+			w.t.Stop()
+		}
+		return
+	}
 	if last < 0 {
 		w.cancel(errFirstByte)
 		return

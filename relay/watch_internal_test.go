@@ -124,3 +124,20 @@ func BenchmarkTimerResetPerLine(b *testing.B) {
 		t.Reset(time.Minute)
 	}
 }
+
+// A write to the client that takes longer than the idle timeout (a client
+// that reads slowly) is no idle time of the upstream's: the idle clock
+// starts again when the write ends.
+func TestStreamWatchWriteIsNotIdle(t *testing.T) {
+	w, ctx := watched(10*time.Second, 100*time.Millisecond)
+	defer w.stop()
+	w.headers()
+	w.data()
+	w.write(true)
+	time.Sleep(400 * time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatalf("ended while the relay was writing to its client: %v", context.Cause(ctx))
+	}
+	w.write(false)
+	endsWith(t, ctx, errIdle, time.Now(), 80*time.Millisecond, 2*time.Second)
+}
