@@ -169,6 +169,26 @@ test("a reply cut off before [DONE] is marked as an error, keeping what came; an
   await context.close();
 });
 
+test("an event whose data spans several data lines shows its whole text", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  // SSE joins the data lines of an event; the gateway passes an upstream's
+  // events of several lines on as the same lines.
+  const body =
+    'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,\ndata: "delta":{"content":"The answer"}}]}\n\n' +
+    'data: {"id":"x","object":"chat.completion.chunk",\r\ndata: "choices":[{"index":0,"delta":{"content":" is 42"}}]}\r\n\r\n' +
+    "data: [DONE]\n\n";
+  await page.route("**/pg/chat/completions", (route) => route.fulfill({ status: 200, contentType: "text/event-stream", body }));
+  await page.fill('[data-testid="pg-input"]', "What is 6 x 7?");
+  await page.click('[data-testid="pg-send"]');
+  const reply = page.locator('[data-testid="message-assistant"][data-status="complete"]');
+  await reply.waitFor({ timeout: 15000 });
+  assert.match(await reply.textContent(), /The answer is 42/);
+  await context.close();
+});
+
 test("a stopped reply keeps what came, marked stopped; one stopped before anything came is taken away", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");

@@ -108,9 +108,13 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  const handleLine = (line: string): boolean => {
-    if (!line.startsWith("data:")) return false;
-    const payload = line.slice(5).trim();
+  // An event's data may span several data lines, which SSE joins with a
+  // newline; the event ends at a blank line.
+  let data: string[] = [];
+  const dispatch = (): boolean => {
+    if (data.length === 0) return false;
+    const payload = data.join("\n").trim();
+    data = [];
     if (!payload) return false;
     if (payload === "[DONE]") return true;
     let event: { choices?: { delta?: { content?: string } }[]; error?: { message?: string } };
@@ -123,6 +127,11 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
     if (!event.choices || event.choices.length === 0) return false;
     const text = event.choices[0]?.delta?.content;
     if (text) onDelta(text);
+    return false;
+  };
+  const handleLine = (line: string): boolean => {
+    if (line === "") return dispatch();
+    if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
     return false;
   };
   try {
@@ -140,7 +149,8 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
         }
       }
     }
-    if (buffer && handleLine(buffer.trim())) return;
+    if (buffer) handleLine(buffer.replace(/\r$/, ""));
+    if (dispatch()) return;
     // The body ended without [DONE]: the reply was cut off (an upstream that stopped, a charge that failed).
     throw new StreamError(t("playground.cutOff"), 0);
   } catch (err) {
