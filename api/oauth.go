@@ -575,11 +575,24 @@ func (s *Server) wechatAccount(ctx context.Context, set *store.Settings, code st
 }
 
 // wechatLogin signs in with a code from the WeChat official account, or
-// registers wechat_<n> (no inviter, S §6.4).
+// registers wechat_<n> (no inviter, S §6.4). Like the Telegram login, it
+// needs the state the console's WeChat dialog got from GET
+// /api/oauth/state (tied to this browser's session): the code is its
+// WeChat user's for minutes, so without it anyone could send a browser a
+// link with their own code and sign the visitor into their account, and a
+// plain-http navigation carries no Sec-Fetch-Site to refuse.
 func (s *Server) wechatLogin(w http.ResponseWriter, r *http.Request) {
 	set := s.store.Settings()
 	if !set.Bool(providerWeChat.Option) {
 		writeError(w, r, providerWeChat.disabled())
+		return
+	}
+	if strings.TrimSpace(r.URL.Query().Get("code")) == "" {
+		writeError(w, r, store.Errorf(store.EINVALID, "请输入验证码"))
+		return
+	}
+	if _, err := s.consumeOAuthState(r); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	id, err := s.wechatAccount(r.Context(), set, r.URL.Query().Get("code"))

@@ -768,19 +768,19 @@ func TestOAuthWeChat(t *testing.T) {
 	env.MustSetOptions(t, "QuotaForNewUser", "500")
 
 	b := newBrowser(t, env.TestServer)
-	b.state("") // an aff in the session is not used by WeChat (S §6.4)
 	var got oauthUser
-	wantAnswer(t, b.get("/api/oauth/wechat?code=111111", false), 200, "").DataInto(t, &got)
+	wantAnswer(t, b.get("/api/oauth/wechat?code=111111&state="+b.state(""), false), 200, "").DataInto(t, &got)
 	if !regexp.MustCompile(`^wechat_[1-9][0-9]{7}$`).MatchString(got.Username) || got.DisplayName != "WeChat User" ||
 		got.WeChatID != "wx-open-1" || got.InviterID != 0 || got.Quota != 500 {
 		t.Errorf("registered %+v", got)
 	}
 	var again oauthUser
-	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/wechat?code=111111", false), 200, "").DataInto(t, &again)
+	second := newBrowser(t, env.TestServer)
+	wantAnswer(t, second.get("/api/oauth/wechat?code=111111&state="+second.state(""), false), 200, "").DataInto(t, &again)
 	if again.ID != got.ID {
 		t.Errorf("second sign-in got account %d, want %d", again.ID, got.ID)
 	}
-	wantAnswer(t, b.get("/api/oauth/wechat?code=999999", false), 400, "验证码错误或已过期")
+	wantAnswer(t, b.get("/api/oauth/wechat?code=999999&state="+b.state(""), false), 400, "验证码错误或已过期")
 	wantAnswer(t, b.get("/api/oauth/wechat", false), 400, "请输入验证码")
 
 	// Binding needs a logged-in user with New-Api-User.
@@ -796,7 +796,7 @@ func TestOAuthWeChat(t *testing.T) {
 	// The banned and the deleted cannot sign in.
 	env.link(t, "banned", store.UserUpdate{WeChatID: ptr("wx-open-banned")})
 	env.MustSetOptions(t, "WeChatServerAddress", startWeChatDouble(t, map[string]string{"333333": "wx-open-banned"}).URL)
-	wantAnswer(t, b.get("/api/oauth/wechat?code=333333", false), 403, "用户已被封禁")
+	wantAnswer(t, b.get("/api/oauth/wechat?code=333333&state="+b.state(""), false), 403, "用户已被封禁")
 
 	env.MustSetOptions(t, "WeChatAuthEnabled", "false")
 	wantAnswer(t, b.get("/api/oauth/wechat?code=111111", false), 403, "管理员未开启通过微信登录以及注册")
@@ -1046,4 +1046,43 @@ func TestOAuthTelegram_LoginNeedsTheBrowsersState(t *testing.T) {
 		t.Fatalf("login got %+v, want alice", got)
 	}
 	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/telegram/login?"+own.Encode(), false), 403, bad)
+}
+
+// A WeChat login takes a code the WeChat server hands whoever follows the
+// official account, valid a few minutes. Without a state tied to the
+// browser, a link to /api/oauth/wechat?code=<the author's fresh code> signs
+// whoever opens it into the author's account (login CSRF): a browser marks
+// such a navigation Sec-Fetch-Site: cross-site only over https, so on a
+// plain-http gateway (or a browser without Fetch Metadata) nothing tells it
+// from the console's own call. The login needs the state of the browser
+// that opened the WeChat dialog, as the Telegram login does.
+func TestOAuthWeChat_LoginNeedsTheBrowsersState(t *testing.T) {
+	t.Parallel()
+	env := startOAuthEnv(t)
+	const bad = "授权状态无效或已过期"
+
+	// The link author's own code, opened by a browser that never asked for
+	// a WeChat login: no Sec-Fetch-Site, no Origin (a plain-http navigation).
+	victim := newBrowser(t, env.TestServer)
+	wantAnswer(t, victim.get("/api/oauth/wechat?code=111111", false), 403, bad)
+	if victim.session() != "" {
+		t.Fatal("a WeChat login the browser never started gave it a session")
+	}
+	// Nor with a state of another browser.
+	victim.state("")
+	other := newBrowser(t, env.TestServer).state("")
+	wantAnswer(t, victim.get("/api/oauth/wechat?code=111111&state="+url.QueryEscape(other), false), 403, bad)
+	if sess, err := env.Store.Session(victim.session()); err != nil || sess.UserID != 0 {
+		t.Fatalf("victim session after a foreign login = %+v, %v", sess, err)
+	}
+
+	// The browser that asked for the state signs in, once.
+	owner := newBrowser(t, env.TestServer)
+	state := owner.state("")
+	var got oauthUser
+	wantAnswer(t, owner.get("/api/oauth/wechat?code=111111&state="+url.QueryEscape(state), false), 200, "").DataInto(t, &got)
+	if got.WeChatID != "wx-open-1" {
+		t.Fatalf("login got %+v", got)
+	}
+	wantAnswer(t, newBrowser(t, env.TestServer).get("/api/oauth/wechat?code=111111&state="+url.QueryEscape(state), false), 403, bad)
 }

@@ -26,9 +26,14 @@ export async function getOAuthState(aff?: string): Promise<string> {
   return (await api.get<string>("/api/oauth/state", { query: { aff: aff || undefined } })).data;
 }
 
-/** wechatLogin logs in with a code shown by the WeChat official account. */
+/**
+ * wechatLogin logs in with a code shown by the WeChat official account. The state ties the login to this session:
+ * the code is its WeChat user's for minutes, so without it anyone could send a browser a link with their own code
+ * and sign the visitor into their account.
+ */
 export async function wechatLogin(code: string): Promise<User> {
-  return (await api.get<User>("/api/oauth/wechat", { query: { code } })).data;
+  const state = await getOAuthState();
+  return (await api.get<User>("/api/oauth/wechat", { query: { code, state } })).data;
 }
 
 /** wechatBind binds the caller's account to WeChat. */
