@@ -13,6 +13,9 @@ import (
 	"gateway/store"
 )
 
+// maxTurnstileToken is the longest token Cloudflare's widget issues.
+const maxTurnstileToken = 2048
+
 // turnstileGuard remembers tokens already accepted so each is used once.
 type turnstileGuard struct {
 	mu   sync.Mutex
@@ -49,7 +52,10 @@ func (s *Server) checkTurnstile(r *http.Request) error {
 	if token == "" {
 		return store.Errorf(store.EINVALID, "请稍后几秒重试，Turnstile 正在检查用户环境！")
 	}
-	if !s.turnstile.claim(token) {
+	// No widget makes a longer token (Cloudflare's bound): one that cannot
+	// be valid is neither kept nor sent on, so a client cannot make the
+	// server hold a megabyte per request for ten minutes.
+	if len(token) > maxTurnstileToken || !s.turnstile.claim(token) {
 		return store.Errorf(store.EFORBIDDEN, "Turnstile 校验失败，请刷新重试！")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)

@@ -114,3 +114,38 @@ func TestTurnstile_Unreachable(t *testing.T) {
 	ApiScenario{Method: "POST", URL: "/api/user/login?turnstile=good-1", Body: `{}`,
 		WantStatus: 502, WantContains: []string{"Turnstile 校验服务不可用"}}.Test(t, ts)
 }
+
+// A Turnstile token is at most 2048 characters (Cloudflare's documented
+// bound). The server keeps every token it was given for ten minutes to
+// refuse its reuse, so an anonymous client sending a login, a registration
+// or a mail request with a token of a megabyte (the request line may be
+// that long) made it hold a megabyte per request: twenty per address per
+// twenty minutes under the critical limit, from as many addresses (an IPv6
+// /64 each) as the client has. A token that cannot be one is refused
+// without being kept or sent to Cloudflare.
+func TestTurnstile_OversizedTokenIsNotKept(t *testing.T) {
+	t.Parallel()
+	double := startTurnstileDouble(t, "s")
+	ts := MustStartServer(t, func(c *api.Config) { c.TurnstileVerifyURL = double.URL })
+	ts.MustSetOptions(t, "TurnstileSiteKey", "k", "TurnstileSecretKey", "s", "TurnstileCheckEnabled", "true")
+	for i := 0; i < 3; i++ {
+		token := strings.Repeat(string(rune('a'+i)), 256<<10)
+		resp, err := http.Post(ts.URL+"/api/user/login?turnstile="+token, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("login with a token of 256 KiB: status %d, want 403", resp.StatusCode)
+		}
+	}
+	if n := api.TurnstileHeldBytes(ts.API); n > 3*2048 {
+		t.Errorf("the server keeps %d bytes of tokens after three oversized ones", n)
+	}
+	if calls := double.Calls(); len(calls) != 0 {
+		t.Errorf("siteverify was asked %d times about tokens no widget makes", len(calls))
+	}
+	// A token of a real size still passes.
+	ApiScenario{Method: "POST", URL: "/api/user/login?turnstile=good-" + strings.Repeat("x", 2000), Body: `{}`,
+		WantStatus: 400, WantContains: []string{msg("请输入用户名和密码！")}}.Test(t, ts)
+}
