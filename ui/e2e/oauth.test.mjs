@@ -2,29 +2,14 @@
 // (consent page, token and profile endpoints) on loopback, the gateway's
 // callback and the stored user record.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createHash, createHmac } from "node:crypto";
-import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { GATEWAY_BIN, expectToast, launchBrowser, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
+import { expectToast, launchBrowser, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
 
 const CLIENT_ID = "e2e-client";
 const CLIENT_SECRET = "e2e-secret";
 const GITHUB_USER = { id: 5550123, login: "e2e-octo", name: "E2E Octo", email: "octo-e2e@example.com" };
-
-// The binary must take the provider endpoints from GATEWAY_GITHUB_* (main.go's
-// env twins of api.Config's GitHub*URL fields); without them the gateway would
-// call the real GitHub.
-function providerURLsWired() {
-  if (!existsSync(GATEWAY_BIN)) return false;
-  const r = spawnSync(GATEWAY_BIN, ["--help"], { encoding: "utf8" });
-  return `${r.stdout}${r.stderr}`.includes("GATEWAY_GITHUB_TOKEN_URL");
-}
-
-const skip = providerURLsWired()
-  ? false
-  : "the gateway binary does not read GATEWAY_GITHUB_AUTHORIZE_URL / GATEWAY_GITHUB_TOKEN_URL / GATEWAY_GITHUB_USER_URL yet (main.go wiring pending)";
 
 /** startFakeGitHub answers the consent page by redirecting straight back with a code, and the two API calls. */
 async function startFakeGitHub() {
@@ -71,7 +56,7 @@ async function startFakeGitHub() {
   return { base, seen, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-test("log in with GitHub through the console and a fake provider", { skip }, async (t) => {
+test("log in with GitHub through the console and a fake provider", async (t) => {
   const github = await startFakeGitHub();
   t.after(() => github.close());
   // The harness passes its own environment on to the gateway.
@@ -218,4 +203,47 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   await expectToast(other, "Telegram 登录信息校验失败");
   await expectToast(other, "操作失败，重定向至登录界面中...");
   await other.waitForURL((u) => u.pathname === "/login");
+});
+
+test("log in with a code from the WeChat official account, only in the browser that asked", async (t) => {
+  // A fake WeChat server: GET /api/wechat/user?code= answers the account's id for a known code.
+  const seen = [];
+  const server = createServer((req, res) => {
+    const u = new URL(req.url, "http://x");
+    seen.push({ path: u.pathname, code: u.searchParams.get("code"), auth: req.headers.authorization });
+    const ok = u.pathname === "/api/wechat/user" && u.searchParams.get("code") === "246810";
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify(ok ? { success: true, message: "", data: "wx-open-e2e" } : { success: false, message: "验证码错误或已过期" }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const gw = await startGateway();
+  t.after(() => gw.stop());
+  const browser = await launchBrowser();
+  t.after(() => browser.close());
+  const root = await rootApi(gw.baseURL);
+  for (const [key, value] of [
+    ["WeChatServerAddress", `http://127.0.0.1:${server.address().port}`],
+    ["WeChatServerToken", "e2e-wechat-token"],
+    ["WeChatAuthEnabled", "true"],
+  ]) {
+    await putOption(root, key, value);
+  }
+
+  // A link with someone's code signs in no browser that did not start that login.
+  const link = await fetch(`${gw.baseURL}/api/oauth/wechat?code=246810`);
+  assert.equal(link.status, 403);
+  assert.equal(seen.length, 0, "a login without the browser's state reached the WeChat server");
+
+  const { page } = await newPage(browser, gw.baseURL);
+  await page.goto("/login");
+  await page.click('[data-testid="oauth-wechat"]');
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("textbox").fill("246810");
+  await dialog.getByRole("button", { name: "登录" }).click();
+  await expectToast(page, "登录成功！");
+  await page.waitForURL((u) => u.pathname === "/");
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem("user") ?? "null"));
+  assert.match(stored?.username ?? "", /^wechat_\d{8}$/);
+  assert.deepEqual(seen, [{ path: "/api/wechat/user", code: "246810", auth: "e2e-wechat-token" }]);
 });
