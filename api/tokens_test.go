@@ -486,3 +486,35 @@ func TestListFieldsNameThemselves(t *testing.T) {
 			WantStatus: 400, WantContains: []string{"无效的参数：字段 group 应为字符串或字符串数组"}},
 	})
 }
+
+// S §3.5: the search is `name LIKE %kw% AND key LIKE %t%`, with the LIKE of
+// the databases S runs on: ASCII case does not count and % and _ are
+// wildcards, in the key as in the name (as the redemption search has it).
+func TestTokenSearchIsLike(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	_, tok := e.mustUser("lena", store.RoleCommon)
+	target := e.mustCreateToken(tok, map[string]any{"name": "alpha-1"})
+	e.mustCreateToken(tok, map[string]any{"name": "beta"})
+	swap := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z':
+				return r - 'a' + 'A'
+			case r >= 'A' && r <= 'Z':
+				return r - 'A' + 'a'
+			}
+			return r
+		}, s)
+	}
+	list := func(url string) []store.Token { return decodeData[[]store.Token](t, e.mustOK("GET", url, tok, nil)) }
+	if got := list("/api/token/search?token=" + swap(target.Key[5:25])); len(got) != 1 || got[0].ID != target.ID {
+		t.Fatalf("search by a key part in the other case: %d results, want the token", len(got))
+	}
+	if got := list("/api/token/search?keyword=ALPHA_1"); len(got) != 1 || got[0].ID != target.ID {
+		t.Fatalf("search by name with _ and other case: %d results, want the token", len(got))
+	}
+	if got := list("/api/token/search?keyword=al%25-1"); len(got) != 1 || got[0].ID != target.ID {
+		t.Fatalf("search by name with %%: %d results, want the token", len(got))
+	}
+}

@@ -246,7 +246,9 @@ type TokenFilter struct {
 // Tokens lists a user's tokens, newest first.
 func (s *Store) Tokens(userID uint64, f TokenFilter) ([]*Token, error) {
 	var out []*Token
-	key := strings.TrimPrefix(strings.TrimSpace(f.Key), "sk-")
+	// S: name LIKE %kw% AND key LIKE %t%, with the LIKE of the databases S
+	// runs on: ASCII case does not count and % and _ are wildcards.
+	key := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f.Key), "sk-"))
 	kw := strings.ToLower(strings.TrimSpace(f.Keyword))
 	err := s.db.View(func(tx *bolt.Tx) error {
 		prefix := itob(userID)
@@ -267,10 +269,10 @@ func (s *Store) Tokens(userID uint64, f TokenFilter) ([]*Token, error) {
 			if err != nil {
 				return err
 			}
-			if kw != "" && !strings.Contains(strings.ToLower(t.Name), kw) {
+			if kw != "" && !likeMatch(strings.ToLower(t.Name), "%"+kw+"%") {
 				continue
 			}
-			if key != "" && !strings.Contains(t.Key, key) {
+			if key != "" && !likeMatch(strings.ToLower(t.Key), "%"+key+"%") {
 				continue
 			}
 			if skipped < f.Offset {
