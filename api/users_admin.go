@@ -175,6 +175,12 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// One's own password is changed in the personal settings, which ask for
+	// the current one; this route would set it without.
+	if upd.Password != nil && target.ID == me.ID {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "请在个人设置中修改自己的密码"))
+		return
+	}
 	// The rights are judged again on the record the change is made to.
 	upd.Check = func(u *store.User) error {
 		if u.Deleted() {

@@ -396,3 +396,22 @@ func TestAdminUsers_Delete(t *testing.T) {
 	}
 	ApiScenario{URL: "/api/user/self", Cookie: aliceCookie, UserID: alice, WantStatus: 401}.Test(t, ts)
 }
+
+// Root's own password is changed in the personal settings, where the
+// current one is asked (docs/decisions.md): the administrators' edit of
+// one's own account must not set it without it, or a borrowed root session
+// could lock the owner out.
+func TestAdminUsers_OwnPasswordNeedsOriginal(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	root := ts.UserID(t, "root")
+	before := mustUser(t, ts, root)
+	ApiScenario{Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"password":"taken-over-1"}`, root),
+		WantStatus: 403}.Test(t, ts)
+	if u := mustUser(t, ts, root); u.PasswordHash != before.PasswordHash {
+		t.Fatal("root's password was changed through the admin edit without the current one")
+	}
+	// Other fields of one's own record stay editable there.
+	ApiScenario{Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"display_name":"Boss"}`, root),
+		WantStatus: 200, WantContains: []string{`"display_name":"Boss"`}}.Test(t, ts)
+}
