@@ -171,3 +171,33 @@ test("with registration off, neither the login form nor the top bar offers to re
   }
   await context.close();
 });
+
+test("a password change shows the revoked access token as gone", async () => {
+  const username = uniqueName("atp");
+  const password = "token-pass-1";
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await page.goto("/register");
+  await page.fill("#reg-username", username);
+  await page.fill("#reg-password", password);
+  await page.fill("#reg-password2", password);
+  await page.click('[data-testid="register-submit"]');
+  await page.waitForURL("**/login");
+  await loginToPersonalSettings(page, username, password);
+
+  await page.click('[data-testid="generate-token"]');
+  await expectToast(page, "令牌已重置并已复制到剪贴板");
+  const token = (await page.locator('[data-testid="access-token"]').textContent()).trim();
+  await page.locator('[data-testid="access-token-state"]', { hasText: "已生成" }).waitFor();
+
+  // A new password revokes the access token (docs/decisions.md): the card must not keep offering it.
+  await page.fill("#pw-current", password);
+  await page.fill("#pw-new", "token-pass-2");
+  await page.fill("#pw-new2", "token-pass-2");
+  await page.click('[data-testid="change-password"]');
+  await expectToast(page, "密码修改成功！");
+  const res = await fetch(`${suite.gw.baseURL}/api/user/self`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal((await res.json()).success, false, "the old access token was revoked");
+  await page.locator('[data-testid="access-token-state"]', { hasText: "未生成" }).waitFor({ timeout: 5000 });
+  assert.equal(await page.locator('[data-testid="access-token"]').count(), 0, "the revoked token is no longer shown");
+  await context.close();
+});

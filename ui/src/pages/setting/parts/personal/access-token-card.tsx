@@ -1,6 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Badge, Button, Card, Code, Flex, Heading, Text } from "@radix-ui/themes";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../../api/client";
 import { generateAccessToken } from "../../../../api/user";
@@ -15,6 +15,10 @@ export function AccessTokenCard() {
   const hasToken = user.value?.has_access_token === true;
   const [token, setToken] = useState("");
   const [busy, setBusy] = useState(false);
+  // A token revoked meanwhile (a new password ends it) is no longer shown as the current one.
+  useEffect(() => {
+    if (!hasToken) setToken("");
+  }, [hasToken]);
   const generate = async () => {
     setBusy(true);
     try {

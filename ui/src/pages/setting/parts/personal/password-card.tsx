@@ -42,7 +42,8 @@ export function PasswordCard() {
       await changePassword(form.password, first ? "" : form.original);
       toast.success(t("password.changed"));
       setForm(EMPTY);
-      if (first) void refreshSelf(true).catch(() => {});
+      // The new password also revoked the access token: the record says so.
+      void refreshSelf(true).catch(() => {});
     } catch (err) {
       handleError(err);
     } finally {
