@@ -495,3 +495,37 @@ test("deleting a row keeps the next page reachable; deleting the disabled channe
   assert.equal(await page.locator('[data-testid="page-next"]').isDisabled(), false);
   await context.close();
 });
+
+test("deleting the only row of the last page shows the page before, not an empty one", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const total = async () => (await api.call("GET", "/api/channel/?p=0&page_size=1000")).json.data.length;
+  // The last page (10 a page) holds exactly one channel.
+  let n = await total();
+  while (n < 11 || n % 10 !== 1) {
+    await createChannel(api, upstream.url, ["gpt-4o-mini"], uniqueName("lp"));
+    n++;
+  }
+  const last = Math.floor(n / 10) + 1;
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const rows = page.locator('[data-testid^="channel-row-"]');
+  const pager = page.locator('[data-testid="pagination"]');
+  await rows.first().waitFor();
+  for (let p = 2; p <= last; p++) {
+    await page.click('[data-testid="page-next"]');
+    await pager.getByText(`第 ${p} 页`).waitFor();
+  }
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="channel-row-"]').length === 1);
+
+  const victim = rows.first();
+  await victim.locator('[data-testid="channel-menu"]').click();
+  await page.locator('[data-testid="delete-channel"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await expectToast(page, "操作成功完成！");
+  // The page before, full, instead of "第 0 - 10 条" on an empty page.
+  await pager.getByText(`第 ${last - 1} 页`).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="channel-row-"]').length === 10);
+  await context.close();
+});

@@ -142,6 +142,16 @@ export async function refreshChannels(): Promise<void> {
   else await loadChannels(channelPage.value);
 }
 
+/** refreshAfterDelete reloads what is shown after a delete; a page left empty gives way to the last one that has rows. */
+async function refreshAfterDelete(): Promise<void> {
+  await refreshChannels();
+  while (channelSearch.value === null && channels.value.length === 0 && channelPage.value > 0) {
+    const page = channelPage.value;
+    await loadChannels(page - 1);
+    if (channelPage.value === page) return; // the read failed (and said so)
+  }
+}
+
 /** setChannelPageSize stores a new page size and reloads from the first page. */
 export async function setChannelPageSize(size: number): Promise<void> {
   writePageSize(size);
@@ -208,8 +218,8 @@ export async function removeChannel(id: number): Promise<boolean> {
     await channelApi.deleteChannel(id);
     dropChannels([id]);
     toast.success(t("channels.msg.done"));
-    // The page fills up again from the next one.
-    await refreshChannels();
+    // The page fills up again from the next one; an emptied last page gives way to the one before.
+    await refreshAfterDelete();
     return true;
   } catch (err) {
     handleError(err);
@@ -298,7 +308,7 @@ export async function deleteDisabled(): Promise<void> {
     toast.success(t("channels.msg.deletedDisabled", { count: n }));
     // Which ones went is not told: a selection may name them, so it starts again.
     selectedChannels.value = new Set();
-    await refreshChannels();
+    await refreshAfterDelete();
   } catch (err) {
     handleError(err);
   }
@@ -315,7 +325,7 @@ export async function deleteSelected(): Promise<boolean> {
     const n = await channelApi.deleteChannelBatch(ids);
     toast.success(t("channels.msg.deletedN", { count: n }));
     dropChannels(ids);
-    await refreshChannels();
+    await refreshAfterDelete();
     return true;
   } catch (err) {
     handleError(err);
