@@ -2,6 +2,7 @@
 // never see its key, test it, edit inline, run the confirmed bulk actions,
 // and keep the page away from normal users.
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
 import { expectToast, gatewaySuite, login, navEntries, newPage, registerUser, rootApi, statusAsStoredUser, uniqueName } from "./harness.mjs";
@@ -528,4 +529,49 @@ test("deleting the only row of the last page shows the page before, not an empty
   await pager.getByText(`第 ${last - 1} 页`).waitFor();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid^="channel-row-"]').length === 10);
   await context.close();
+});
+
+test("a test of all channels that ends while the admin is on another page does not stay running on the channel page", async () => {
+  // An upstream that takes 2 s a test, so the run outlives a visit to the channel page.
+  const slow = createServer(async (req, res) => {
+    for await (const _ of req);
+    await new Promise((r) => setTimeout(r, 2000));
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const api = await rootApi(suite.gw.baseURL);
+  await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slow"));
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // A second administrator's console watches the run to its end.
+  const watcher = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  try {
+    await login(watcher.page, "root", "123456");
+    await watcher.page.goto("/channel");
+    await watcher.page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await login(page, "root", "123456");
+    await page.goto("/channel");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await page.locator('[data-testid^="channel-row-"]').first().waitFor();
+
+    await page.click('[data-testid="test-all"]');
+    await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+    await page.locator('[data-testid="test-all-status"]', { hasText: "正在测试" }).waitFor();
+    // Away to the token list (in the console, no reload) while the run ends.
+    await page.click('[data-nav="token"]');
+    await page.waitForURL(/\/token$/);
+    await watcher.page.locator('[data-testid="test-all-status"]', { hasText: "测试完成" }).waitFor({ timeout: 30000 });
+
+    await page.click('[data-nav="channel"]');
+    await page.locator('[data-testid^="channel-row-"]').first().waitFor();
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('[data-testid="test-all-status"]', { hasText: "正在测试" }).count(), 0, "no run shown as still going");
+    assert.equal(await page.locator('[data-testid="test-all"]').isDisabled(), false, "test all can be started again");
+  } finally {
+    await watcher.context.close();
+    await context.close();
+    slow.closeAllConnections?.();
+    slow.close();
+  }
 });

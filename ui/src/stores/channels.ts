@@ -381,6 +381,9 @@ function onProgress(data: unknown): void {
 
 /** subscribeChannelLive follows channel health and test-all progress while the page is open, reloading the list after a reconnect. */
 export function subscribeChannelLive(): () => void {
+  // Frames that came while the page was closed were not followed (the run's
+  // end, perhaps): a run still going shows itself again with its next one.
+  if (testAllState.value?.running) testAllState.value = null;
   const offHealth = onTopic("channel.health", onHealth);
   const offProgress = onTopic("task.progress", onProgress);
   const offReconnect = onReconnected(() => {
