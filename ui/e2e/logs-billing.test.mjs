@@ -241,3 +241,50 @@ test("a stream's first-token time shows when it came within the millisecond, and
   assert.equal(await rows.nth(2).locator('[data-testid="first-token-time"]').count(), 0);
   await context.close();
 });
+
+test("the log table shows the answer of the filters chosen last, even when an earlier query answers after it", async () => {
+  const { username, password, byModel } = await callsAsNewUser();
+  const { context, page } = await openLogPage(username, password);
+  const rows = page.locator('[data-testid="log-row"]');
+  const all = await rows.count();
+  assert.ok(all >= 4, `the page shows the user's entries: ${all}`);
+  const quotaBadge = page.locator('[data-testid="stat-quota"]');
+  const everything = await text(quotaBadge);
+  // A query by model is slow to answer (its list and its summary); the reset that follows it is not.
+  let slowSent;
+  const slowStarted = new Promise((resolve) => (slowSent = resolve));
+  let slowDone;
+  const slowAnswered = new Promise((resolve) => (slowDone = resolve));
+  await page.route(
+    (url) => url.pathname === "/api/log/self/stat" && url.searchParams.get("model_name") === "dall-e-3",
+    async (route) => {
+      const res = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.fulfill({ response: res });
+    },
+  );
+  await page.route(
+    (url) => url.pathname === "/api/log/self/" && url.searchParams.get("model_name") === "dall-e-3",
+    async (route) => {
+      const res = await route.fetch();
+      slowSent();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.fulfill({ response: res });
+      slowDone();
+    },
+  );
+  await page.fill("#log-model", "dall-e-3");
+  await page.click('[data-testid="log-query"]');
+  await slowStarted;
+  await page.getByRole("button", { name: "重置" }).click();
+  await slowAnswered;
+  await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
+  await page.waitForTimeout(300);
+  // The form shows no model filter, and neither does the table: every entry is listed, not dall-e-3's alone.
+  assert.equal(await page.inputValue("#log-model"), "");
+  assert.equal(await rows.count(), all, "the rows are those of the reset query");
+  await page.waitForTimeout(500);
+  assert.equal(await text(quotaBadge), everything, "the summary is that of the reset query");
+  assert.ok(byModel["dall-e-3"].quota > 0);
+  await context.close();
+});

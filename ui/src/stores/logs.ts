@@ -82,13 +82,23 @@ export function parseOther(other: string | undefined): LogOther {
  */
 const arriving = new Set<LogEntry[]>();
 
+/**
+ * listRead and statRead number the reads of the list and of the summary: only the answer of the
+ * latest one is shown, so an earlier query answering late (other filters, another page) cannot
+ * replace what the filters in force asked for.
+ */
+let listRead = 0;
+let statRead = 0;
+
 /** loadLogs reads a page with the filters in force. */
 export async function loadLogs(page = logPage.value): Promise<void> {
+  const read = ++listRead;
   logsLoading.value = true;
   const pushed: LogEntry[] = [];
   arriving.add(pushed);
   try {
     const r = await logApi.listLogs(isAdmin.value, logQuery.value, page, logPageSize.value);
+    if (read !== listRead) return;
     const at = r.page || page;
     let items = r.items;
     let total = r.total;
@@ -104,22 +114,24 @@ export async function loadLogs(page = logPage.value): Promise<void> {
       logPage.value = at;
     });
   } catch (err) {
-    handleError(err);
+    if (read === listRead) handleError(err);
   } finally {
     arriving.delete(pushed);
-    logsLoading.value = false;
+    if (read === listRead) logsLoading.value = false;
   }
 }
 
 /** loadStat reads the summary badges for the filters in force. */
 export async function loadStat(): Promise<void> {
+  const read = ++statRead;
   statLoading.value = true;
   try {
-    logStat.value = await logApi.logStat(isAdmin.value, logQuery.value);
+    const stat = await logApi.logStat(isAdmin.value, logQuery.value);
+    if (read === statRead) logStat.value = stat;
   } catch {
     /* the client told the user; the badges keep their last values */
   } finally {
-    statLoading.value = false;
+    if (read === statRead) statLoading.value = false;
   }
 }
 
@@ -213,7 +225,12 @@ export function subscribeLogTail(): () => void {
 
 // Another account in this tab never sees the previous one's entries.
 onUserChange(() => {
+  // Nor the answer of a read the previous account started.
+  listRead++;
+  statRead++;
   batch(() => {
+    logsLoading.value = false;
+    statLoading.value = false;
     logs.value = [];
     logTotal.value = 0;
     logPage.value = 1;
