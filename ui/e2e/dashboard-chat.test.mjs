@@ -824,3 +824,43 @@ test("/chat2link without a chat link, with a non-web link, without a token or wi
     await setOption("ChatLink", "");
   }
 });
+
+test("a live refresh answered after the user queried another range does not bring the old range back", async () => {
+  const user = await newUser("stale", "stale-key");
+  await relay(user.key, "dash-a");
+  await waitForDashboardRows(user.api, 1);
+  const { context, page } = await openAs(user);
+  await page.goto("/detail");
+  await waitForTotals(page, expected(["dash-a"]));
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // Let the refresh that greets a freshly opened socket pass.
+  await page.waitForTimeout(2500);
+  // The refresh that follows the next charge (of the default range) is slow to answer.
+  let refreshSent;
+  const refreshStarted = new Promise((resolve) => (refreshSent = resolve));
+  let refreshDone;
+  const refreshAnswered = new Promise((resolve) => (refreshDone = resolve));
+  await page.route(
+    (url) => url.pathname === "/api/data/self" && Number(url.searchParams.get("start_timestamp")) > nowSec() - 40 * 86400,
+    async (route) => {
+      const res = await route.fetch();
+      refreshSent();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await route.fulfill({ response: res });
+      refreshDone();
+    },
+    { times: 1 },
+  );
+  await relay(user.key, "dash-b");
+  await refreshStarted;
+  // Meanwhile the user asks for a range without calls.
+  await page.locator('[data-testid="detail-start"]').fill("2020-01-01T00:00:00");
+  await page.locator('[data-testid="detail-end"]').fill("2020-01-02T00:00:00");
+  await page.click('[data-testid="detail-query"]');
+  await waitForTotals(page, { quota: 0, count: 0, tokens: 0 });
+  await refreshAnswered;
+  await page.waitForTimeout(300);
+  assert.deepEqual(await totalsText(page), { quota: dollars(0), count: "0", tokens: "0" }, "the totals are those of the range asked for");
+  assert.equal(await page.getByText("所选时间范围内没有数据").count(), 3);
+  await context.close();
+});

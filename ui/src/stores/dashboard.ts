@@ -172,10 +172,18 @@ export function updateFilter(patch: Partial<DashboardFilter>): void {
   filter.value = { ...filter.value, ...patch };
 }
 
+/**
+ * requested is the query last asked for from the form (answered or not), which live refreshes
+ * repeat; dashboardRead numbers the reads, and only the answer of the latest one is shown, so a
+ * refresh of an older range answering late cannot replace the range asked for.
+ */
+let requested: DashboardFilter = applied.value;
+let dashboardRead = 0;
+
 /** loadDashboard runs the form's query; quiet refreshes (live updates) show no toasts or spinner. */
 export async function loadDashboard(quiet = false): Promise<void> {
   if (!quiet) filter.value = followClock(filter.value);
-  const f = followClock(quiet ? applied.value : filter.value);
+  const f = followClock(quiet ? requested : filter.value);
   if (f.end <= f.start) {
     if (!quiet) toast.error(t("dashboard.badRange"));
     return;
@@ -185,15 +193,20 @@ export async function loadDashboard(quiet = false): Promise<void> {
     if (!quiet) toast.error(t("dashboard.spanTooLong"));
     return;
   }
-  if (!quiet) dashboardLoading.value = true;
+  if (!quiet) {
+    requested = f;
+    dashboardLoading.value = true;
+  }
+  const read = ++dashboardRead;
   try {
     const list = await fetchQuotaData({ start_timestamp: f.start, end_timestamp: f.end, username: f.username.trim() }, all, quiet);
+    if (read !== dashboardRead) return;
     rows.value = list;
     applied.value = f;
   } catch (err) {
-    if (!quiet) handleError(err);
+    if (!quiet && read === dashboardRead) handleError(err);
   } finally {
-    if (!quiet) dashboardLoading.value = false;
+    if (read === dashboardRead) dashboardLoading.value = false;
   }
 }
 
@@ -219,6 +232,7 @@ export function setGranularity(g: Granularity): void {
   granularityChosen = true;
   filter.value = { ...filter.value, granularity: g };
   applied.value = { ...applied.value, granularity: g };
+  requested = { ...requested, granularity: g };
 }
 
 // Another account in this tab never sees the previous one's figures.
@@ -228,4 +242,8 @@ onUserChange(() => {
   rows.value = [];
   filter.value = initialFilter();
   applied.value = filter.value;
+  // A read the previous account started is not shown either.
+  requested = applied.value;
+  dashboardRead++;
+  dashboardLoading.value = false;
 });
