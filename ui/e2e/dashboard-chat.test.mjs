@@ -864,3 +864,22 @@ test("a live refresh answered after the user queried another range does not brin
   assert.equal(await page.getByText("所选时间范围内没有数据").count(), 3);
   await context.close();
 });
+
+test("in a time zone half an hour off UTC, the hourly legend names the hour each bucket starts at", async () => {
+  const user = await newUser("tz", "tz-key");
+  await relay(user.key, "dash-a");
+  const rows = await waitForDashboardRows(user.api, 1);
+  const { context: india, page: p } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 }, timezoneId: "Asia/Kolkata" });
+  await login(p, user.username, user.password);
+  await p.goto("/detail");
+  await waitForTotals(p, expected(["dash-a"]));
+  const hour = rows[0].created_at - (rows[0].created_at % 3600);
+  // The bucket's start in India (UTC+5:30): a whole UTC hour is half past an Indian hour.
+  const local = new Date((hour + 5.5 * 3600) * 1000);
+  const pad = (n) => String(n).padStart(2, "0");
+  const want = `${local.getUTCMonth() + 1}/${local.getUTCDate()} ${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}`;
+  assert.ok(want.endsWith(":30"), want);
+  const legend = await chartLegend(p, "count");
+  assert.equal(legend["时间"], want, `the newest bucket's time: ${JSON.stringify(legend)}`);
+  await india.close();
+});

@@ -11,10 +11,14 @@ import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/st
 /** BUCKET_SECONDS is about one bucket of each granularity. */
 const BUCKET_SECONDS: Record<string, number> = { hour: 3600, day: 86400, week: 7 * 86400 };
 
+/**
+ * dateLabel names a bucket by its start in local time. An hourly bucket is a whole UTC hour, which
+ * starts at half past (or a quarter to) the hour in some time zones: its minutes are shown as they are.
+ */
 function dateLabel(ts: number, granularity: string): string {
   const d = new Date(ts * 1000);
   const md = `${d.getMonth() + 1}/${d.getDate()}`;
-  return granularity === "hour" ? `${md} ${String(d.getHours()).padStart(2, "0")}:00` : md;
+  return granularity === "hour" ? `${md} ${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}` : md;
 }
 
 /**
