@@ -553,3 +553,27 @@ test("the token list's chat button follows the chat links the server has now, ne
     await putOption(root, "Chats", JSON.stringify(original));
   }
 });
+
+test("a log row of nobody's (a scheduled channel test) names the system and opens no user info", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  const now = Math.floor(Date.now() / 1000);
+  const row = {
+    id: 900001, user_id: 0, created_at: now, type: 2, content: "模型测试", username: "系统", token_name: "模型测试",
+    model_name: "gpt-4o-mini", quota: 3, prompt_tokens: 1, completion_tokens: 1, use_time: 0, is_stream: false, channel: 1,
+    other: JSON.stringify({ model_ratio: 0.075, completion_ratio: 4, group_ratio: 1, model_price: -1, frt: -1000 }),
+  };
+  // The scheduled test writes such rows; the list is answered with one.
+  await page.route(/\/api\/log\/\?/, (route) =>
+    route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: { items: [row], total: 1, page: 1, page_size: 10 } }) }),
+  );
+  await page.goto("/log");
+  const system = page.locator('[data-testid="log-user-system"]');
+  await system.waitFor();
+  assert.match(await system.textContent(), /系统/);
+  assert.equal(await page.locator('[data-testid="log-user"]').count(), 0, "the system's row offers the user info of an account that does not exist");
+  await system.click();
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('[data-testid="user-info"]').count(), 0);
+  await context.close();
+});

@@ -61,15 +61,22 @@ export function ModelCell({ log }: { log: LogEntry }) {
   return <Tooltip content={`${t("logs.detail.requested")}: ${log.model_name} · ${t("logs.detail.upstream")}: ${upstream}`}>{badge}</Tooltip>;
 }
 
-/** UserCell shows the user and opens the user info dialog (administrators). */
+/**
+ * UserCell shows the user and opens the user info dialog (administrators). A row of nobody's (a scheduled channel
+ * test, user 0) names the system and opens nothing: there is no account to show.
+ */
 export function UserCell({ log }: { log: LogEntry }) {
   const name = log.username || String(log.user_id);
+  const label = (
+    <Flex gap="1" align="center">
+      <Avatar size="1" radius="full" fallback={name.slice(0, 1).toUpperCase()} />
+      <Text size="2">{name}</Text>
+    </Flex>
+  );
+  if (!log.user_id) return <span data-testid="log-user-system">{label}</span>;
   return (
     <button type="button" className="badge-button" onClick={() => (userInfoTarget.value = { user_id: log.user_id, username: log.username })} data-testid="log-user">
-      <Flex gap="1" align="center">
-        <Avatar size="1" radius="full" fallback={name.slice(0, 1).toUpperCase()} />
-        <Text size="2">{name}</Text>
-      </Flex>
+      {label}
     </button>
   );
 }
