@@ -883,3 +883,19 @@ test("in a time zone half an hour off UTC, the hourly legend names the hour each
   assert.equal(legend["时间"], want, `the newest bucket's time: ${JSON.stringify(legend)}`);
   await india.close();
 });
+
+test("an administrator's dashboard of every user refreshes as another user's calls are charged", async () => {
+  const other = await newUser("admlive", "k");
+  const { context, page } = await openAs({ username: "root", password: "123456" });
+  await page.goto("/detail");
+  await page.locator('[data-testid="detail-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const all = await root.call("GET", `/api/data/?start_timestamp=${nowSec() - 86400}&end_timestamp=${nowSec() + 3600}&username=`);
+  const before = { quota: sum(all.json.data, "quota"), count: sum(all.json.data, "count"), tokens: sum(all.json.data, "token_used") };
+  await waitForTotals(page, before);
+  // Another user's call: no balance of root's moves, only the log tail tells.
+  await relay(other.key, "dash-b");
+  const call = expected(["dash-b"]);
+  await waitForTotals(page, { quota: before.quota + call.quota, count: before.count + 1, tokens: before.tokens + call.tokens });
+  await context.close();
+});

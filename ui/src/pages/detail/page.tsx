@@ -10,7 +10,7 @@ import { Totals } from "./parts/totals";
 /** LIVE_DEBOUNCE_MS groups bursts of balance updates into one dashboard refresh. */
 const LIVE_DEBOUNCE_MS = 2000;
 
-/** DetailPage assembles the query form, the totals and the charts, and refreshes them as usage is charged. */
+/** DetailPage assembles the query form, the totals and the charts, and refreshes them as usage is charged (for an administrator, anyone's). */
 export default function DetailPage() {
   const { t } = useTranslation();
   useEffect(() => {
@@ -18,16 +18,20 @@ export default function DetailPage() {
     void loadDashboard();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // A user.self message means the balance moved, usually by a charge the
-    // dashboard would count; the rows are written with the charge, so one
-    // debounced quiet reload after a burst of them is enough.
-    const off = onTopic("user.self", () => {
+    // dashboard would count, and an administrator's log.tail carries every
+    // user's charges; the rows are written with the charge, so one debounced
+    // quiet reload after a burst of them is enough.
+    const refresh = () => {
       if (timer) clearTimeout(timer);
       timer = setTimeout(() => void loadDashboard(true), LIVE_DEBOUNCE_MS);
-    });
+    };
+    const off = onTopic("user.self", refresh);
+    const offTail = onTopic("log.tail", refresh);
     // Charges made while the socket was down were not announced.
     const offReconnect = onReconnected(() => void loadDashboard(true));
     return () => {
       off();
+      offTail();
       offReconnect();
       if (timer) clearTimeout(timer);
     };
