@@ -154,6 +154,49 @@ test("the open token list follows a token's used and remaining quota live, down 
   await context.close();
 });
 
+test("a token list read answered after a charge's push keeps the pushed quota", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tread", "token-pass-1");
+  // One call costs 22500 of the token's 1 000 000.
+  const created = await api.call("POST", "/api/token/", { name: "read-tok", remain_quota: 1000000, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "read-tok");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // The token page's first read is answered by the server before the charge, and reaches the page
+  // only after the charge's token.usage push did.
+  let pushed;
+  const usagePushed = new Promise((resolve) => {
+    pushed = resolve;
+  });
+  page.on("websocket", (ws) => {
+    ws.on("framereceived", (f) => {
+      if (typeof f.payload === "string" && f.payload.includes('"token.usage"')) pushed();
+    });
+  });
+  let held = false;
+  await page.route(/\/api\/token\/\?p=0/, async (route) => {
+    if (held) return route.continue();
+    held = true;
+    const answer = await route.fetch();
+    const body = await answer.text();
+    const call = await chat("sk-" + tok.key);
+    assert.equal(call.status, 200, await call.clone().text());
+    await call.text();
+    await usagePushed;
+    await route.fulfill({ response: answer, body });
+  });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.waitFor();
+  await usagePushed;
+  await page.waitForTimeout(500);
+  const fresh = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.id === tok.id);
+  assert.equal(fresh.used_quota, 22500, "the call was charged");
+  // As a reload shows it: used $0.045, remaining $1.955.
+  assert.match(await row.textContent(), /\$0\.0[45].*\$1\.9[56]/);
+  await context.close();
+});
+
 test("batch creation names tokens name-XXXXXX; status, edit, unlimited quota and delete work", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "bat", "token-pass-1");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });

@@ -84,7 +84,7 @@ export function maskedKey(tok: Pick<Token, "key">): string {
 export async function loadTokens(page = tokenPage.value): Promise<void> {
   tokensLoading.value = true;
   try {
-    const list = await tokenApi.listTokens(page, tokenPageSize.value);
+    const list = withPushed(await readCatchingUsage(() => tokenApi.listTokens(page, tokenPageSize.value)));
     batch(() => {
       tokenSearch.value = null;
       tokenPage.value = page;
@@ -106,7 +106,7 @@ export async function searchTokens(s: TokenSearch): Promise<void> {
   }
   tokensLoading.value = true;
   try {
-    const list = await tokenApi.searchTokens(q.keyword, q.token);
+    const list = withPushed(await readCatchingUsage(() => tokenApi.searchTokens(q.keyword, q.token)));
     batch(() => {
       tokenSearch.value = q;
       tokenPage.value = 0;
@@ -152,14 +152,46 @@ function onUsage(data: unknown): void {
     if (typeof u?.id !== "number" || typeof u.remain_quota !== "number" || typeof u.used_quota !== "number") continue;
     byId.set(u.id, u as TokenUsage);
   }
-  if (byId.size === 0 || !tokens.value.some((x) => byId.has(x.id))) return;
+  if (byId.size === 0) return;
+  for (const pushed of arriving) for (const [id, u] of byId) pushed.set(id, u);
+  if (!tokens.value.some((x) => byId.has(x.id))) return;
   tokens.value = tokens.value.map((cur) => {
     const u = byId.get(cur.id);
-    if (!u) return cur;
-    const fields: Partial<Token> = { remain_quota: u.remain_quota, used_quota: u.used_quota };
-    // As the server lists it: a limited token without quota left is exhausted.
-    if (cur.status === TOKEN_ENABLED && u.unlimited_quota === false && u.remain_quota <= 0) fields.status = TOKEN_EXHAUSTED;
-    return { ...cur, ...fields };
+    return u ? withUsage(cur, u) : cur;
+  });
+}
+
+/** withUsage is a listed token after the charge u tells of. */
+function withUsage(cur: Token, u: TokenUsage): Token {
+  const fields: Partial<Token> = { remain_quota: u.remain_quota, used_quota: u.used_quota };
+  // As the server lists it: a limited token without quota left is exhausted.
+  if (cur.status === TOKEN_ENABLED && u.unlimited_quota === false && u.remain_quota <= 0) fields.status = TOKEN_EXHAUSTED;
+  return { ...cur, ...fields };
+}
+
+/**
+ * arriving holds, for each list read in flight, the newest usage pushed meanwhile of each token:
+ * the server may have read the list before those charges, and its answer must not undo them.
+ */
+const arriving = new Set<Map<number, TokenUsage>>();
+
+/** readCatchingUsage runs a list read and returns its answer with the usage pushed while it ran. */
+async function readCatchingUsage(read: () => Promise<Token[]>): Promise<[Token[], Map<number, TokenUsage>]> {
+  const pushed = new Map<number, TokenUsage>();
+  arriving.add(pushed);
+  try {
+    return [await read(), pushed];
+  } finally {
+    arriving.delete(pushed);
+  }
+}
+
+/** withPushed takes into a list read the charges pushed while it ran that it does not show yet (a token's used quota only grows with its charges). */
+function withPushed([list, pushed]: [Token[], Map<number, TokenUsage>]): Token[] {
+  if (pushed.size === 0) return list;
+  return list.map((cur) => {
+    const u = pushed.get(cur.id);
+    return u && u.used_quota > cur.used_quota ? withUsage(cur, u) : cur;
   });
 }
 
