@@ -575,3 +575,43 @@ test("a test of all channels that ends while the admin is on another page does n
     slow.close();
   }
 });
+
+test("a channel list read answered after a channel.health push keeps the pushed health", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("race");
+  await createChannel(root, upstream.url, ["gpt-4o-mini"], name);
+  const ch = await channelByName(root, name);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // The list is answered by the server before another administrator disables the channel, and
+  // reaches the page only after the push that tells of it.
+  let pushed;
+  const healthPushed = new Promise((resolve) => {
+    pushed = resolve;
+  });
+  page.on("websocket", (ws) => {
+    ws.on("framereceived", (f) => {
+      if (typeof f.payload === "string" && f.payload.includes('"channel.health"') && f.payload.includes(`"id":${ch.id},`)) pushed();
+    });
+  });
+  let held = false;
+  await page.route(/\/api\/channel\/\?/, async (route) => {
+    if (held) return route.continue();
+    held = true;
+    const answer = await route.fetch();
+    const body = await answer.text();
+    const off = await root.call("PUT", "/api/channel/", { id: ch.id, status: 2 });
+    assert.equal(off.json?.success, true, JSON.stringify(off.json));
+    await healthPushed;
+    await route.fulfill({ response: answer, body });
+  });
+  await page.goto("/channel");
+  const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await row.waitFor();
+  await healthPushed;
+  await page.waitForTimeout(500);
+  // As a reload shows it: disabled.
+  assert.equal(await row.locator('[data-testid="channel-status"]').getAttribute("data-status"), "2");
+  await context.close();
+});

@@ -100,7 +100,7 @@ function dropChannels(ids: number[]): void {
 export async function loadChannels(page = channelPage.value): Promise<void> {
   channelsLoading.value = true;
   try {
-    const list = await channelApi.listChannels(page, channelPageSize.value, idSort.value);
+    const list = withPushed(await readCatchingHealth(() => channelApi.listChannels(page, channelPageSize.value, idSort.value)));
     batch(() => {
       channelSearch.value = null;
       channelPage.value = page;
@@ -122,7 +122,7 @@ export async function searchChannels(s: ChannelSearch): Promise<void> {
   }
   channelsLoading.value = true;
   try {
-    const list = await channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value);
+    const list = withPushed(await readCatchingHealth(() => channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value)));
     batch(() => {
       channelSearch.value = q;
       channelPage.value = 0;
@@ -351,7 +351,36 @@ function onHealth(data: unknown): void {
   for (const k of ["status", "response_time", "test_time", "balance", "balance_updated_time", "used_quota", "other_info"] as const) {
     if (h[k] !== undefined) (fields as Record<string, unknown>)[k] = h[k];
   }
+  for (const pushed of arriving) pushed.set(h.id, { ...pushed.get(h.id), ...fields });
   patchChannel(h.id, fields);
+}
+
+/**
+ * arriving holds, for each list read in flight, the health pushed meanwhile of each channel: the
+ * server may have read the list before those changes (each push reads the channel as committed
+ * when its turn comes, so a push is never older than a read made before it), and its answer must
+ * not undo them.
+ */
+const arriving = new Set<Map<number, Partial<Channel>>>();
+
+/** readCatchingHealth runs a list read and returns its answer with the health pushed while it ran. */
+async function readCatchingHealth(read: () => Promise<Channel[]>): Promise<[Channel[], Map<number, Partial<Channel>>]> {
+  const pushed = new Map<number, Partial<Channel>>();
+  arriving.add(pushed);
+  try {
+    return [await read(), pushed];
+  } finally {
+    arriving.delete(pushed);
+  }
+}
+
+/** withPushed takes into a list read the health pushed while it ran. */
+function withPushed([list, pushed]: [Channel[], Map<number, Partial<Channel>>]): Channel[] {
+  if (pushed.size === 0) return list;
+  return list.map((c) => {
+    const fields = pushed.get(c.id);
+    return fields ? { ...c, ...fields } : c;
+  });
 }
 
 let finishTimer: ReturnType<typeof setTimeout> | null = null;
