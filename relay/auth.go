@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"gateway/store"
 )
@@ -95,4 +96,22 @@ func (rl *Relay) authenticate(r *http.Request) (*Caller, *Error) {
 		c.Pinned = id
 	}
 	return c, nil
+}
+
+// recheckAfter is how long a request may take to arrive before the
+// credentials it was let in with are checked again.
+const recheckAfter = time.Second
+
+// recheck asks again whether c's token (or, for the playground, its
+// session's account) still allows the call.
+func (rl *Relay) recheck(c *call) *Error {
+	if c.caller.Token != nil {
+		_, err := rl.authenticate(c.r)
+		return err
+	}
+	u, err := rl.store.User(c.caller.User.ID)
+	if err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {
+		return localError(http.StatusForbidden, "user_banned", "用户已被封禁")
+	}
+	return nil
 }

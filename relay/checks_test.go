@@ -1,14 +1,17 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/store"
 )
@@ -417,5 +420,73 @@ func TestChecks_CORS(t *testing.T) {
 	res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
 	if res.Status != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Oneapi-Request-Id") {
 		t.Fatalf("answer %d %v", res.Status, res.Header)
+	}
+}
+
+// A request whose body takes long to arrive (a large upload) is let in by
+// its token before the body is read; a token disabled or an account banned
+// meanwhile must not still get the call served and charged.
+func TestSlowUploadIsCheckedAgain(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", okChat(t, ratioModel, "ok", relaytest.NewUsage(5, 5)))
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	for _, tc := range []struct {
+		name     string
+		user     string
+		revoke   func(t *testing.T, tok *store.Token)
+		wantCode string
+	}{
+		{"token disabled", "alice", func(t *testing.T, tok *store.Token) {
+			if _, err := g.st.UpdateToken(tok.UserID, tok.ID, store.TokenUpdate{Status: new(store.TokenStatusDisabled)}); err != nil {
+				t.Fatal(err)
+			}
+		}, "invalid_token"},
+		{"user banned", "fifty", func(t *testing.T, tok *store.Token) {
+			if _, err := g.st.UpdateUser(tok.UserID, store.UserUpdate{Status: new(store.UserStatusDisabled)}); err != nil {
+				t.Fatal(err)
+			}
+		}, "user_banned"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok, key := g.MustCreateToken(t, tc.user, store.Token{})
+			before := g.balances(t, tc.user, tok.ID, ch)
+			hits := up.Hits()
+			body, _ := json.Marshal(chat(ratioModel, "a long upload"))
+			pr, pw := io.Pipe()
+			req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", pr)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+key)
+			done := make(chan result, 1)
+			go func() {
+				resp, err := g.client.Do(req)
+				if err != nil {
+					done <- result{Status: -1, Body: []byte(err.Error())}
+					return
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				done <- result{Status: resp.StatusCode, Header: resp.Header, Body: b}
+			}()
+			half := len(body) / 2
+			if _, err := pw.Write(body[:half]); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond) // the gateway has let the call in and reads the body
+			tc.revoke(t, tok)
+			time.Sleep(relay.RecheckAfter + 100*time.Millisecond)
+			if _, err := pw.Write(body[half:]); err != nil {
+				t.Fatal(err)
+			}
+			pw.Close()
+			res := <-done
+			res.wantError(t, map[string]int{"invalid_token": 401, "user_banned": 403}[tc.wantCode], tc.wantCode)
+			if up.Hits() != hits {
+				t.Errorf("upstream hits moved by %d, want 0", up.Hits()-hits)
+			}
+			if after := g.balances(t, tc.user, tok.ID, ch); !reflect.DeepEqual(after, before) {
+				t.Errorf("balances %+v, want %+v unchanged", after, before)
+			}
+		})
 	}
 }

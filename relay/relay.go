@@ -323,6 +323,13 @@ func (rl *Relay) run(c *call) *Error {
 	if err := rl.readBody(c); err != nil {
 		return err
 	}
+	if time.Since(c.start) > recheckAfter {
+		// A slow upload (a large audio file) leaves time to disable the
+		// token or the account: what allowed the call is asked again.
+		if err := rl.recheck(c); err != nil {
+			return err
+		}
+	}
 	set := rl.store.Settings()
 	if err := rl.distribute(c, set); err != nil {
 		return err

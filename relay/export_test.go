@@ -1,0 +1,4 @@
+package relay
+
+// RecheckAfter is recheckAfter, for the tests outside the package.
+const RecheckAfter = recheckAfter
