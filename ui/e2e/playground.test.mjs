@@ -227,3 +227,20 @@ test("a model list or group list that fails to load says why and offers no model
   assert.doesNotMatch(await page.locator('[data-testid="pg-model"]').textContent(), /gpt-4o-mini/);
   await context.close();
 });
+
+test("a message refused for want of a model stays in the input box", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  // The group offers no model: nothing is chosen.
+  await page.route((url) => url.pathname === "/api/user/models", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: [] }) }));
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "请选择模型" }).waitFor();
+  const question = "A long question the user took a while to write";
+  await page.fill('[data-testid="pg-input"]', question);
+  await page.keyboard.press("Enter");
+  await expectToast(page, "请选择模型");
+  assert.equal(await page.locator('[data-testid^="message-"]').count(), 0, "nothing was sent");
+  // The text is still there, to send once a model is chosen.
+  assert.equal(await page.locator('[data-testid="pg-input"]').inputValue(), question);
+  await context.close();
+});

@@ -134,13 +134,17 @@ function history(): ChatTurn[] {
   return turns;
 }
 
-/** send adds the user's message and streams the reply into a new assistant message. */
-export async function send(text: string): Promise<void> {
+/**
+ * send adds the user's message and streams the reply into a new assistant
+ * message. It answers whether the message was taken: one refused (no model
+ * chosen, a reply still coming) stays with the caller, to send again.
+ */
+export function send(text: string): boolean {
   const content = text.trim();
-  if (!content || streaming.value) return;
+  if (!content || streaming.value) return false;
   if (!settings.value.model) {
     toast.error(t("playground.modelPlaceholder"));
-    return;
+    return false;
   }
   messages.value = [...messages.value, { id: nextId++, role: "user", content, status: "complete" }];
   const turns = history();
@@ -149,6 +153,12 @@ export async function send(text: string): Promise<void> {
   const ctl = new AbortController();
   controller = ctl;
   streaming.value = true;
+  void receive(turns, s, ctl);
+  return true;
+}
+
+/** receive streams the reply to turns into the last (assistant) message. */
+async function receive(turns: ChatTurn[], s: PlaygroundSettings, ctl: AbortController): Promise<void> {
   try {
     await streamChat(
       {

@@ -23,9 +23,8 @@ export function ChatPanel() {
 
   const submit = () => {
     if (!draft.trim() || busy) return;
-    const text = draft;
-    setDraft("");
-    void send(text);
+    // A message the store refuses (no model chosen) stays in the box.
+    if (send(draft)) setDraft("");
   };
 
   return (
