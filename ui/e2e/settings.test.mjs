@@ -139,6 +139,32 @@ test("the model table adds a fixed-price model and applying writes ModelPrice", 
   await context.close();
 });
 
+test("applying the model table keeps a price saved meanwhile by another administrator", async () => {
+  const { context, page } = await rootPage("operation");
+  // Another administrator prices a model and raises a ratio after this page read the options.
+  const other = await rootApi(suite.gw.baseURL);
+  const price = JSON.parse((await getOptions(other)).ModelPrice);
+  const ratio = JSON.parse((await getOptions(other)).ModelRatio);
+  price["e2e-other-admin"] = 0.3;
+  ratio["gpt-4"] = 20;
+  await other.call("PUT", "/api/option/", { key: "ModelPrice", value: JSON.stringify(price) });
+  await other.call("PUT", "/api/option/", { key: "ModelRatio", value: JSON.stringify(ratio) });
+
+  // This page adds its own fixed-price model and applies the table.
+  await page.click('[data-testid="pricing-add"]');
+  await page.fill("#model-row-name", "e2e-this-admin");
+  await page.click('[data-testid="model-row-mode-price"]');
+  await page.fill("#model-row-price", "0.2");
+  await page.click('[data-testid="model-row-save"]');
+  await clickAndExpect(page, '[data-testid="save-pricing"]', "保存成功");
+
+  const after = await getOptions(root);
+  assert.equal(JSON.parse(after.ModelPrice)["e2e-this-admin"], 0.2);
+  assert.equal(JSON.parse(after.ModelPrice)["e2e-other-admin"], 0.3, "the other administrator's new price was dropped");
+  assert.equal(JSON.parse(after.ModelRatio)["gpt-4"], 20, "the other administrator's ratio was reverted");
+  await context.close();
+});
+
 test("a ratio model needs its model ratio; an empty completion ratio is the built-in one", async () => {
   const { context, page } = await rootPage("operation");
   await page.click('[data-testid="pricing-add"]');

@@ -1,5 +1,5 @@
 import { computed, signal } from "@preact/signals-react";
-import { options, saveOptions, type OptionChange } from "../../../../stores/options";
+import { loadOptions, options, saveOptions, type OptionChange } from "../../../../stores/options";
 
 /** ModelRow is one model of the price table: a fixed price per call, or a ratio and a completion ratio. */
 export interface ModelRow {
@@ -58,6 +58,39 @@ function sameMap(a: Record<string, number>, b: Record<string, number>): boolean 
 /** pricingDraft holds the edited rows; null means the table shows the server's values. */
 export const pricingDraft = signal<ModelRow[] | null>(null);
 
+/** pricingBase holds the server's rows the draft started from, so applying sends only the rows edited here. */
+const pricingBase = signal<ModelRow[]>([]);
+
+/** setDraft replaces the draft, remembering the rows the first edit started from. */
+function setDraft(next: ModelRow[]): void {
+  if (pricingDraft.value === null) pricingBase.value = rowsFromOptions(options.value);
+  pricingDraft.value = next;
+}
+
+function sameRow(a: ModelRow | undefined, b: ModelRow | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.price === b.price && a.ratio === b.ratio && a.completion === b.completion;
+}
+
+/**
+ * mergeEdits applies the rows the draft added, changed or removed since base onto
+ * the server's current rows: a model another administrator (or another section of
+ * this page) priced meanwhile keeps its price instead of being reverted.
+ */
+export function mergeEdits(base: ModelRow[], draft: ModelRow[], current: ModelRow[]): ModelRow[] {
+  const before = new Map(base.map((r) => [r.model, r]));
+  const after = new Map(draft.map((r) => [r.model, r]));
+  const out = new Map(current.map((r) => [r.model, r]));
+  for (const model of new Set([...before.keys(), ...after.keys()])) {
+    const was = before.get(model);
+    const now = after.get(model);
+    if (sameRow(was, now)) continue;
+    if (now) out.set(model, now);
+    else out.delete(model);
+  }
+  return [...out.values()].sort((a, b) => a.model.localeCompare(b.model));
+}
+
 /** pricingRows are the rows the table shows. */
 export const pricingRows = computed(() => pricingDraft.value ?? rowsFromOptions(options.value));
 
@@ -69,13 +102,13 @@ export function upsertModelRow(row: ModelRow, original: string | null): boolean 
   const rows = pricingRows.value;
   if (rows.some((r) => r.model === row.model && r.model !== original)) return false;
   const next = original === null ? [...rows, row] : rows.map((r) => (r.model === original ? row : r));
-  pricingDraft.value = next;
+  setDraft(next);
   return true;
 }
 
 /** deleteModelRow removes a model from the draft. */
 export function deleteModelRow(model: string): void {
-  pricingDraft.value = pricingRows.value.filter((r) => r.model !== model);
+  setDraft(pricingRows.value.filter((r) => r.model !== model));
 }
 
 /** discardPricing drops the draft so the table shows the server's values again. */
@@ -83,15 +116,21 @@ export function discardPricing(): void {
   pricingDraft.value = null;
 }
 
-/** pricingChanges lists the pricing options whose maps the draft changed, as JSON. */
+/** pricingChanges lists the pricing options whose maps the draft's edits change, as JSON, over the server's current maps. */
 export function pricingChanges(): OptionChange[] {
-  const next = mapsFromRows(pricingRows.value);
+  const draft = pricingDraft.value;
+  const rows = draft === null ? pricingRows.value : mergeEdits(pricingBase.value, draft, rowsFromOptions(options.value));
+  const next = mapsFromRows(rows);
   const current = serverMaps(options.value);
   return PRICING_KEYS.filter((k) => !sameMap(next[k], current[k])).map((k) => [k, JSON.stringify(next[k], null, 2)]);
 }
 
-/** applyPricing writes the changed maps; the draft is dropped once every one was saved. */
+/**
+ * applyPricing reads the options again, so the table's edits go onto what the server
+ * holds now, writes the changed maps, and drops the draft once every one was saved.
+ */
 export async function applyPricing(): Promise<void> {
+  if (pricingDraft.value !== null) await loadOptions();
   const changes = pricingChanges();
   const saved = await saveOptions(changes);
   if (saved.length === changes.length) pricingDraft.value = null;
