@@ -214,6 +214,18 @@ test("changing SystemName updates the top bar", async () => {
   await context.close();
 });
 
+test("clearing SystemName gives the default name back to the top bar and the browser title at once", async () => {
+  const { context, page } = await rootPage("other");
+  await page.fill("#opt-SystemName", "E2E 临时名称");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
+  await page.waitForFunction(() => document.title === "E2E 临时名称");
+  await page.fill("#opt-SystemName", "");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
+  await page.locator(".brand", { hasText: "New API" }).waitFor();
+  assert.equal(await page.title(), "New API");
+  await context.close();
+});
+
 /**
  * switchSettled waits until the switch shows state and its save is over: a
  * live switch shows the new state while the save is still in flight

@@ -71,7 +71,8 @@ function persist(s: Status): void {
 }
 
 function applyDocument(s: Status): void {
-  if (s.system_name) document.title = s.system_name;
+  // A cleared name falls back to the default, as the top bar shows it.
+  document.title = s.system_name || "New API";
   const icon = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
   if (icon && s.logo) icon.href = s.logo;
 }
