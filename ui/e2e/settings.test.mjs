@@ -103,6 +103,39 @@ test("a section the server refuses in part says so with the spec's message", asy
   await context.close();
 });
 
+test("a slow option list read for an earlier save does not put back a value saved after it", async () => {
+  const before = await getOptions(root);
+  const retries = String(Number(before.RetryTimes || 0) + 3);
+  const { context, page } = await rootPage("operation");
+  // The option list read after the first save answers late, with what the server held then.
+  let answered;
+  const lateAnswer = new Promise((resolve) => (answered = resolve));
+  let delayed = false;
+  await page.route(
+    (url) => url.pathname === "/api/option/",
+    async (route) => {
+      if (route.request().method() !== "GET" || delayed) return route.fallback();
+      delayed = true;
+      const res = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await route.fulfill({ response: res });
+      answered();
+    },
+  );
+  await page.fill("#opt-QuotaForNewUser", String(Number(before.QuotaForNewUser || 0) + 11));
+  await page.click('[data-testid="save-quota"]');
+  // Meanwhile another section is saved, and its own read answers at once.
+  await page.fill("#opt-RetryTimes", retries);
+  await clickAndExpect(page, '[data-testid="save-general"]', "保存成功");
+  await lateAnswer;
+  await page.waitForTimeout(300);
+  assert.equal((await getOptions(root)).RetryTimes, retries);
+  assert.equal(await page.inputValue("#opt-RetryTimes"), retries, "the form shows the value the server holds");
+  await root.call("PUT", "/api/option/", { key: "RetryTimes", value: before.RetryTimes || "0" });
+  await root.call("PUT", "/api/option/", { key: "QuotaForNewUser", value: before.QuotaForNewUser || "0" });
+  await context.close();
+});
+
 test("a valid GroupRatio is saved and persists across a reload", async () => {
   const want = { default: 1, vip: 1.5, svip: 2, edu: 0.5 };
   const { context, page } = await rootPage("operation");

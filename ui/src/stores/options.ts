@@ -13,10 +13,20 @@ export const optionsLoaded = signal(false);
 /** OptionChange is one key to store with its new string value. */
 export type OptionChange = [key: string, value: string];
 
-/** loadOptions reads every option; failures were already reported by the client. */
+/** reads counts the option list reads started, so that only the latest one's answer is shown. */
+let reads = 0;
+
+/**
+ * loadOptions reads every option; failures were already reported by the client.
+ * An answer that arrives after a later read was started is dropped: it may have
+ * been read before a save the later one already reflects.
+ */
 export async function loadOptions(): Promise<void> {
+  const read = ++reads;
   try {
-    options.value = await optionsApi.listOptions();
+    const list = await optionsApi.listOptions();
+    if (read !== reads) return;
+    options.value = list;
     optionsLoaded.value = true;
   } catch {
     /* the client showed the error; the forms keep what they had */
