@@ -247,6 +247,36 @@ test("changing SystemName updates the top bar", async () => {
   await context.close();
 });
 
+test("a slow status read after an earlier save does not put back the name saved after it", async () => {
+  const { context, page } = await rootPage("other");
+  // The status read after the first save answers late, with what the server held then.
+  let answered;
+  const lateAnswer = new Promise((resolve) => (answered = resolve));
+  let delayed = false;
+  await page.route(
+    (url) => url.pathname === "/api/status",
+    async (route) => {
+      if (delayed) return route.fallback();
+      delayed = true;
+      const res = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await route.fulfill({ response: res });
+      answered();
+    },
+  );
+  await page.fill("#opt-SystemName", "E2E 先存的名称");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
+  await page.fill("#opt-SystemName", "E2E 后存的名称");
+  await clickAndExpect(page, '[data-testid="save-SystemName"]', "保存成功");
+  await page.locator(".brand", { hasText: "E2E 后存的名称" }).waitFor();
+  await lateAnswer;
+  await page.waitForTimeout(300);
+  assert.equal((await page.locator(".brand").textContent()).trim(), "E2E 后存的名称", "the top bar went back to a name saved before");
+  assert.equal(await page.title(), "E2E 后存的名称");
+  await root.call("PUT", "/api/option/", { key: "SystemName", value: "" });
+  await context.close();
+});
+
 test("clearing SystemName gives the default name back to the top bar and the browser title at once", async () => {
   const { context, page } = await rootPage("other");
   await page.fill("#opt-SystemName", "E2E 临时名称");

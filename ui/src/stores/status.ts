@@ -77,14 +77,20 @@ function applyDocument(s: Status): void {
   if (icon && s.logo) icon.href = s.logo;
 }
 
+/** statusReads counts the status reads started, so that only the latest one's answer is shown. */
+let statusReads = 0;
+
 /**
  * loadStatus fetches the status object, stores it and applies title and
  * icon. quiet (a refresh pushed by the server) says nothing when it fails:
  * the status already shown stays.
  */
 export async function loadStatus(quiet = false): Promise<void> {
+  const read = ++statusReads;
   try {
     const s = await fetchStatus();
+    // An answer overtaken by a later read may predate a change that one shows.
+    if (read !== statusReads) return;
     status.value = s;
     persist(s);
     applyDocument(s);
