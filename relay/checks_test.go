@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -488,5 +489,59 @@ func TestSlowUploadIsCheckedAgain(t *testing.T) {
 				t.Errorf("balances %+v, want %+v unchanged", after, before)
 			}
 		})
+	}
+}
+
+// The playground reads its body itself (for its group field) before the
+// relay starts the call: an account banned while a slow body arrives must
+// be refused as a token call's is, not served and charged.
+func TestSlowPlaygroundUploadIsCheckedAgain(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", okChat(t, ratioModel, "ok", relaytest.NewUsage(5, 5)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	uid := fixture.ids["fifty"]
+	sid, _, err := g.st.CreateSession(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := g.st.LiveBalance(uid)
+	body, _ := json.Marshal(chat(ratioModel, "a long upload"))
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", pr)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
+	req.AddCookie(&http.Cookie{Name: "session", Value: sid})
+	done := make(chan result, 1)
+	go func() {
+		resp, err := g.client.Do(req)
+		if err != nil {
+			done <- result{Status: -1, Body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- result{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	}()
+	half := len(body) / 2
+	if _, err := pw.Write(body[:half]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the gateway has let the call in and reads the body
+	if _, err := g.st.UpdateUser(uid, store.UserUpdate{Status: new(store.UserStatusDisabled)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(relay.RecheckAfter + 100*time.Millisecond)
+	if _, err := pw.Write(body[half:]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	res := <-done
+	res.wantError(t, http.StatusForbidden, "user_banned")
+	if up.Hits() != 0 {
+		t.Errorf("upstream hit %d times, want 0", up.Hits())
+	}
+	if after, _ := g.st.LiveBalance(uid); after != before {
+		t.Errorf("balance %d, want %d unchanged", after, before)
 	}
 }

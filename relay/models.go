@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -194,6 +195,7 @@ func (rl *Relay) billingUsage(w http.ResponseWriter, r *http.Request) {
 // Playground relays a console user's chat request, billed to the user at
 // the chosen group's ratio (S §11). The group must be one the user may use.
 func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.User) {
+	start := time.Now()
 	id := requestID(w)
 	body, err := readAllLimited(r, rl.cfg.MaxBodyBytes)
 	if err != nil {
@@ -227,5 +229,5 @@ func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.Use
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	rl.serve(w, r, kindChat, &Caller{User: u, Group: group, IsAdmin: u.Role >= store.RoleAdmin})
+	rl.serve(w, r, kindChat, &Caller{User: u, Group: group, IsAdmin: u.Role >= store.RoleAdmin}, start)
 }

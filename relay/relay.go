@@ -123,7 +123,7 @@ func New(cfg Config) *Relay {
 // console's per-IP API limit, whose owner answers. A refused read gets 429.
 func (rl *Relay) Register(mux *http.ServeMux, allowBilling func(*http.Request) bool) {
 	h := func(k kind) http.Handler {
-		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil) }))
+		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil, time.Now()) }))
 	}
 	mux.Handle("POST /v1/chat/completions", h(kindChat))
 	mux.Handle("POST /v1/completions", h(kindCompletion))
@@ -272,8 +272,10 @@ type chatRequest struct {
 
 // serve runs the whole relay for one request. caller is nil for token
 // calls (the token is read from the request) and set for the playground.
-func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *Caller) {
-	c := &call{w: w, r: r, k: k, id: requestID(w), start: time.Now(), caller: caller}
+// start is when the request came in: the playground has read its body
+// before, and a slow upload counts from there (recheckAfter).
+func (rl *Relay) serve(w http.ResponseWriter, r *http.Request, k kind, caller *Caller, start time.Time) {
+	c := &call{w: w, r: r, k: k, id: requestID(w), start: start, caller: caller}
 	// A panic past the reservation (a bug) must not keep the held quota:
 	// Refund does nothing once the call was settled or refunded. One after
 	// the answer started cuts the connection: an error written after the
