@@ -620,3 +620,37 @@ test("a log row of nobody's (a scheduled channel test) names the system and open
   assert.equal(await page.locator('[data-testid="user-info"]').count(), 0);
   await context.close();
 });
+
+test("the token list's chat button sends no key to the kept chat links when the server's status cannot be read", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
+  await putOption(root, "Chats", JSON.stringify([{ Old: "https://old-chat.example/?k={key}" }]));
+  try {
+    const { username, password, api } = await newUser(suite.gw.baseURL, "tfail", "token-pass-1");
+    const created = await api.call("POST", "/api/token/", { name: "fail-tok", unlimited_quota: true, expired_time: -1 });
+    assert.equal(created.json?.success, true, JSON.stringify(created.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    await context.route(/^https:\/\/[a-z-]+\.example\//, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "chat" }));
+    await login(page, username, password);
+    await page.waitForURL("**/token");
+    assert.match(await page.evaluate(() => localStorage.getItem("status")), /old-chat/);
+    await page.close();
+    // Replaced while no console of this browser is open; the next visit's status read fails.
+    await putOption(root, "Chats", JSON.stringify([{ New: "https://new-chat.example/?k={key}" }]));
+    const later = await context.newPage();
+    const popups = [];
+    later.on("popup", (p) => popups.push(p.url()));
+    await later.route("**/api/status", (route) => route.fulfill({ status: 502, contentType: "text/plain", body: "bad gateway" }));
+    await later.goto("/token");
+    const row = later.locator('[data-testid^="token-row-"]', { has: later.locator('[data-testid="token-name"]', { hasText: "fail-tok" }) });
+    const button = row.locator('[data-testid="chat-token"]');
+    await button.waitFor();
+    await later.waitForTimeout(500);
+    await button.click({ force: true });
+    await later.waitForTimeout(500);
+    assert.deepEqual(popups, [], "the key went to the chat link the browser kept, the server's status never arrived");
+    await context.close();
+  } finally {
+    await putOption(root, "Chats", JSON.stringify(original));
+  }
+});

@@ -95,12 +95,12 @@ export async function loadStatus(quiet = false): Promise<void> {
     persist(s);
     applyDocument(s);
     applyDefaultCollapse(s.default_collapse_sidebar === true);
+    // Only an answer counts: after a failed read the kept copy (its chat links) is not the server's.
+    statusLoaded.value = true;
   } catch (err) {
     // A refusal for too many requests has said so already; the server is reachable.
     const limited = err instanceof ApiError && err.status === 429;
     if (!quiet && !limited) toast.error(t("error.cannotConnect"));
-  } finally {
-    statusLoaded.value = true;
   }
 }
 
