@@ -195,12 +195,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	o := logOther{ModelPrice: -1, FRT: -1000}
 	if perr == nil {
 		quota = p.quota(*v.Usage)
-		o.ModelRatio, o.GroupRatio, o.CompletionRatio, o.ModelPrice = p.ModelRatio, p.GroupRatio, p.CompletionRatio, p.ModelPrice
-		if p.Audio {
-			s := splitAudio(*v.Usage)
-			o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,
-				AudioRatio: p.AudioRatio, AudioCompletionRatio: p.AudioCompletionRatio}
-		}
+		o = pricedOther(p, *v.Usage)
 	}
 	o.AdminInfo.UseChannel = []uint64{ch.ID}
 	other, _ := json.Marshal(o)

@@ -1382,17 +1382,25 @@ type imageOther struct {
 	N       int    `json:"n"`
 }
 
-func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int64) *store.Log {
-	p := c.price
-	prompt, completion := u.PromptTokens, u.CompletionTokens
-	o := logOther{ModelRatio: p.ModelRatio, GroupRatio: p.GroupRatio, CompletionRatio: p.CompletionRatio, ModelPrice: p.ModelPrice, FRT: frt, RequestID: c.id}
-	if frt < 0 {
-		o.FRT = -1000
-	}
+// pricedOther is a log's other with the pricing p charged u at (B §3), and
+// no first-byte time.
+func pricedOther(p price, u usage) logOther {
+	o := logOther{ModelRatio: p.ModelRatio, GroupRatio: p.GroupRatio, CompletionRatio: p.CompletionRatio, ModelPrice: p.ModelPrice, FRT: -1000}
 	if p.Audio {
 		s := splitAudio(u)
 		o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,
 			AudioRatio: p.AudioRatio, AudioCompletionRatio: p.AudioCompletionRatio}
+	}
+	return o
+}
+
+func (rl *Relay) consumeLog(c *call, ch *store.Channel, u usage, quota, frt int64) *store.Log {
+	p := c.price
+	prompt, completion := u.PromptTokens, u.CompletionTokens
+	o := pricedOther(p, u)
+	o.RequestID = c.id
+	if frt >= 0 {
+		o.FRT = frt
 	}
 	if c.k == kindImage {
 		o.imageOther = &imageOther{Image: true, Size: c.parsed.Size, Quality: c.parsed.Quality, N: max(c.parsed.N, 1)}
