@@ -453,34 +453,8 @@ func TestSlowUploadIsCheckedAgain(t *testing.T) {
 			tok, key := g.MustCreateToken(t, tc.user, store.Token{})
 			before := g.balances(t, tc.user, tok.ID, ch)
 			hits := up.Hits()
-			body, _ := json.Marshal(chat(ratioModel, "a long upload"))
-			pr, pw := io.Pipe()
-			req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", pr)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+key)
-			done := make(chan result, 1)
-			go func() {
-				resp, err := g.client.Do(req)
-				if err != nil {
-					done <- result{Status: -1, Body: []byte(err.Error())}
-					return
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				done <- result{Status: resp.StatusCode, Header: resp.Header, Body: b}
-			}()
-			half := len(body) / 2
-			if _, err := pw.Write(body[:half]); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(200 * time.Millisecond) // the gateway has let the call in and reads the body
-			tc.revoke(t, tok)
-			time.Sleep(relay.RecheckAfter + 100*time.Millisecond)
-			if _, err := pw.Write(body[half:]); err != nil {
-				t.Fatal(err)
-			}
-			pw.Close()
-			res := <-done
+			res := g.slowUpload(t, "/v1/chat/completions", chat(ratioModel, "a long upload"), func() { tc.revoke(t, tok) },
+				"Authorization", "Bearer "+key)
 			res.wantError(t, map[string]int{"invalid_token": 401, "user_banned": 403}[tc.wantCode], tc.wantCode)
 			if up.Hits() != hits {
 				t.Errorf("upstream hits moved by %d, want 0", up.Hits()-hits)
@@ -506,12 +480,33 @@ func TestSlowPlaygroundUploadIsCheckedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := g.st.LiveBalance(uid)
-	body, _ := json.Marshal(chat(ratioModel, "a long upload"))
+	res := g.slowUpload(t, "/pg/chat/completions", chat(ratioModel, "a long upload"), func() {
+		if _, err := g.st.UpdateUser(uid, store.UserUpdate{Status: new(store.UserStatusDisabled)}); err != nil {
+			t.Error(err)
+		}
+	}, "New-Api-User", strconv.FormatUint(uid, 10), "Cookie", "session="+sid)
+	res.wantError(t, http.StatusForbidden, "user_banned")
+	if up.Hits() != 0 {
+		t.Errorf("upstream hit %d times, want 0", up.Hits())
+	}
+	if after, _ := g.st.LiveBalance(uid); after != before {
+		t.Errorf("balance %d, want %d unchanged", after, before)
+	}
+}
+
+// slowUpload posts body to path with the headers given as name, value
+// pairs, sending half of it, then running during once the gateway has let
+// the call in, and the rest after relay.RecheckAfter: an upload that took
+// longer than that.
+func (g *gateway) slowUpload(t *testing.T, path string, body any, during func(), header ...string) result {
+	t.Helper()
+	data, _ := json.Marshal(body)
 	pr, pw := io.Pipe()
-	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", pr)
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+path, pr)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
-	req.AddCookie(&http.Cookie{Name: "session", Value: sid})
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	done := make(chan result, 1)
 	go func() {
 		resp, err := g.client.Do(req)
@@ -523,25 +518,16 @@ func TestSlowPlaygroundUploadIsCheckedAgain(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		done <- result{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	}()
-	half := len(body) / 2
-	if _, err := pw.Write(body[:half]); err != nil {
+	half := len(data) / 2
+	if _, err := pw.Write(data[:half]); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the gateway has let the call in and reads the body
-	if _, err := g.st.UpdateUser(uid, store.UserUpdate{Status: new(store.UserStatusDisabled)}); err != nil {
-		t.Fatal(err)
-	}
+	during()
 	time.Sleep(relay.RecheckAfter + 100*time.Millisecond)
-	if _, err := pw.Write(body[half:]); err != nil {
+	if _, err := pw.Write(data[half:]); err != nil {
 		t.Fatal(err)
 	}
 	pw.Close()
-	res := <-done
-	res.wantError(t, http.StatusForbidden, "user_banned")
-	if up.Hits() != 0 {
-		t.Errorf("upstream hit %d times, want 0", up.Hits())
-	}
-	if after, _ := g.st.LiveBalance(uid); after != before {
-		t.Errorf("balance %d, want %d unchanged", after, before)
-	}
+	return <-done
 }
