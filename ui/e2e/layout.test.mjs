@@ -116,3 +116,25 @@ test("on a phone the top bar keeps About and a long site name on screen, and Esc
     await root.call("PUT", "/api/option/", { key: "SystemName", value: before });
   }
 });
+
+test("in English on an American browser the home page and the clear-logs question write dates as the rest of the console does", async () => {
+  const DATE = /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: LAPTOP, locale: "en-US" });
+  await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
+  await login(page, "root", "123456");
+  await page.goto("/");
+  const started = page.locator(".rt-DataListItem", { hasText: "Started" }).locator(".rt-DataListValue");
+  await started.waitFor();
+  assert.match((await started.textContent()).trim(), new RegExp(`^${DATE.source}$`), "the start time");
+
+  await page.goto("/setting?tab=operation");
+  const when = page.getByLabel("Log time");
+  await when.waitFor();
+  await when.fill("2025-03-04T05:06");
+  await page.getByRole("button", { name: "Clear old logs" }).click();
+  const dialog = page.getByRole("alertdialog");
+  await dialog.waitFor();
+  assert.match(await dialog.textContent(), /before 2025-03-04 05:06:00 will be deleted/, "the clear-logs question");
+  await page.keyboard.press("Escape");
+  await context.close();
+});

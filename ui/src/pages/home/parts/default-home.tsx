@@ -1,6 +1,7 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Card, Code, DataList, Heading, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
+import { formatTimestamp } from "../../../components/format";
 import { serverAddress, status, systemName } from "../../../stores/status";
 
 /** DefaultHome is shown when no home page content is configured. */
@@ -8,7 +9,8 @@ export function DefaultHome() {
   useSignals();
   const { t } = useTranslation();
   const s = status.value;
-  const started = s.start_time ? new Date(s.start_time * 1000).toLocaleString() : "-";
+  // The format every other date of the console uses, whatever the browser's locale.
+  const started = formatTimestamp(s.start_time ?? 0) || "-";
   // Where OpenAI clients point.
   const apiBase = `${serverAddress.value}/v1`;
   return (

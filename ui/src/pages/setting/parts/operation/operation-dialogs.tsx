@@ -2,6 +2,7 @@ import { useSignals } from "@preact/signals-react/runtime";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../../components/confirm-dialog";
+import { formatTimestamp } from "../../../../components/format";
 import { clearLogs, resetModelRatios } from "../../../../stores/options";
 import { clearLogsBefore, closeDialog, dialogProps } from "./dialogs";
 import { ModelRowDialog } from "./model-row-dialog";
@@ -9,7 +10,7 @@ import { ModelRowDialog } from "./model-row-dialog";
 /** OperationDialogs mounts every dialog of the operation tab in one place. */
 export function OperationDialogs() {
   useSignals();
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const run = async (action: () => Promise<boolean>) => {
     setBusy(true);
@@ -19,7 +20,7 @@ export function OperationDialogs() {
       setBusy(false);
     }
   };
-  const when = new Date(clearLogsBefore.value * 1000).toLocaleString(i18n.language);
+  const when = formatTimestamp(clearLogsBefore.value);
   return (
     <>
       <ConfirmDialog
