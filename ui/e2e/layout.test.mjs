@@ -138,3 +138,19 @@ test("in English on an American browser the home page and the clear-logs questio
   await page.keyboard.press("Escape");
   await context.close();
 });
+
+test("on a laptop screen in English the channel drawer keeps priority and weight side by side at one width", async () => {
+  const { context, page } = await openAsRoot(LAPTOP, "en");
+  await page.goto("/channel");
+  await page.locator('[data-testid="add-channel"]').click();
+  const prio = page.locator("#ch-priority");
+  const weight = page.locator("#ch-weight");
+  await weight.waitFor();
+  await weight.scrollIntoViewIfNeeded();
+  const pb = await prio.boundingBox();
+  const wb = await weight.boundingBox();
+  assert.equal(Math.round(pb.y), Math.round(wb.y), `weight sits beside priority: ${JSON.stringify({ pb, wb })}`);
+  assert.ok(Math.abs(pb.width - wb.width) <= 1, `both inputs are as wide: ${JSON.stringify({ pb, wb })}`);
+  await page.keyboard.press("Escape");
+  await context.close();
+});

@@ -1,5 +1,5 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
+import { Callout, Flex, Grid, Text, TextArea, TextField } from "@radix-ui/themes";
 import { useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import * as channelApi from "../../../api/channels";
@@ -282,14 +282,15 @@ export function ChannelDrawer() {
         />
         <TemplateLink onClick={() => set("status_code_mapping", JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2))} />
       </Field>
-      <Flex gap="3" wrap="wrap">
+      {/* Two equal columns: a hint longer than its input (in English) neither pushes the other field onto a new line nor sets the input's width. */}
+      <Grid columns={{ initial: "1", xs: "2" }} gap="3">
         <Field id="ch-priority" label={t("channels.form.priority")} hint={t("channels.priorityTip")}>
           <TextField.Root id="ch-priority" type="number" min={-999} value={form.priority} onChange={(e) => set("priority", e.target.value)} />
         </Field>
         <Field id="ch-weight" label={t("channels.form.weight")} hint={t("channels.weightTip")}>
           <TextField.Root id="ch-weight" type="number" min={0} value={form.weight} onChange={(e) => set("weight", e.target.value)} />
         </Field>
-      </Flex>
+      </Grid>
     </FormSheet>
   );
 }
