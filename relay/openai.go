@@ -55,8 +55,9 @@ func (a openAI) url(ch *store.Channel, k kind, model string) string {
 		// A custom channel's base URL is the whole endpoint.
 		return strings.ReplaceAll(baseURL(ch), "{model}", model)
 	}
-	if isCloudflareGateway(baseURL(ch)) {
-		// .../v1/{account}/{gateway}/openai takes the path without /v1.
+	if a.typ == TypeOpenAI && isCloudflareGateway(baseURL(ch)) {
+		// .../v1/{account}/{gateway}/openai takes the path without /v1;
+		// the gateway's other providers (mistral) keep their own paths.
 		return baseURL(ch) + strings.TrimPrefix(upstreamPath[k], "/v1")
 	}
 	return baseURL(ch) + upstreamPath[k]

@@ -35,3 +35,13 @@ func TestCloudflareGatewayURLs(t *testing.T) {
 		}
 	}
 }
+
+// Only OpenAI's path loses /v1 behind a Cloudflare AI Gateway (S §5.13):
+// the gateway's Mistral endpoint is {base}/mistral/v1/chat/completions.
+func TestCloudflareGatewayKeepsV1ForMistral(t *testing.T) {
+	const base = "https://gateway.ai.cloudflare.com/v1/acct/gw/mistral"
+	want := base + "/v1/chat/completions"
+	if got := (openAI{typ: TypeMistral}).url(&store.Channel{Type: TypeMistral, BaseURL: base}, kindChat, "m"); got != want {
+		t.Errorf("Mistral behind Cloudflare: %s, want %s", got, want)
+	}
+}
