@@ -200,7 +200,12 @@ func (a openAI) ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Req
 		}
 		base = u.Scheme + "://" + u.Host
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+	path := "/v1/models"
+	if a.typ == TypeOpenAI && isCloudflareGateway(base) {
+		// Listed where the calls go: the gateway's path without /v1.
+		path = "/models"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return nil, err
 	}

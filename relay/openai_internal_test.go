@@ -45,3 +45,13 @@ func TestCloudflareGatewayKeepsV1ForMistral(t *testing.T) {
 		t.Errorf("Mistral behind Cloudflare: %s, want %s", got, want)
 	}
 }
+
+// The model list of an OpenAI channel behind a Cloudflare AI Gateway is at
+// {base}/models, as its calls are at {base}/chat/completions (S §5.13).
+func TestCloudflareGatewayModelsURL(t *testing.T) {
+	const base = "https://gateway.ai.cloudflare.com/v1/acct/gw/openai"
+	req, err := (openAI{typ: TypeOpenAI}).ModelsRequest(context.Background(), &store.Channel{Type: TypeOpenAI, BaseURL: base, Key: "k"})
+	if err != nil || req.URL.String() != base+"/models" {
+		t.Errorf("models URL %v %v, want %s", req.URL, err, base+"/models")
+	}
+}
