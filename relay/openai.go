@@ -212,6 +212,10 @@ func (a openAI) ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Req
 	if ch.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+ch.Key)
 	}
+	if a.typ == TypeOpenAI && ch.OpenAIOrganization != "" {
+		// The organization's models, fine-tuned ones included.
+		req.Header.Set("OpenAI-Organization", ch.OpenAIOrganization)
+	}
 	return req, nil
 }
 

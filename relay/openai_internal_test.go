@@ -55,3 +55,12 @@ func TestCloudflareGatewayModelsURL(t *testing.T) {
 		t.Errorf("models URL %v %v, want %s", req.URL, err, base+"/models")
 	}
 }
+
+// An OpenAI channel's model list is its organization's (S §5.13: type 1
+// adds OpenAI-Organization), as its calls and its balance are.
+func TestModelsRequestSendsOrganization(t *testing.T) {
+	req, err := (openAI{typ: TypeOpenAI}).ModelsRequest(context.Background(), &store.Channel{Type: TypeOpenAI, BaseURL: "https://api.openai.com", Key: "k", OpenAIOrganization: "org-7"})
+	if err != nil || req.Header.Get("OpenAI-Organization") != "org-7" {
+		t.Errorf("OpenAI-Organization %q (%v), want org-7", req.Header.Get("OpenAI-Organization"), err)
+	}
+}
