@@ -100,19 +100,10 @@ func TestPlaygroundUpstreamUnauthorizedKeepsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As the console sends it: streamed.
-	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions",
-		strings.NewReader(`{"model":"`+ratioModel+`","stream":true,"messages":[{"role":"user","content":"Hello"}]}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
-	req.AddCookie(&http.Cookie{Name: "session", Value: sid})
-	res, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode == http.StatusUnauthorized || res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "Incorrect API key provided") {
-		t.Fatalf("playground with a refused channel key: %d %s, want 502 with the upstream's message", res.StatusCode, body)
+	res := g.post(t, "", "/pg/chat/completions", streamChat(ratioModel, "Hello", false),
+		"New-Api-User", strconv.FormatUint(uid, 10), "Cookie", "session="+sid)
+	if res.Status != http.StatusBadGateway || !strings.Contains(string(res.Body), "Incorrect API key provided") {
+		t.Fatalf("playground with a refused channel key: %d %s, want 502 with the upstream's message", res.Status, res.Body)
 	}
 	if up.Hits() != 1 {
 		t.Fatalf("upstream hits %d, want 1", up.Hits())
@@ -121,29 +112,12 @@ func TestPlaygroundUpstreamUnauthorizedKeepsTheSession(t *testing.T) {
 	if _, err := g.st.Session(sid); err != nil {
 		t.Fatalf("session after the call: %v", err)
 	}
-	req, _ = http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions",
-		strings.NewReader(`{"model":"`+ratioModel+`","messages":[{"role":"user","content":"Hello"}]}`))
-	req.Header.Set("Content-Type", "application/json")
-	res, err = g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("playground without a session: %d, want 401", res.StatusCode)
+	if res := g.post(t, "", "/pg/chat/completions", chat(ratioModel, "Hello")); res.Status != http.StatusUnauthorized {
+		t.Fatalf("playground without a session: %d, want 401", res.Status)
 	}
 	// A /v1 caller still gets the upstream's status.
 	_, key := g.MustCreateToken(t, "alice", store.Token{Name: "v1", UnlimitedQuota: true})
-	req, _ = http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"`+ratioModel+`","messages":[{"role":"user","content":"Hello"}]}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err = g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("/v1 with a refused channel key: %d, want the upstream's 401", res.StatusCode)
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "Hello")); res.Status != http.StatusUnauthorized {
+		t.Fatalf("/v1 with a refused channel key: %d, want the upstream's 401", res.Status)
 	}
 }

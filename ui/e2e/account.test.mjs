@@ -94,13 +94,7 @@ test("access token, invite link and account deletion on the personal tab", async
   const username = uniqueName("tok");
   const password = "token-pass-1";
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
-  await page.goto("/register");
-  await page.fill("#reg-username", username);
-  await page.fill("#reg-password", password);
-  await page.fill("#reg-password2", password);
-  await page.click('[data-testid="register-submit"]');
-  await page.waitForURL("**/login");
-  await loginToPersonalSettings(page, username, password);
+  await registerToPersonalSettings(page, username, password);
 
   await page.click('[data-testid="generate-token"]');
   await expectToast(page, "令牌已重置并已复制到剪贴板");
@@ -136,13 +130,7 @@ test("a refused clipboard opens the manual-copy dialog", async () => {
   await page.addInitScript(() => {
     Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) } });
   });
-  await page.goto("/register");
-  await page.fill("#reg-username", username);
-  await page.fill("#reg-password", password);
-  await page.fill("#reg-password2", password);
-  await page.click('[data-testid="register-submit"]');
-  await page.waitForURL("**/login");
-  await loginToPersonalSettings(page, username, password);
+  await registerToPersonalSettings(page, username, password);
   await page.click('[data-testid="copy-invite"]');
   const text = page.locator('[data-testid="manual-copy-text"]');
   await text.waitFor();
@@ -176,13 +164,7 @@ test("a password change shows the revoked access token as gone", async () => {
   const username = uniqueName("atp");
   const password = "token-pass-1";
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
-  await page.goto("/register");
-  await page.fill("#reg-username", username);
-  await page.fill("#reg-password", password);
-  await page.fill("#reg-password2", password);
-  await page.click('[data-testid="register-submit"]');
-  await page.waitForURL("**/login");
-  await loginToPersonalSettings(page, username, password);
+  await registerToPersonalSettings(page, username, password);
 
   await page.click('[data-testid="generate-token"]');
   await expectToast(page, "令牌已重置并已复制到剪贴板");
@@ -201,3 +183,14 @@ test("a password change shows the revoked access token as gone", async () => {
   assert.equal(await page.locator('[data-testid="access-token"]').count(), 0, "the revoked token is no longer shown");
   await context.close();
 });
+
+/** registerToPersonalSettings registers through the form, logs in and opens the personal settings tab. */
+async function registerToPersonalSettings(page, username, password) {
+  await page.goto("/register");
+  await page.fill("#reg-username", username);
+  await page.fill("#reg-password", password);
+  await page.fill("#reg-password2", password);
+  await page.click('[data-testid="register-submit"]');
+  await page.waitForURL("**/login");
+  await loginToPersonalSettings(page, username, password);
+}

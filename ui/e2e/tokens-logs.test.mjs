@@ -558,13 +558,19 @@ test("the token list's chat button opens no chat link with a script or data sche
   }
 });
 
-test("the token list's chat button follows the chat links the server has now, never those the browser kept", async () => {
+/**
+ * withKeptChatLinks gives a new user a token and a browser that kept a status naming an old chat link, then
+ * replaces the link on the server and opens the token list in a new page of that browser, whose /api/status
+ * answers through status (a route handler). It hands run the page, the token's chat button and the popups opened.
+ */
+async function withKeptChatLinks(prefix, status, run) {
   const root = await rootApi(suite.gw.baseURL);
   const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
   await putOption(root, "Chats", JSON.stringify([{ Old: "https://old-chat.example/?k={key}" }]));
   try {
-    const { username, password, api } = await newUser(suite.gw.baseURL, "tkept", "token-pass-1");
-    const created = await api.call("POST", "/api/token/", { name: "kept-tok", unlimited_quota: true, expired_time: -1 });
+    const { username, password, api } = await newUser(suite.gw.baseURL, prefix, "token-pass-1");
+    const name = `${prefix}-tok`;
+    const created = await api.call("POST", "/api/token/", { name, unlimited_quota: true, expired_time: -1 });
     assert.equal(created.json?.success, true, JSON.stringify(created.json));
     const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
     await context.route(/^https:\/\/[a-z-]+\.example\//, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "chat" }));
@@ -572,29 +578,36 @@ test("the token list's chat button follows the chat links the server has now, ne
     await page.waitForURL("**/token");
     assert.match(await page.evaluate(() => localStorage.getItem("status")), /old-chat/);
     await page.close();
-    // Replaced while no console of this browser is open; the next visit's status answers slowly.
+    // Replaced while no console of this browser is open.
     await putOption(root, "Chats", JSON.stringify([{ New: "https://new-chat.example/?k={key}" }]));
     const later = await context.newPage();
     const popups = [];
     later.on("popup", (p) => popups.push(p.url()));
-    await later.route("**/api/status", async (route) => {
-      await new Promise((r) => setTimeout(r, 2000));
-      await route.continue();
-    });
+    await later.route("**/api/status", status);
     await later.goto("/token");
-    const row = later.locator('[data-testid^="token-row-"]', { has: later.locator('[data-testid="token-name"]', { hasText: "kept-tok" }) });
+    const row = later.locator('[data-testid^="token-row-"]', { has: later.locator('[data-testid="token-name"]', { hasText: name }) });
     const button = row.locator('[data-testid="chat-token"]');
     await button.waitFor();
-    await button.click({ force: true });
-    await later.waitForTimeout(300);
-    assert.deepEqual(popups, [], "the key went to a chat link before the server's status arrived");
-    const [popup] = await Promise.all([later.waitForEvent("popup"), button.click()]);
-    await popup.waitForLoadState();
-    assert.match(popup.url(), /^https:\/\/new-chat\.example\/\?k=/);
+    await run(later, button, popups);
     await context.close();
   } finally {
     await putOption(root, "Chats", JSON.stringify(original));
   }
+}
+
+test("the token list's chat button follows the chat links the server has now, never those the browser kept", async () => {
+  const slow = async (route) => {
+    await new Promise((r) => setTimeout(r, 2000));
+    await route.continue();
+  };
+  await withKeptChatLinks("tkept", slow, async (page, button, popups) => {
+    await button.click({ force: true });
+    await page.waitForTimeout(300);
+    assert.deepEqual(popups, [], "the key went to a chat link before the server's status arrived");
+    const [popup] = await Promise.all([page.waitForEvent("popup"), button.click()]);
+    await popup.waitForLoadState();
+    assert.match(popup.url(), /^https:\/\/new-chat\.example\/\?k=/);
+  });
 });
 
 test("a log row of nobody's (a scheduled channel test) names the system and opens no user info", async () => {
@@ -622,35 +635,11 @@ test("a log row of nobody's (a scheduled channel test) names the system and open
 });
 
 test("the token list's chat button sends no key to the kept chat links when the server's status cannot be read", async () => {
-  const root = await rootApi(suite.gw.baseURL);
-  const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];
-  await putOption(root, "Chats", JSON.stringify([{ Old: "https://old-chat.example/?k={key}" }]));
-  try {
-    const { username, password, api } = await newUser(suite.gw.baseURL, "tfail", "token-pass-1");
-    const created = await api.call("POST", "/api/token/", { name: "fail-tok", unlimited_quota: true, expired_time: -1 });
-    assert.equal(created.json?.success, true, JSON.stringify(created.json));
-    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-    await context.route(/^https:\/\/[a-z-]+\.example\//, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "chat" }));
-    await login(page, username, password);
-    await page.waitForURL("**/token");
-    assert.match(await page.evaluate(() => localStorage.getItem("status")), /old-chat/);
-    await page.close();
-    // Replaced while no console of this browser is open; the next visit's status read fails.
-    await putOption(root, "Chats", JSON.stringify([{ New: "https://new-chat.example/?k={key}" }]));
-    const later = await context.newPage();
-    const popups = [];
-    later.on("popup", (p) => popups.push(p.url()));
-    await later.route("**/api/status", (route) => route.fulfill({ status: 502, contentType: "text/plain", body: "bad gateway" }));
-    await later.goto("/token");
-    const row = later.locator('[data-testid^="token-row-"]', { has: later.locator('[data-testid="token-name"]', { hasText: "fail-tok" }) });
-    const button = row.locator('[data-testid="chat-token"]');
-    await button.waitFor();
-    await later.waitForTimeout(500);
+  const failing = (route) => route.fulfill({ status: 502, contentType: "text/plain", body: "bad gateway" });
+  await withKeptChatLinks("tfail", failing, async (page, button, popups) => {
+    await page.waitForTimeout(500);
     await button.click({ force: true });
-    await later.waitForTimeout(500);
+    await page.waitForTimeout(500);
     assert.deepEqual(popups, [], "the key went to the chat link the browser kept, the server's status never arrived");
-    await context.close();
-  } finally {
-    await putOption(root, "Chats", JSON.stringify(original));
-  }
+  });
 });
