@@ -221,6 +221,14 @@ test("a model list or group list that fails to load says why and offers no model
   await login(page, "root", "123456");
   const failing = { success: false, message: "数据库错误：模型列表暂不可用" };
   await page.route((url) => url.pathname === "/api/user/models", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(failing) }));
+  // The group list answers later than the failed model list: no model is shown meanwhile either.
+  await page.route(
+    (url) => url.pathname === "/api/user/self/groups",
+    async (route) => {
+      await new Promise((r) => setTimeout(r, 1000));
+      await route.continue();
+    },
+  );
   await page.goto("/playground");
   await expectToast(page, "数据库错误：模型列表暂不可用");
   await page.locator('[data-testid="pg-input"]').waitFor();

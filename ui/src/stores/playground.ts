@@ -36,7 +36,9 @@ export interface PlaygroundSettings {
 }
 
 function defaultSettings(): PlaygroundSettings {
-  return { group: "", model: DEFAULT_MODEL, temperature: 0, maxTokens: 0, systemPrompt: DEFAULT_SYSTEM_PROMPT };
+  // No model until the list tells which are offered (DEFAULT_MODEL is then chosen when it is):
+  // a model shown before would be one the list may not have.
+  return { group: "", model: "", temperature: 0, maxTokens: 0, systemPrompt: DEFAULT_SYSTEM_PROMPT };
 }
 
 /** settings holds the side panel; kept for the page visit and across visits in this tab, for one account. */
