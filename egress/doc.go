@@ -39,6 +39,14 @@
 //	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 //	resp, err := client.Do(req)
 //
+// # Connections
+//
+// Plain-http requests with a body of known length up to 64 KiB are sent on
+// the caller's goroutine over a pooled HTTP/1.1 connection of the Client's
+// own; other requests, and every https request, go through an
+// *http.Transport (HTTP/2 when the server offers it). Both pools dial
+// through the same checks.
+//
 // # Response size
 //
 // [Config.MaxResponseBytes] caps every response body read through the

@@ -82,7 +82,8 @@ func newClient(g *guard) *Client {
 	// never reuse a connection an administrator's URL opened to an
 	// internal host.
 	strict := &guard{cfg: Config{Timeout: g.cfg.Timeout, MaxResponseBytes: g.cfg.MaxResponseBytes}, lookup: g.lookup}
-	t := &guardedTransport{base: newTransport(g), strict: newTransport(strict), guard: g, limit: g.cfg.MaxResponseBytes}
+	t := &guardedTransport{base: newTransport(g), strict: newTransport(strict), guard: g, limit: g.cfg.MaxResponseBytes,
+		inline: newInlineTransport(g), strictInline: newInlineTransport(strict)}
 	return &Client{
 		transport: t,
 		client: &http.Client{
@@ -215,6 +216,10 @@ type guardedTransport struct {
 	strict *http.Transport // for PublicOnly requests
 	guard  *guard
 	limit  int64
+
+	// Plain-HTTP requests with small bodies, on the caller's goroutine
+	// (see inlineTransport); one pool for each of base and strict.
+	inline, strictInline *inlineTransport
 }
 
 type publicOnlyKey struct{}
@@ -244,9 +249,13 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, fmt.Errorf("%w: %q", ErrScheme, scheme)
 	}
-	base := t.base
+	var base http.RoundTripper = t.base
+	inline := t.inline
 	if t.strict != nil && isPublicOnly(req.Context()) {
-		base = t.strict
+		base, inline = t.strict, t.strictInline
+	}
+	if inline != nil && inlineEligible(req) {
+		base = inline
 	}
 	resp, err := base.RoundTrip(req)
 	if err != nil || t.limit <= 0 {
@@ -261,6 +270,11 @@ func (t *guardedTransport) CloseIdleConnections() {
 	t.base.CloseIdleConnections()
 	if t.strict != nil {
 		t.strict.CloseIdleConnections()
+	}
+	for _, it := range []*inlineTransport{t.inline, t.strictInline} {
+		if it != nil {
+			it.CloseIdleConnections()
+		}
 	}
 }
 
