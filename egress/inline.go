@@ -175,6 +175,12 @@ func closeRequestBody(req *http.Request) {
 // get returns an idle connection to key that the server has not closed,
 // or dials a new one.
 func (t *inlineTransport) get(ctx context.Context, key string, trace *httptrace.ClientTrace) (*inlineConn, error) {
+	// A request whose context has ended is not written, not even on an
+	// idle connection: http.Transport returns before writing too, and a
+	// WroteRequest would tell the caller it was sent.
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	if trace != nil && trace.GetConn != nil {
 		trace.GetConn(key)
 	}
@@ -191,9 +197,6 @@ func (t *inlineTransport) get(ctx context.Context, key string, trace *httptrace.
 			return pc, nil
 		}
 		pc.conn.Close()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
 	}
 	c, err := t.dial(ctx, "tcp", key)
 	if err != nil {

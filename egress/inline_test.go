@@ -580,3 +580,52 @@ func TestInline_Concurrent(t *testing.T) {
 		t.Fatalf("%d connections for %d workers", n, workers)
 	}
 }
+
+// A request whose context has already ended is neither sent nor reported
+// written, even with an idle connection at hand: http.Transport returns
+// the cancellation's cause before it writes anything, and the relay bills
+// a prompt when WroteRequest reports the request sent.
+func TestInline_EndedContextSendsNothing(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	})
+	c := New(Config{AllowPrivate: true})
+	for round := range 20 {
+		// One call leaves an idle connection in the pool.
+		if body, err := get(t, c, srv.URL); err != nil || body != "ok" {
+			t.Fatalf("got %q, %v", body, err)
+		}
+		if n := pooled(c); n != 1 {
+			t.Fatalf("%d connections pooled, want 1", n)
+		}
+		why := errors.New("client left")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(why)
+		var wrote atomic.Bool
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"prompt":"bill me"}`))
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("round %d: a request with an ended context succeeded", round)
+		}
+		if !errors.Is(err, why) {
+			t.Fatalf("round %d: err = %v, want the cancellation's cause", round, err)
+		}
+		if wrote.Load() {
+			t.Fatalf("round %d: WroteRequest reported a request whose context had ended as written", round)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if n := hits.Load(); n != int64(round+1) {
+			t.Fatalf("round %d: the server received %d requests, want %d", round, n, round+1)
+		}
+	}
+}
