@@ -48,6 +48,9 @@ type inlineTransport struct {
 	mu    sync.Mutex
 	idle  map[string][]*inlineConn // by host:port, oldest first
 	sweep *time.Timer
+	// gen counts CloseIdleConnections calls: a connection dialled before
+	// the last one is closed when its exchange ends instead of pooled.
+	gen uint64
 }
 
 func newInlineTransport(g *guard) *inlineTransport {
@@ -81,6 +84,7 @@ type inlineConn struct {
 	key    string
 	idleAt time.Time
 	reused bool
+	gen    uint64 // the transport's gen when it was dialled
 
 	mu          sync.Mutex
 	interrupted bool // a cancellation set a deadline in the past
@@ -132,10 +136,18 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	trace := httptrace.ContextClientTrace(ctx)
 	key := inlineAddr(req)
 	for attempt := 0; ; attempt++ {
+		t.mu.Lock()
+		gen := t.gen
+		t.mu.Unlock()
 		pc, err := t.get(ctx, key, trace)
 		if err != nil {
 			closeRequestBody(req)
 			return nil, err
+		}
+		if !pc.reused {
+			// Dialled under the rules of gen (a pooled one is of the
+			// current gen already).
+			pc.gen = gen
 		}
 		resp, err, retry := t.exchange(ctx, pc, req, trace)
 		if err == nil {
@@ -394,7 +406,7 @@ func (t *inlineTransport) putIdle(pc *inlineConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	list := t.idle[pc.key]
-	if len(list) >= inlineMaxIdle {
+	if len(list) >= inlineMaxIdle || pc.gen != t.gen {
 		pc.conn.Close()
 		return
 	}
@@ -432,10 +444,13 @@ func (t *inlineTransport) sweepIdle() {
 	t.sweep = time.AfterFunc(next, t.sweepIdle)
 }
 
-// CloseIdleConnections closes every pooled connection.
+// CloseIdleConnections closes every pooled connection, and those in use
+// when their exchange ends, so that no connection opened under the rules
+// of before (EgressAllowedHosts) is used again.
 func (t *inlineTransport) CloseIdleConnections() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.gen++
 	for key, list := range t.idle {
 		for _, pc := range list {
 			pc.conn.Close()

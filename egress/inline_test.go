@@ -528,6 +528,47 @@ func TestInline_IdleConnectionsSwept(t *testing.T) {
 	}
 }
 
+// A connection busy when CloseIdleConnections runs (an EgressAllowedHosts
+// change) is not pooled when its exchange ends: the next request dials
+// again, under the new rules, as with http.Transport, which closes the
+// connections that become idle after CloseIdleConnections.
+func TestInline_CloseIdleConnectionsAppliesToBusyConnections(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/wait" {
+			<-release
+		}
+		io.WriteString(w, "data: two\n\n")
+	})
+	var list atomic.Value
+	list.Store([]string{"127.0.0.1"})
+	c := New(Config{AllowedHosts: func() []string { return list.Load().([]string) }})
+	resp, err := c.Do(mustRequest(t, context.Background(), http.MethodPost, srv.URL+"/wait"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 11)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	// The host is taken off the list while the stream is still open.
+	list.Store([]string{})
+	c.CloseIdleConnections()
+	close(release)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	body, err := get(t, c, srv.URL)
+	if err == nil {
+		t.Fatalf("got %q over a kept connection: a host taken off the list was reached again (%d connections)", body, conns.Load())
+	}
+	requireBlocked(t, err, "127.0.0.1")
+}
+
 func TestInline_Concurrent(t *testing.T) {
 	t.Parallel()
 	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
