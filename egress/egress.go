@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -82,8 +83,12 @@ func newClient(g *guard) *Client {
 	// never reuse a connection an administrator's URL opened to an
 	// internal host.
 	strict := &guard{cfg: Config{Timeout: g.cfg.Timeout, MaxResponseBytes: g.cfg.MaxResponseBytes}, lookup: g.lookup}
-	t := &guardedTransport{base: newTransport(g), strict: newTransport(strict), guard: g, limit: g.cfg.MaxResponseBytes,
+	t := &guardedTransport{guard: g, limit: g.cfg.MaxResponseBytes,
+		newPools: func() *transportPools {
+			return &transportPools{base: newTransport(g), strict: newTransport(strict)}
+		},
 		inline: newInlineTransport(g), strictInline: newInlineTransport(strict)}
+	t.pools.Store(t.newPools())
 	return &Client{
 		transport: t,
 		client: &http.Client{
@@ -212,14 +217,24 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // guardedTransport adds the scheme check and the response cap to the
 // guarded *http.Transport.
 type guardedTransport struct {
-	base   *http.Transport
-	strict *http.Transport // for PublicOnly requests
-	guard  *guard
-	limit  int64
+	// pools is replaced by CloseIdleConnections: a connection busy then
+	// goes back to a transport no request uses any more, which closes it,
+	// whereas http.Transport pools it again once another request came.
+	pools    atomic.Pointer[transportPools]
+	newPools func() *transportPools
+	guard    *guard
+	limit    int64
 
 	// Plain-HTTP requests with small bodies, on the caller's goroutine
 	// (see inlineTransport); one pool for each of base and strict.
 	inline, strictInline *inlineTransport
+}
+
+// transportPools are the *http.Transport of a guardedTransport's
+// requests: base, and strict for PublicOnly ones.
+type transportPools struct {
+	base   *http.Transport
+	strict *http.Transport
 }
 
 type publicOnlyKey struct{}
@@ -249,10 +264,11 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, fmt.Errorf("%w: %q", ErrScheme, scheme)
 	}
-	var base http.RoundTripper = t.base
+	pools := t.pools.Load()
+	var base http.RoundTripper = pools.base
 	inline := t.inline
-	if t.strict != nil && isPublicOnly(req.Context()) {
-		base, inline = t.strict, t.strictInline
+	if pools.strict != nil && isPublicOnly(req.Context()) {
+		base, inline = pools.strict, t.strictInline
 	}
 	if inline != nil && inlineEligible(req) {
 		base = inline
@@ -267,9 +283,10 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
 func (t *guardedTransport) CloseIdleConnections() {
-	t.base.CloseIdleConnections()
-	if t.strict != nil {
-		t.strict.CloseIdleConnections()
+	old := t.pools.Swap(t.newPools())
+	old.base.CloseIdleConnections()
+	if old.strict != nil {
+		old.strict.CloseIdleConnections()
 	}
 	for _, it := range []*inlineTransport{t.inline, t.strictInline} {
 		if it != nil {

@@ -658,3 +658,52 @@ func TestCheckRedirectDowngradeDropsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A connection in use when the allowances change (CloseIdleConnections)
+// is not used again once its exchange ends, even though other requests
+// ran in between: a host taken off EgressAllowedHosts is never reached
+// again over a connection opened before. The bodies are too large for the
+// inline path, so this is http.Transport's pool.
+func TestClient_AllowedHostsChangeReachesBusyConnections(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv, hits := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "one;")
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/wait" {
+			<-release
+		}
+		io.WriteString(w, "two")
+	})
+	var list atomic.Value
+	list.Store([]string{"127.0.0.1"})
+	c := New(Config{AllowedHosts: func() []string { return list.Load().([]string) }})
+	post := func(path string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(strings.Repeat("x", 64<<10+1)))
+		return c.Do(req)
+	}
+	resp, err := post("/wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 4)); err != nil {
+		t.Fatal(err)
+	}
+	// The host is taken off the list while the call is still running; a
+	// request made meanwhile is refused.
+	list.Store([]string{})
+	c.CloseIdleConnections()
+	_, err = post("/")
+	requireBlocked(t, err, "127.0.0.1")
+	close(release)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	before := hits.Load()
+	r, err := post("/")
+	if err == nil {
+		r.Body.Close()
+		t.Fatalf("a host taken off the list was reached again over a kept connection (%d hits)", hits.Load()-before)
+	}
+	requireBlocked(t, err, "127.0.0.1")
+}
