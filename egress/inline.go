@@ -242,6 +242,14 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 	if werr == nil {
 		werr = pc.bw.Flush()
 	}
+	// A server may answer and close before it reads the whole body (a
+	// 401, a 413): the write fails with a reset (which Request.Write
+	// reports as a body read error), but the answer has arrived, and it
+	// is what http.Transport returns.
+	early := werr != nil && ctx.Err() == nil && answerWaiting(pc.conn)
+	if early {
+		werr = nil
+	}
 	if werr != nil {
 		// A write that failed sent no whole request: a stale pooled
 		// connection may be replaced if the body can be sent again.
@@ -280,7 +288,7 @@ func (t *inlineTransport) exchange(ctx context.Context, pc *inlineConn, req *htt
 	if t.headerTimeout > 0 {
 		pc.setReadDeadline(time.Time{})
 	}
-	keep := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
+	keep := !early && !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	if resp.Body == http.NoBody {
 		t.release(pc, stop, keep)
 		return resp, nil, false

@@ -31,3 +31,24 @@ func connOpen(c net.Conn) bool {
 	})
 	return err == nil && open
 }
+
+// answerWaiting reports whether bytes wait to be read on c (a server's
+// answer), without blocking.
+func answerWaiting(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	waiting := false
+	var buf [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		waiting = rerr == nil && n > 0
+		return true
+	})
+	return err == nil && waiting
+}

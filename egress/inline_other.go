@@ -8,3 +8,5 @@ import "net"
 const inlineSupported = false
 
 func connOpen(net.Conn) bool { return false }
+
+func answerWaiting(net.Conn) bool { return false }

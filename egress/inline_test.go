@@ -401,6 +401,68 @@ func TestInline_ClosedAsTheRequestWentOut(t *testing.T) {
 	}
 }
 
+// slowBody is a request body of known length that arrives in 4 KiB
+// pieces, 10 ms apart.
+type slowBody struct{ left, reads int }
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if b.reads > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.reads++
+	n := min(len(p), 4<<10, b.left)
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	b.left -= n
+	return n, nil
+}
+
+// A server that refuses a request on its headers alone (a 401, a 413)
+// and closes the connection before the body has arrived: the write fails
+// with a reset, and the caller gets the server's answer, as from
+// http.Transport, not the reset.
+func TestInline_AnswerBeforeTheBodyIsRead(t *testing.T) {
+	t.Parallel()
+	u := rawServer(t, func(_ int, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\r\n" {
+				break
+			}
+		}
+		io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 11\r\n\r\nbad api key")
+		// Closed with the body still coming: a reset.
+		time.Sleep(20 * time.Millisecond)
+	})
+	c := New(Config{AllowPrivate: true})
+	const size = 32 << 10
+	req, _ := http.NewRequest(http.MethodPost, u, &slowBody{left: size})
+	req.ContentLength = size
+	if !inlineEligible(req) {
+		t.Fatal("the request is not sent inline")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("err = %v, want the server's 401", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || string(b) != "bad api key" || err != nil {
+		t.Fatalf("got %d %q, %v; want 401 \"bad api key\"", resp.StatusCode, b, err)
+	}
+	if n := pooled(c); n != 0 {
+		t.Fatalf("%d connections pooled, want 0", n)
+	}
+}
+
 func TestInline_InformationalAnswersSkipped(t *testing.T) {
 	t.Parallel()
 	u := rawServer(t, func(_ int, c net.Conn) {
