@@ -1,54 +1,47 @@
 package egress
 
 import (
+	"errors"
 	"net"
 	"syscall"
 )
 
 const inlineSupported = true
 
-// connOpen reports whether a pooled connection is still usable: nothing
-// waits to be read on it and the server has not closed it. It peeks at the
-// socket without blocking.
-func connOpen(c net.Conn) bool {
+// peek looks at c's socket without blocking and without consuming: n is
+// 1 when a byte waits to be read, 0 with a nil error when the peer has
+// closed, and the error is EAGAIN when nothing waits on an open
+// connection.
+func peek(c net.Conn) (n int, err error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return false
+		return 0, errors.New("egress: not a socket")
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return false
+		return 0, err
 	}
-	open := false
 	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		_, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// EAGAIN: nothing to read, the connection is idle and open. Data
-		// would be an answer to no request, a zero-length read the
-		// server's close.
-		open = rerr == syscall.EAGAIN
+	if cerr := raw.Read(func(fd uintptr) bool {
+		n, _, err = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return true
-	})
-	return err == nil && open
+	}); cerr != nil {
+		return 0, cerr
+	}
+	return n, err
+}
+
+// connOpen reports whether a pooled connection is still usable: nothing
+// waits to be read on it (that would be an answer to no request) and the
+// server has not closed it.
+func connOpen(c net.Conn) bool {
+	_, err := peek(c)
+	return err == syscall.EAGAIN
 }
 
 // answerWaiting reports whether bytes wait to be read on c (a server's
 // answer), without blocking.
 func answerWaiting(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	waiting := false
-	var buf [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		waiting = rerr == nil && n > 0
-		return true
-	})
-	return err == nil && waiting
+	n, err := peek(c)
+	return err == nil && n > 0
 }
