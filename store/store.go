@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
@@ -134,6 +135,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
+	if err := checkLength(path); err != nil {
+		return nil, err
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
 		// The freelist is rebuilt at open instead of written by every commit, and a
 		// large initial mapping spares readers the wait of frequent remaps as the
@@ -176,6 +180,62 @@ func Open(path string, opts Options) (*Store, error) {
 	s.ledger.init(s)
 	s.startIndexer()
 	return s, nil
+}
+
+// checkLength refuses a file shorter than the pages its meta page counts:
+// a copy cut short (a backup download that stopped, a disk that filled
+// during a copy). bbolt maps such a file as it is, and its first read past
+// the end (the free-page list, a bucket's page) kills the process with
+// SIGBUS, which no recover catches. A file that is not there, empty, or has
+// no valid meta page is left to bolt.Open, which creates or refuses it.
+func checkLength(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		return nil
+	}
+	// A meta page: a 16-byte page header, then magic, version, page size,
+	// flags (4 bytes each), the root bucket (16), the free list's page, the
+	// high-water page, the transaction id and the checksum (8 each), the
+	// checksum being FNV-1a over what precedes it. bbolt uses the valid one
+	// with the higher transaction id.
+	meta := func(off int64) (pageSize, pages, txid uint64, ok bool) {
+		var b [16 + 64]byte
+		if _, err := f.ReadAt(b[:], off); err != nil {
+			return 0, 0, 0, false
+		}
+		m := b[16:]
+		h := fnv.New64a()
+		h.Write(m[:56])
+		if binary.LittleEndian.Uint32(m[0:]) != 0xED0CDAED || binary.LittleEndian.Uint32(m[4:]) != 2 ||
+			h.Sum64() != binary.LittleEndian.Uint64(m[56:]) {
+			return 0, 0, 0, false
+		}
+		return uint64(binary.LittleEndian.Uint32(m[8:])), binary.LittleEndian.Uint64(m[40:]), binary.LittleEndian.Uint64(m[48:]), true
+	}
+	ps0, pages0, tx0, ok0 := meta(0)
+	second := int64(os.Getpagesize())
+	if ok0 {
+		second = int64(ps0)
+	}
+	ps1, pages1, tx1, ok1 := meta(second)
+	var need uint64
+	switch {
+	case ok0 && (!ok1 || tx0 >= tx1):
+		need = ps0 * pages0
+	case ok1:
+		need = ps1 * pages1
+	default:
+		return nil
+	}
+	if uint64(info.Size()) < need {
+		return fmt.Errorf("open %s: the file is cut short: %d bytes where its pages take %d (an interrupted copy or download?)", path, info.Size(), need)
+	}
+	return nil
 }
 
 // Close closes the data file.

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -363,4 +365,50 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 	if got := freelistPage(t, path); got != ^uint64(0) {
 		t.Fatalf("after a commit of the reopened store: freelist page %d, want none (the written list is stale)", got)
 	}
+}
+
+// A copy cut short (a backup download that stopped, whose Content-Length
+// said so) is refused at open with a message: bbolt maps the file as it is,
+// and the first read past its end (the free-page list, a bucket) kills the
+// process with SIGBUS, which no recover catches. The open runs in a child
+// process so that the crash, if any, is reported instead of ending the test
+// binary.
+func TestOpenRefusesAFileCutShort(t *testing.T) {
+	if path := os.Getenv("STORE_TEST_OPEN_CUT"); path != "" {
+		s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
+		if err == nil {
+			s.Close()
+			os.Stdout.WriteString("OPENED\n")
+			os.Exit(0)
+		}
+		os.Stdout.WriteString("REFUSED: " + err.Error() + "\n")
+		os.Exit(0)
+	}
+	t.Parallel()
+	s := MustOpenStore(t)
+	for i := range 200 {
+		MustPutUser(t, s, store.User{Username: "user" + strings.Repeat("x", i%10) + string(rune('a'+i%26)) + string(rune('a'+i/26)),
+			DisplayName: strings.Repeat("d", 20)})
+	}
+	data := backupBytes(t, s)
+	dir := t.TempDir()
+	for _, cut := range []int{len(data) / 2, len(data) - 4096} {
+		path := filepath.Join(dir, "cut-"+strconv.Itoa(cut)+".db")
+		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenRefusesAFileCutShort$")
+		cmd.Env = append(os.Environ(), "STORE_TEST_OPEN_CUT="+path)
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), "REFUSED: ") || !strings.Contains(string(out), "cut short") {
+			first, _, _ := strings.Cut(string(out), "\n\n")
+			t.Errorf("open of the first %d of %d bytes: want a refusal naming the cut, got:\n%s", cut, len(data), first)
+		}
+	}
+	// The whole copy opens.
+	path := filepath.Join(dir, "whole.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	MustOpenStoreAt(t, path)
 }
