@@ -111,7 +111,7 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		if perr != nil || l.exempt(ap.Addr().Unmap()) {
 			return c, nil
 		}
-		ip := ap.Addr().Unmap()
+		ip := blockOf(ap.Addr().Unmap())
 		l.mu.Lock()
 		if l.conns[ip] >= l.max {
 			l.mu.Unlock()
@@ -122,6 +122,19 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		l.mu.Unlock()
 		return &countedConn{Conn: c, release: func() { l.release(ip) }}, nil
 	}
+}
+
+// blockOf is what a client address counts as: an IPv4 address itself, an
+// IPv6 address its /64, the block one subscriber is given (as the rate
+// limits count it), so that walking through the block does not multiply
+// the limit.
+func blockOf(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return a
 }
 
 func (l *perIPListener) release(ip netip.Addr) {

@@ -194,3 +194,32 @@ func TestLimitPerIP(t *testing.T) {
 	}
 	_ = got2
 }
+
+// An IPv6 client counts by its /64, the block one subscriber is given (as
+// the rate limits count it, docs/decisions.md): walking through the block's
+// addresses does not give it max connections per address.
+func TestLimitPerIPCountsIPv6ByItsBlock(t *testing.T) {
+	fl := &fakeListener{conns: make(chan net.Conn, 16)}
+	ln := limitPerIP(fl, 2, nil)
+	conn := func(remote string) *fakeConn {
+		a, _ := net.Pipe()
+		return &fakeConn{Conn: a, remote: remote}
+	}
+	a1, a2, a3 := conn("[2001:db8:1:2::1]:1000"), conn("[2001:db8:1:2::2]:1000"), conn("[2001:db8:1:2:ffff::3]:1000")
+	other := conn("[2001:db8:1:3::1]:1000")
+	for _, c := range []*fakeConn{a1, a2, a3, other} {
+		fl.conns <- c
+	}
+	for range 2 {
+		if _, err := ln.Accept(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RemoteAddr().String() != other.remote || !a3.isClosed() {
+		t.Fatalf("a third connection from one /64 was accepted: %v", c.RemoteAddr())
+	}
+}
