@@ -170,7 +170,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
 	// A password is taken as given, spaces and all.
 	fs.StringVar(&c.RootPassword, "root-password", os.Getenv("GATEWAY_ROOT_PASSWORD"),
-		"password of the root account created on first start (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
+		"password of the root account created on first start, or of a root that still has 123456 (8-20 characters, at most 72 bytes); empty = 123456, which every login warns about (GATEWAY_ROOT_PASSWORD)")
 	defaultToken := false
 	if strings.TrimSpace(os.Getenv("GATEWAY_DEFAULT_TOKEN")) == "" {
 		defaultToken = env.bool("GENERATE_DEFAULT_TOKEN", false) // the older name, read only alone

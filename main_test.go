@@ -299,3 +299,50 @@ func TestPublicOriginOpensTheLiveSocket(t *testing.T) {
 		})
 	}
 }
+
+// README's first steps: `make run`, which creates root / 123456, then, on
+// a shared network, "start it with --root-password". A root that still has
+// the well-known password takes the one given; a password root chose is
+// never replaced by the flag.
+func TestRootPasswordReplacesTheDefaultOne(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "data", "gateway.db")
+	start := func(password string) *Main {
+		t.Helper()
+		m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, LogLevel: "error", ShutdownTimeout: time.Second, NoSync: true,
+			RootPassword: password}}
+		if err := m.Run(context.Background()); err != nil {
+			m.Close()
+			t.Fatal(err)
+		}
+		return m
+	}
+	login := func(m *Main, password string) bool {
+		t.Helper()
+		resp, err := http.Post("http://"+m.Addr()+"/api/user/login", "application/json",
+			strings.NewReader(`{"username":"root","password":"`+password+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e envelope
+		return json.NewDecoder(resp.Body).Decode(&e) == nil && e.Success
+	}
+	m := start("")
+	if !login(m, "123456") {
+		t.Fatal("the first start's root does not log in with 123456")
+	}
+	m.Close()
+
+	m = start("a-good-password")
+	if !login(m, "a-good-password") || login(m, "123456") {
+		t.Fatal("--root-password did not replace root's default password")
+	}
+	m.Close()
+
+	m = start("another-password")
+	defer m.Close()
+	if login(m, "another-password") || !login(m, "a-good-password") {
+		t.Fatal("--root-password replaced a password that was not the default one")
+	}
+}

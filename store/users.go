@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"errors"
+	"log/slog"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -445,7 +447,8 @@ func (s *Store) EnsureRoot() (bool, error) { return s.EnsureRootWith("") }
 
 // EnsureRootWith is EnsureRoot with the first password chosen by the
 // operator (--root-password); "" keeps the well-known default, which every
-// login then warns about.
+// login then warns about. Given to a file whose root still has that
+// default, the password replaces it.
 func (s *Store) EnsureRootWith(password string) (bool, error) {
 	if password != "" {
 		if err := ValidatePassword(password); err != nil {
@@ -453,12 +456,43 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 		}
 	}
 	empty := false
+	var first uint64
+	isDefault := false
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		k, _ := tx.Bucket(bucketUsers).Cursor().First()
 		empty = k == nil
-		return nil
-	}); err != nil || !empty {
+		if k == nil {
+			return nil
+		}
+		first = btoi(k)
+		u, err := getUser(tx, first)
+		isDefault = err == nil && u.PasswordIsDefault
+		return err
+	}); err != nil {
 		return false, err
+	}
+	if !empty {
+		if password == "" || !isDefault {
+			return false, nil
+		}
+		// Root was created by an earlier start without the flag (`make
+		// run` first, as the README's first steps go) and still has the
+		// well-known 123456: the operator's password replaces it, ending
+		// any session that one gave. A password root chose stays.
+		_, err := s.UpdateUser(first, UserUpdate{Password: &password, Check: func(u *User) error {
+			if !u.PasswordIsDefault {
+				return errNotDefault
+			}
+			return nil
+		}})
+		switch {
+		case err == nil:
+			slog.Info("root had the default password 123456: it is now the one from --root-password")
+		case errors.Is(err, errNotDefault):
+		default:
+			return false, err
+		}
+		return false, nil
 	}
 	in := NewUser{Username: "root", Password: "123456", DisplayName: "Root User", Role: RoleRoot, DefaultPassword: true,
 		Quota: 100000000}
@@ -471,6 +505,9 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 	}
 	return true, nil
 }
+
+// errNotDefault tells EnsureRootWith that root chose its password.
+var errNotDefault = errors.New("root's password is not the default one")
 
 // User returns the user with id, deleted ones included.
 // Errors: ENOTFOUND.
