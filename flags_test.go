@@ -36,6 +36,14 @@ func TestParseFlags(t *testing.T) {
 		{name: "a meaningless twin", env: map[string]string{"GATEWAY_STREAM_IDLE_TIMEOUT": "0s"}, want: []string{"--stream-idle-timeout (GATEWAY_STREAM_IDLE_TIMEOUT) 0s"}},
 		{name: "meaningless flags", args: []string{"--stream-idle-timeout", "-1s", "--first-byte-timeout", "0", "--api-rate-window", "0", "--critical-rate-limit", "-1", "--sync", "-5ms", "--log-level", "loud"},
 			want: []string{"--stream-idle-timeout", "--first-byte-timeout", "--api-rate-window", "--critical-rate-limit", "--sync", "--log-level"}},
+		{name: "the reference's environment names (S §12) read alone", env: map[string]string{"PORT": "8080", "RELAY_TIMEOUT": "60", "STREAMING_TIMEOUT": "120"},
+			check: func(c Config) bool {
+				return c.Addr == ":8080" && c.RelayTimeout == 60*time.Second && c.StreamIdleTimeout == 120*time.Second
+			}},
+		{name: "the GATEWAY_ names win over the reference's", env: map[string]string{"PORT": "8080", "GATEWAY_ADDR": "127.0.0.1:9000", "RELAY_TIMEOUT": "x", "GATEWAY_RELAY_TIMEOUT": "5s"},
+			check: func(c Config) bool { return c.Addr == "127.0.0.1:9000" && c.RelayTimeout == 5*time.Second }},
+		{name: "a bad reference name", env: map[string]string{"PORT": "http", "STREAMING_TIMEOUT": "30s"},
+			want: []string{`PORT="http"`, `STREAMING_TIMEOUT="30s"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clearEnv(t)
@@ -73,7 +81,7 @@ func TestParseFlags(t *testing.T) {
 func clearEnv(t *testing.T) {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "GATEWAY_") || name == "GENERATE_DEFAULT_TOKEN" {
+		if strings.HasPrefix(name, "GATEWAY_") || name == "GENERATE_DEFAULT_TOKEN" || name == "PORT" || name == "RELAY_TIMEOUT" || name == "STREAMING_TIMEOUT" {
 			t.Setenv(name, "") // restored after the test
 			os.Unsetenv(name)
 		}

@@ -140,6 +140,29 @@ func (e *envReader) bool(name string, def bool) bool {
 	return envParse(e, name, def, strconv.ParseBool, "true or false")
 }
 
+// seconds reads a whole number of seconds, as the reference's variables
+// are written.
+func (e *envReader) seconds(name string, def time.Duration) time.Duration {
+	return envParse(e, name, def, func(v string) (time.Duration, error) {
+		n, err := strconv.Atoi(v)
+		return time.Duration(n) * time.Second, err
+	}, "a whole number of seconds")
+}
+
+// older reads the reference's name of a setting (S §12) only when the
+// GATEWAY_ twin is unset, as GENERATE_DEFAULT_TOKEN is read.
+func older[T any](twin string, def T, read func() T) T {
+	if strings.TrimSpace(os.Getenv(twin)) != "" {
+		return def
+	}
+	return read()
+}
+
+// olderNames are the reference's environment names of the flags.
+var olderNames = map[string]string{
+	"addr": "PORT", "relay-timeout": "RELAY_TIMEOUT", "stream-idle-timeout": "STREAMING_TIMEOUT", "default-token": "GENERATE_DEFAULT_TOKEN",
+}
+
 // ParseFlags reads the configuration from args, each flag defaulting to its
 // GATEWAY_* environment twin; errors and the usage go to out.
 func ParseFlags(args []string, out io.Writer) (Config, error) {
@@ -147,7 +170,15 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	var env envReader
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&c.Addr, "addr", envOr("GATEWAY_ADDR", ":3000"), "listen address (GATEWAY_ADDR)")
+	addr := older("GATEWAY_ADDR", ":3000", func() string {
+		return envParse(&env, "PORT", ":3000", func(v string) (string, error) {
+			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 65535 {
+				return "", errors.New("not a port")
+			}
+			return ":" + v, nil
+		}, "a port number")
+	})
+	fs.StringVar(&c.Addr, "addr", envOr("GATEWAY_ADDR", addr), "listen address (GATEWAY_ADDR, or PORT for :PORT)")
 	fs.StringVar(&c.Data, "data", envOr("GATEWAY_DATA", "data/gateway.db"), "data file; its directory is created (GATEWAY_DATA)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("GATEWAY_LOG_LEVEL", "info"), "debug, info, warn or error (GATEWAY_LOG_LEVEL)")
 	fs.BoolVar(&c.AllowPrivateUpstreams, "allow-private-upstreams", env.bool("GATEWAY_ALLOW_PRIVATE_UPSTREAMS", false),
@@ -163,9 +194,13 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 		"open connections one client address may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
-	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", env.duration("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second), "end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT)")
+	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", env.duration("GATEWAY_STREAM_IDLE_TIMEOUT",
+		older("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second, func() time.Duration { return env.seconds("STREAMING_TIMEOUT", 30*time.Second) })),
+		"end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT, or STREAMING_TIMEOUT in seconds)")
 	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", env.duration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
-	fs.DurationVar(&c.RelayTimeout, "relay-timeout", env.duration("GATEWAY_RELAY_TIMEOUT", 0), "bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT)")
+	fs.DurationVar(&c.RelayTimeout, "relay-timeout", env.duration("GATEWAY_RELAY_TIMEOUT",
+		older("GATEWAY_RELAY_TIMEOUT", 0, func() time.Duration { return env.seconds("RELAY_TIMEOUT", 0) })),
+		"bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT, or RELAY_TIMEOUT in seconds)")
 	fs.DurationVar(&c.SyncInterval, "sync", env.duration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
 	// A password is taken as given, spaces and all.
@@ -188,9 +223,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(env.errs, envTwin(f.Name))
-		if f.Name == "default-token" {
-			delete(env.errs, "GENERATE_DEFAULT_TOKEN")
-		}
+		delete(env.errs, olderNames[f.Name])
 	})
 	errs := slices.SortedFunc(maps.Values(env.errs), func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	if err := errors.Join(append(errs, c.validate()...)...); err != nil {
