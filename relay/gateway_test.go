@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"gateway/api"
+	"gateway/egress"
 	"gateway/policy"
 	"gateway/relay"
 	"gateway/relay/relaytest"
@@ -158,7 +159,7 @@ type gatewayConfig struct {
 	// DefaultClientIP leaves relay.Config.ClientIP unset (the relay's own
 	// default) instead of the trusted-proxy rule.
 	DefaultClientIP bool
-	// UpstreamClient replaces http.DefaultClient for upstream calls.
+	// UpstreamClient replaces the guarded client for upstream calls.
 	UpstreamClient *http.Client
 	// Options are stored before the server starts.
 	Options map[string]string
@@ -205,7 +206,9 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 	}
 	rc := cfg.Relay
 	rc.Store = st
-	rc.Client = http.DefaultClient // the upstreams are loopback httptest servers
+	// The gateway's own guarded client, allowed to reach the loopback
+	// httptest upstreams: plain-http calls take its inline path.
+	rc.Client = egress.New(egress.Config{AllowPrivate: true}).HTTP()
 	if cfg.UpstreamClient != nil {
 		rc.Client = cfg.UpstreamClient
 	}

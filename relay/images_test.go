@@ -141,7 +141,9 @@ func TestChat_RemoteImagesBounded(t *testing.T) {
 		w.Write(png.Bytes())
 	}))
 	t.Cleanup(images.Close)
-	g := MustOpenGateway(t, gatewayConfig{})
+	// The images are on loopback, which the guarded client never fetches
+	// for a user's URL: this test is about the bounds, not the guard.
+	g := MustOpenGateway(t, gatewayConfig{UpstreamClient: http.DefaultClient})
 	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "a picture", relaytest.NewUsage(100, 3)))
 	g.MustCreateChannel(t, up, ratioModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
