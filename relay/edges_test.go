@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
 	"gateway/store"
@@ -387,6 +388,48 @@ func TestSpeech_PromptByModel(t *testing.T) {
 	for _, l := range g.consumeLogs(t, "alice") {
 		if l.PromptTokens != want[l.ModelName] {
 			t.Errorf("%s: prompt %d, want %d", l.ModelName, l.PromptTokens, want[l.ModelName])
+		}
+	}
+}
+
+// A member name that Go's encoding/json takes for one the relay reads by
+// Unicode case folding, not only by ASCII case ("ſ", U+017F, folds to "s";
+// the Kelvin sign to "k"), is refused like "Size" is: an upstream that
+// decodes so (Ollama, another gateway behind a custom channel) would make
+// the 1024x1024 image the "ſize" asks for while the relay priced the
+// 256x256 one.
+func TestBody_NamesFoldedBeyondASCII(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"dall-e-2":8,"test-model":1.5}`}})
+	up := relaytest.New(t, "sk-up", relaytest.Routes{"POST /v1/images/generations": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, 200, map[string]any{"created": 1, "data": []any{map[string]any{"url": "https://images.example/1.png"}}})
+	}})
+	g.MustCreateChannel(t, up, "dall-e-2", func(c *store.Channel) { c.Type = relay.TypeCustom; c.BaseURL = up.URL + "/v1/images/generations" })
+	chatUp := relaytest.NewChat(t, "sk-chat", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(10, 20)))
+	})
+	g.MustCreateChannel(t, chatUp, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+
+	for _, c := range []struct{ path, body, param string }{
+		{"/v1/images/generations", `{"model":"dall-e-2","prompt":"a cat","size":"256x256","ſize":"1024x1024"}`, "ſize"},
+		{"/v1/chat/completions", `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}],"max_to` + "\u212a" + `ens":5}`, "max_to\u212aens"},
+		{"/v1/chat/completions", `{"model":"` + ratioModel + `","meſſages":[{"role":"user","content":"hi"}],"messages":[{"role":"user","content":"hi"}]}`, "meſſages"},
+	} {
+		res := g.post(t, key, c.path, c.body)
+		if res.Status == http.StatusOK {
+			var seen struct {
+				Size string `json:"size"`
+			}
+			if reqs := up.Requests(); len(reqs) > 0 && c.path == "/v1/images/generations" {
+				_ = json.Unmarshal(reqs[len(reqs)-1].Body, &seen) // as a Go upstream reads it
+			}
+			t.Errorf("%s %s: answered 200 (upstream read size %q); want 400 naming %s", c.path, c.body, seen.Size, c.param)
+			continue
+		}
+		e := res.wantError(t, http.StatusBadRequest, "invalid_request")
+		if e.Error.Param != c.param {
+			t.Errorf("%s: param %q, want %q (%s)", c.body, e.Error.Param, c.param, e.Error.Message)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goccy/go-json/jsontext"
 
@@ -81,7 +83,7 @@ func variantIn(d *jsontext.Decoder, names map[string]string, level int) (string,
 			return "", ""
 		}
 		name := tok.String()
-		if want, ok := names[strings.ToLower(name)]; ok && want != name {
+		if want, ok := names[foldName(name)]; ok && want != name {
 			return name, want
 		}
 		var inner map[string]string
@@ -115,4 +117,23 @@ func variantIn(d *jsontext.Decoder, names map[string]string, level int) (string,
 	}
 	d.ReadToken() // the object's end
 	return "", ""
+}
+
+// foldName is name in lower case as Go's encoding/json matches names: by
+// Unicode case folding, under which "ſ" (U+017F) is an "s" and the Kelvin
+// sign a "k" ("ſize" is read as "size"), where strings.ToLower leaves "ſ".
+func foldName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return strings.Map(func(r rune) rune {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					if f >= 'a' && f <= 'z' {
+						return f
+					}
+				}
+				return unicode.ToLower(r)
+			}, name)
+		}
+	}
+	return strings.ToLower(name)
 }
