@@ -463,3 +463,43 @@ func TestStream_SlowReaderIsNotAnIdleUpstream(t *testing.T) {
 		t.Errorf("billed prompt %d completion %d, want 7 and %d", l.PromptTokens, l.CompletionTokens, events)
 	}
 }
+
+// A client that never reads a large non-stream answer (speech, a long
+// completion, many embeddings) counts as gone after ClientWriteTimeout, as
+// a stream's does: the handler must not hold its goroutine, its
+// connection and the buffered answer for ever.
+func TestBody_ClientThatNeverReads(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{}, 1)
+	g := MustOpenGateway(t, gatewayConfig{
+		Relay: relay.Config{ClientWriteTimeout: 300 * time.Millisecond},
+		Wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r)
+				if r.URL.Path == "/v1/chat/completions" {
+					done <- struct{}{}
+				}
+			})
+		},
+	})
+	// Far more than the socket buffers of both ends hold.
+	big := strings.Repeat("word ", 6<<20)
+	up := relaytest.NewChat(t, "sk-big", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(ratioModel, big, relaytest.NewUsage(3, 5)))
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}]}`
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+	// Never read.
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the handler still writes to a client that has read nothing for 20 s (ClientWriteTimeout 300ms)")
+	}
+}

@@ -1173,7 +1173,18 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 	}
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	c.w.WriteHeader(http.StatusOK)
-	c.w.Write(data)
+	// A client that does not read counts as gone after ClientWriteTimeout,
+	// as a stream's does; one that reads, however slowly, keeps the
+	// deadline moving piece by piece.
+	wd := writeDeadline{w: c.w, timeout: rl.cfg.ClientWriteTimeout}
+	for len(data) > 0 {
+		n := min(len(data), 64<<10)
+		wd.extend()
+		if _, err := c.w.Write(data[:n]); err != nil {
+			break
+		}
+		data = data[n:]
+	}
 	return nil
 }
 
