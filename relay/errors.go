@@ -58,9 +58,17 @@ func writeError(w http.ResponseWriter, requestID string, e *Error) {
 		b.Error.Type = "new_api_error"
 	}
 	data, _ := json.Marshal(b)
+	status := e.Status
+	if status < 300 || status == http.StatusNotModified {
+		// A failure under a success status (an upstream's 201 or 204, a
+		// mapping to one) would read as the answer, and 1xx, 204 and 304
+		// carry no body: the client gets the error object as a 502, the
+		// upstream's status staying in param.
+		status = http.StatusBadGateway
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(e.Status)
+	w.WriteHeader(status)
 	w.Write(data)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,5 +464,36 @@ func TestAdminChannelPin(t *testing.T) {
 	}
 	if high.Hits() != 0 || low.Hits() != 1 {
 		t.Fatalf("a refused pin reached an upstream: hits high %d, low %d", high.Hits(), low.Hits())
+	}
+}
+
+// An upstream that answers a call with another success status than 200
+// (204 No Content, 201) or a 304 failed it: the client gets OpenAI's
+// error object with a failure status (502) and the upstream's status in
+// param, never a body-less 204 or an error object under a success status
+// that an SDK would read as the answer. Nothing is charged.
+func TestUpstreamSuccessStatusOtherThan200(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	var status atomic.Int64
+	up := relaytest.NewChat(t, "sk-odd", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.WriteHeader(int(status.Load()))
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	for _, s := range []int{http.StatusNoContent, http.StatusCreated, http.StatusNotModified} {
+		status.Store(int64(s))
+		res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "hi"))
+		if res.Status != http.StatusBadGateway {
+			t.Errorf("upstream %d: client got %d %q, want 502 with an error object", s, res.Status, res.Body)
+			continue
+		}
+		e := res.wantError(t, http.StatusBadGateway, "bad_response_status_code")
+		if e.Error.Param != fmt.Sprint(s) || res.Header.Get("X-Oneapi-Request-Id") == "" {
+			t.Errorf("upstream %d: error %+v, request id %q", s, e.Error, res.Header.Get("X-Oneapi-Request-Id"))
+		}
+	}
+	if n := len(g.consumeLogs(t, "alice")); n != 0 {
+		t.Errorf("consume logs = %d, want 0", n)
 	}
 }
