@@ -197,9 +197,9 @@ func (rl *Relay) billingUsage(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.User) {
 	start := time.Now()
 	id := requestID(w)
-	body, err := readAllLimited(r, rl.cfg.MaxBodyBytes)
-	if err != nil {
-		writeError(w, id, badRequest("无法读取请求体"))
+	body, e := readRequestBody(w, r, rl.cfg.MaxBodyBytes)
+	if e != nil {
+		writeError(w, id, e)
 		return
 	}
 	// group is the gateway's own field: read here, never sent upstream

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/store"
 )
@@ -119,5 +120,37 @@ func TestPlaygroundUpstreamUnauthorizedKeepsTheSession(t *testing.T) {
 	_, key := g.MustCreateToken(t, "alice", store.Token{Name: "v1", UnlimitedQuota: true})
 	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "Hello")); res.Status != http.StatusUnauthorized {
 		t.Fatalf("/v1 with a refused channel key: %d, want the upstream's 401", res.Status)
+	}
+}
+
+// A playground body over the relay's limit is refused as /v1 refuses one,
+// 413 request_too_large, not cut at the limit and then called bad JSON.
+func TestPlayground_BodyOverTheLimit(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{MaxBodyBytes: 1 << 10}})
+	up := relaytest.NewChat(t, "sk-pg", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(ratioModel, "Hi!", relaytest.NewUsage(12, 3)))
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	uid := fixture.ids["alice"]
+	sid, _, err := g.st.CreateSession(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<10) + `"}]}`
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
+	req.AddCookie(&http.Cookie{Name: "session", Value: sid})
+	res, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := result{Status: res.StatusCode, Header: res.Header, Body: b}
+	r.wantError(t, http.StatusRequestEntityTooLarge, "request_too_large")
+	if up.Hits() != 0 {
+		t.Fatalf("the upstream was asked %d times", up.Hits())
 	}
 }

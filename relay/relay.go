@@ -381,13 +381,9 @@ func (rl *Relay) run(c *call) *Error {
 
 // readBody reads and decodes what the relay needs from the request body.
 func (rl *Relay) readBody(c *call) *Error {
-	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, rl.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large", Message: "请求体过大", Local: true}
-		}
-		return badRequest("无法读取请求体")
+	body, e := readRequestBody(c.w, c.r, rl.cfg.MaxBodyBytes)
+	if e != nil {
+		return e
 	}
 	c.body = body
 	c.ctype = c.r.Header.Get("Content-Type")
