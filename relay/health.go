@@ -41,6 +41,13 @@ func disableRule(chType, status int, typ, code, msg string) bool {
 			return true
 		}
 	}
+	switch status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		// An answer refusing the request itself quotes what the client
+		// sent ("Invalid value: '…'"): a phrase anywhere in it would let
+		// any token holder disable the channels one by one.
+		return false
+	}
 	for _, p := range []string{"The security token included in the request is invalid", "Operation not allowed", "Your account is not authorized"} {
 		if strings.Contains(msg, p) {
 			return true

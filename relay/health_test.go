@@ -73,6 +73,48 @@ func TestHealth_AutoDisable(t *testing.T) {
 	}
 }
 
+// The "message contains" rules of S §5.9 do not judge an answer that
+// refuses the request itself (400, 404, 413, 422): such a message quotes
+// what the client sent, so any token holder could otherwise disable the
+// channels one by one by sending the phrase. The other rules still apply
+// to those statuses.
+func TestHealth_MessageRulesIgnoreQuotedRequests(t *testing.T) {
+	t.Parallel()
+	quoted := "Invalid value: 'Operation not allowed'. Supported values are: 'system', 'assistant', 'user'."
+	for _, tc := range []struct {
+		name     string
+		status   int
+		typ      string
+		msg      string
+		disabled bool
+	}{
+		{"400 quoting the request", 400, "invalid_request_error", quoted, false},
+		{"422 quoting the request", 422, "invalid_request_error", "Operation not allowed is not a role", false},
+		{"403 saying it", 403, "", "Operation not allowed for this account", true},
+		{"400 with a start rule", 400, "invalid_request_error", "Your credit balance is too low to access the API", true},
+		{"400 with a type rule", 400, "insufficient_quota", "quota", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+			up := relaytest.NewChat(t, "sk-up", failWith(tc.status, tc.typ, "", tc.msg))
+			ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.AutoBan = 1 })
+			_, key := g.MustCreateToken(t, "alice", store.Token{})
+			body := map[string]any{"model": ratioModel, "messages": []any{map[string]any{"role": "Operation not allowed", "content": "hi"}}}
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", res.Status, tc.status, res.Body)
+			}
+			fresh, err := g.st.Channel(ch.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fresh.Status == store.ChannelStatusAutoDisabled; got != tc.disabled {
+				t.Fatalf("channel status %d: disabled %v, want %v", fresh.Status, got, tc.disabled)
+			}
+		})
+	}
+}
+
 // rootGet calls a console route as root with a system access token.
 func (g *gateway) rootGet(t *testing.T, path string) map[string]any {
 	t.Helper()
