@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"gateway/store"
@@ -189,8 +190,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	writeMessage(w, msg, viewUser(u))
 }
 
+// logout ends the request's session. The GET form (kept for older
+// consoles, which send New-Api-User with every call) needs that header to
+// name the session's user: a link on another site followed over plain http
+// carries no Sec-Fetch-Site for refuseCrossSite to read, and an image in a
+// page of the gateway is same-origin, but neither can add the header.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		if r.Method != http.MethodPost {
+			if sess, err := s.store.Session(c.Value); err == nil && sess.UserID != 0 &&
+				strings.TrimSpace(r.Header.Get("New-Api-User")) != strconv.FormatUint(sess.UserID, 10) {
+				writeError(w, r, store.Errorf(store.EFORBIDDEN, "拒绝来自其他站点的请求"))
+				return
+			}
+		}
 		defer s.hub.DisconnectSession(sessionTag(c.Value))
 		if err := s.store.DeleteSession(c.Value); err != nil {
 			writeError(w, r, err)

@@ -379,6 +379,31 @@ func TestLogout(t *testing.T) {
 	ApiScenario{URL: "/api/user/logout", WantStatus: 200}.Test(t, ts)
 }
 
+// A link on another site to GET /api/user/logout, followed over plain http
+// (no Sec-Fetch-Site, no Origin on a GET navigation; SameSite=Lax sends the
+// cookie), or an image pointing at it in a page of the gateway, must not end
+// the visitor's session: neither carries New-Api-User, which every console
+// that logs out with GET sends.
+func TestLogoutGETNeedsTheConsolesHeader(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, id := ts.MustSession(t, "alice")
+	for _, h := range []map[string]string{
+		{"New-Api-User": "", "Sec-Fetch-Mode": "navigate"},                               // plain-http link from elsewhere
+		{"New-Api-User": "", "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Dest": "image"}, // <img src=/api/user/logout>
+		{"New-Api-User": "999"},
+	} {
+		r := ApiScenario{Method: "GET", URL: "/api/user/logout", Cookie: cookie, UserID: id, Headers: h}.Do(t, ts)
+		if r.StatusCode != 403 {
+			t.Errorf("GET logout with %v: status %d, want 403; body %s", h, r.StatusCode, r.Body)
+		}
+		ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+	}
+	// The console's own call, and one without a session, still work.
+	ApiScenario{Method: "GET", URL: "/api/user/logout", Cookie: cookie, UserID: id, WantStatus: 200}.Test(t, ts)
+	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: id, WantStatus: 401}.Test(t, ts)
+}
+
 // A browser on another site may not log a visitor in or out: a form,
 // text/plain or untyped body sent by a browser (Origin set), or any change the browser
 // itself marks cross-site, gets 403. The console's JSON, whatever Origin a
