@@ -23,8 +23,9 @@ import (
 )
 
 // disableRule reports whether an upstream failure means the channel's key
-// or account is unusable (S §5.9).
-func disableRule(chType, status int, typ, code, msg string) bool {
+// or account is unusable (S §5.9). status is the one the channel's mapping
+// made of the upstream's own, upstream.
+func disableRule(chType, status, upstream int, typ, code, msg string) bool {
 	if status == http.StatusUnauthorized || (status == http.StatusForbidden && chType == 24) {
 		return true
 	}
@@ -41,11 +42,12 @@ func disableRule(chType, status int, typ, code, msg string) bool {
 			return true
 		}
 	}
-	switch status {
+	switch upstream {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		// An answer refusing the request itself quotes what the client
 		// sent ("Invalid value: '…'"): a phrase anywhere in it would let
-		// any token holder disable the channels one by one.
+		// any token holder disable the channels one by one. The upstream's
+		// own status says so, whatever a mapping (400 to 500) makes of it.
 		return false
 	}
 	for _, p := range []string{"The security token included in the request is invalid", "Operation not allowed", "Your account is not authorized"} {
@@ -59,8 +61,8 @@ func disableRule(chType, status int, typ, code, msg string) bool {
 // maybeDisableFor disables a channel after a relay failure that shows its
 // credentials are unusable, when automatic disabling is on and the channel
 // allows it.
-func (rl *Relay) maybeDisableFor(ch *store.Channel, status int, typ, code, msg string, set *store.Settings) {
-	if ch.AutoBan != 1 || !set.Bool("AutomaticDisableChannelEnabled") || !disableRule(ch.Type, status, typ, code, msg) {
+func (rl *Relay) maybeDisableFor(ch *store.Channel, status, upstream int, typ, code, msg string, set *store.Settings) {
+	if ch.AutoBan != 1 || !set.Bool("AutomaticDisableChannelEnabled") || !disableRule(ch.Type, status, upstream, typ, code, msg) {
 		return
 	}
 	rl.setStatus(ch, store.ChannelStatusAutoDisabled, fmt.Sprintf("上游返回 %d：%s", status, msg))
@@ -251,7 +253,7 @@ func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) int {
 	if ch.Status == store.ChannelStatusEnabled && ch.AutoBan == 1 && set.Bool("AutomaticDisableChannelEnabled") {
 		var reason string
 		switch {
-		case r.Err != nil && disableRule(ch.Type, r.Status, r.Type, r.Code, r.Message):
+		case r.Err != nil && disableRule(ch.Type, r.Status, r.Status, r.Type, r.Code, r.Message):
 			reason = "测试失败：" + r.Err.Error()
 		case slow:
 			reason = fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds())

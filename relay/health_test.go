@@ -675,3 +675,26 @@ func TestHealth_TestLogCarriesPricing(t *testing.T) {
 		}
 	}
 }
+
+// The console's template maps a channel's 400 to 500 (to have it retried):
+// the 400 still refuses the request and quotes what the client sent, so
+// the "message contains" rules must not judge it under its mapped status.
+func TestHealth_MessageRulesIgnoreQuotedRequestsUnderAMapping(t *testing.T) {
+	t.Parallel()
+	quoted := "Invalid value: 'Operation not allowed'. Supported values are: 'system', 'assistant', 'user'."
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+	up := relaytest.NewChat(t, "sk-up", failWith(400, "invalid_request_error", "", quoted))
+	ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) { c.AutoBan = 1; c.StatusCodeMapping = `{"400":"500"}` })
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	body := map[string]any{"model": ratioModel, "messages": []any{map[string]any{"role": "Operation not allowed", "content": "hi"}}}
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != 500 {
+		t.Fatalf("status %d, want the mapped 500: %s", res.Status, res.Body)
+	}
+	fresh, err := g.st.Channel(ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Status == store.ChannelStatusAutoDisabled {
+		t.Fatalf("a client's quoted phrase in an upstream 400 (mapped to 500) disabled the channel: %s", fresh.OtherInfo)
+	}
+}

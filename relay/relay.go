@@ -960,7 +960,7 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		typ, code := upstreamErrorFields(data)
 		e := &Error{Status: status, Type: "upstream_error", Code: "bad_response_status_code", Param: strconv.Itoa(status),
 			Message: msg, Retry: shouldRetry(status)}
-		rl.maybeDisableFor(ch, status, typ, code, msg, set)
+		rl.maybeDisableFor(ch, status, resp.StatusCode, typ, code, msg, set)
 		return e
 	}
 	if c.stream {
@@ -1016,7 +1016,7 @@ func (rl *Relay) okButFailed(ch *store.Channel, data []byte, set *store.Settings
 			msg = "上游返回了错误"
 		}
 		typ, code := upstreamErrorFields(data)
-		rl.maybeDisableFor(ch, http.StatusInternalServerError, typ, code, msg, set)
+		rl.maybeDisableFor(ch, http.StatusInternalServerError, http.StatusInternalServerError, typ, code, msg, set)
 		return &Error{Status: http.StatusInternalServerError, Type: "upstream_error", Code: "bad_response", Message: msg, Retry: true}
 	}
 	return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "bad_response_body", Message: "上游返回了无法解析的响应", Retry: true}
