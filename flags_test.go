@@ -42,6 +42,10 @@ func TestParseFlags(t *testing.T) {
 			}},
 		{name: "the GATEWAY_ names win over the reference's", env: map[string]string{"PORT": "8080", "GATEWAY_ADDR": "127.0.0.1:9000", "RELAY_TIMEOUT": "x", "GATEWAY_RELAY_TIMEOUT": "5s"},
 			check: func(c Config) bool { return c.Addr == "127.0.0.1:9000" && c.RelayTimeout == 5*time.Second }},
+		{name: "a meaningless reference name is named, not its GATEWAY_ twin", env: map[string]string{"STREAMING_TIMEOUT": "0", "RELAY_TIMEOUT": "-5"},
+			want: []string{`STREAMING_TIMEOUT="0"`, `RELAY_TIMEOUT="-5"`}},
+		{name: "a reference timeout too large for a duration", env: map[string]string{"RELAY_TIMEOUT": "20000000000"},
+			want: []string{`RELAY_TIMEOUT="20000000000"`}},
 		{name: "a bad reference name", env: map[string]string{"PORT": "http", "STREAMING_TIMEOUT": "30s"},
 			want: []string{`PORT="http"`, `STREAMING_TIMEOUT="30s"`}},
 	} {

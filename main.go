@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -140,13 +141,21 @@ func (e *envReader) bool(name string, def bool) bool {
 	return envParse(e, name, def, strconv.ParseBool, "true or false")
 }
 
-// seconds reads a whole number of seconds, as the reference's variables
-// are written.
-func (e *envReader) seconds(name string, def time.Duration) time.Duration {
+// seconds reads a whole number of seconds, at least least, as the
+// reference's variables are written; one out of range is refused under its
+// own name, not under the GATEWAY_ twin the operator did not set.
+func (e *envReader) seconds(name string, def time.Duration, least int64) time.Duration {
+	want := "a whole number of seconds"
+	if least > 0 {
+		want = "a positive whole number of seconds"
+	}
 	return envParse(e, name, def, func(v string) (time.Duration, error) {
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil && (n < least || n > int64(math.MaxInt64/time.Second)) {
+			err = errors.New("out of range")
+		}
 		return time.Duration(n) * time.Second, err
-	}, "a whole number of seconds")
+	}, want)
 }
 
 // older reads the reference's name of a setting (S §12) only when the
@@ -195,11 +204,11 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
 	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", env.duration("GATEWAY_STREAM_IDLE_TIMEOUT",
-		older("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second, func() time.Duration { return env.seconds("STREAMING_TIMEOUT", 30*time.Second) })),
+		older("GATEWAY_STREAM_IDLE_TIMEOUT", 30*time.Second, func() time.Duration { return env.seconds("STREAMING_TIMEOUT", 30*time.Second, 1) })),
 		"end a stream whose upstream sends nothing for this long (GATEWAY_STREAM_IDLE_TIMEOUT, or STREAMING_TIMEOUT in seconds)")
 	fs.DurationVar(&c.FirstByteTimeout, "first-byte-timeout", env.duration("GATEWAY_FIRST_BYTE_TIMEOUT", 60*time.Second), "try the next channel when a stream sends nothing for this long; negative = off (GATEWAY_FIRST_BYTE_TIMEOUT)")
 	fs.DurationVar(&c.RelayTimeout, "relay-timeout", env.duration("GATEWAY_RELAY_TIMEOUT",
-		older("GATEWAY_RELAY_TIMEOUT", 0, func() time.Duration { return env.seconds("RELAY_TIMEOUT", 0) })),
+		older("GATEWAY_RELAY_TIMEOUT", 0, func() time.Duration { return env.seconds("RELAY_TIMEOUT", 0, 0) })),
 		"bound on a whole non-stream upstream call; 0 = none (GATEWAY_RELAY_TIMEOUT, or RELAY_TIMEOUT in seconds)")
 	fs.DurationVar(&c.SyncInterval, "sync", env.duration("GATEWAY_SYNC", 0),
 		"0 = a response's last bytes wait for its charge to be committed; N = commit charges every N and answer at once, a crash may lose the charges of the last N and of the commit in progress (GATEWAY_SYNC)")
