@@ -637,7 +637,10 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 		value = strings.TrimRight(value, "/")
 		if value != "" {
 			u, err := url.Parse(value)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsFunc(value, unicode.IsSpace) {
+			// A base that paths are appended to: a query or fragment would
+			// swallow them, and credentials would be public in /api/status.
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsFunc(value, unicode.IsSpace) ||
+				strings.ContainsAny(value, "?#") || u.User != nil {
 				return "", Errorf(EINVALID, "%s 必须是 http 或 https 地址", d.Key)
 			}
 		}

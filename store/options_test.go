@@ -387,3 +387,33 @@ func TestOptions_SecretsHidden(t *testing.T) {
 		t.Error("public keys missing from Options()")
 	}
 }
+
+// An address option is a base that paths are appended to ({PayAddress}/submit.php,
+// {ServerAddress}/topup, {WeChatServerAddress}/api/wechat/user): a query or
+// fragment would swallow the appended path, and credentials would be handed
+// to every visitor in GET /api/status. Refused, and nothing changes.
+func TestUpdateOption_AddressWithQueryOrFragmentRefused(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	for _, tt := range []struct{ key, value string }{
+		{"PayAddress", "https://pay.example#x"},
+		{"PayAddress", "https://pay.example/?a=1"},
+		{"ServerAddress", "https://gw.example/?x"},
+		{"ServerAddress", "https://user:pw@gw.example"},
+		{"WeChatServerAddress", "https://wx.example/#"},
+		{"CustomCallbackAddress", "https://cb.example?"},
+	} {
+		err := s.UpdateOption(tt.key, tt.value)
+		wantCode(t, err, store.EINVALID, tt.key+" 必须是 http 或 https 地址")
+		if got := s.Settings().Get(tt.key); got != "" {
+			t.Errorf("%s = %q after a refused save", tt.key, got)
+		}
+	}
+	// A path stays allowed (a gateway behind a prefix).
+	if err := s.UpdateOption("ServerAddress", "https://gw.example/api-gw/"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Settings().ServerAddress(); got != "https://gw.example/api-gw" {
+		t.Fatalf("ServerAddress = %q", got)
+	}
+}
