@@ -602,6 +602,18 @@ func normalizeOption(d *OptionDef, value string) (string, error) {
 				return "", Errorf(EINVALID, "%s 的每一项都必须是对象", d.Key)
 			}
 		}
+		// A null address would be read as an empty link.
+		var raw []map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(value), &raw); err != nil {
+			return "", Errorf(EINVALID, "%s 不是合法的 JSON 字符串", d.Key)
+		}
+		for _, c := range raw {
+			for k, v := range c {
+				if string(v) == "null" {
+					return "", Errorf(EINVALID, "%s 中 %s 的值不能为 null", d.Key, ClipRunes(k, 32))
+				}
+			}
+		}
 	case KindEnum:
 		ok := false
 		for _, e := range d.Enum {

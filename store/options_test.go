@@ -417,3 +417,17 @@ func TestUpdateOption_AddressWithQueryOrFragmentRefused(t *testing.T) {
 		t.Fatalf("ServerAddress = %q", got)
 	}
 }
+
+// A Chats entry whose address is null would be read as an empty link: a
+// sidebar entry that opens nothing. docs/options.md: a map member may not be
+// null. Refused, and the list is unchanged.
+func TestUpdateOption_ChatsNullMemberRefused(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	before := s.Settings().Get("Chats")
+	err := s.UpdateOption("Chats", `[{"ChatGPT Next Web":null}]`)
+	wantCode(t, err, store.EINVALID, "不能为 null")
+	if got := s.Settings().Get("Chats"); got != before {
+		t.Fatalf("Chats = %q after a refused save", got)
+	}
+}
