@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"math"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -923,7 +924,8 @@ func (s *Store) EnsureAffCode(id uint64) (string, error) {
 // balance in one transaction. The amount must be at least QuotaPerUnit and
 // at most aff_quota. Errors: EINVALID, ENOTFOUND.
 func (s *Store) TransferAffQuota(id uint64, quota int64) (*User, error) {
-	min := int64(s.Settings().QuotaPerUnit())
+	// Rounded up: a decimal QuotaPerUnit (1000.5) is the least, not 1000.
+	min := int64(math.Ceil(s.Settings().QuotaPerUnit()))
 	if quota < min {
 		return nil, Errorf(EINVALID, "划转金额最低为 %s", formatQuota(s.Settings(), min))
 	}

@@ -814,3 +814,20 @@ func TestUpdateUser_LegacyUsernameKept(t *testing.T) {
 	bad := "李\u3000四"
 	wantCode(t, func() error { _, err := s.UpdateUser(legacy.ID, store.UserUpdate{Username: &bad}); return err }(), store.EINVALID, "用户名不能包含空白字符")
 }
+
+// QuotaPerUnit is a decimal option: the smallest transfer is QuotaPerUnit
+// itself (S §6.4: "must be ≥ QuotaPerUnit"), not its integer part.
+func TestTransferAffQuota_FractionalQuotaPerUnit(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "alice"})
+	store.SetAffQuota(t, s, u.ID, 10_000)
+	if err := s.UpdateOption("QuotaPerUnit", "1000.5"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.TransferAffQuota(u.ID, 1000)
+	wantCode(t, err, store.EINVALID, "划转金额最低为")
+	if got, err := s.TransferAffQuota(u.ID, 1001); err != nil || got.AffQuota != 8_999 {
+		t.Fatalf("transfer of 1001 = %+v, %v", got, err)
+	}
+}
