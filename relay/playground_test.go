@@ -31,17 +31,8 @@ func TestPlayground(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
-		req.AddCookie(&http.Cookie{Name: "session", Value: sid})
-		res, err := g.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
+		res := g.playground(t, uid, sid, body)
+		return res.Status, string(res.Body)
 	}
 	before, _ := g.st.LiveBalance(uid)
 	status, body := call(`{"model":"` + ratioModel + `","group":"vip","messages":[{"role":"user","content":"Hello"}]}`)
@@ -138,6 +129,16 @@ func TestPlayground_BodyOverTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<10) + `"}]}`
+	g.playground(t, uid, sid, body).wantError(t, http.StatusRequestEntityTooLarge, "request_too_large")
+	if up.Hits() != 0 {
+		t.Fatalf("the upstream was asked %d times", up.Hits())
+	}
+}
+
+// playground sends body to /pg/chat/completions in the session sid of
+// user uid, as the console does.
+func (g *gateway) playground(t *testing.T, uid uint64, sid, body string) result {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/pg/chat/completions", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("New-Api-User", strconv.FormatUint(uid, 10))
@@ -148,9 +149,5 @@ func TestPlayground_BodyOverTheLimit(t *testing.T) {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	r := result{Status: res.StatusCode, Header: res.Header, Body: b}
-	r.wantError(t, http.StatusRequestEntityTooLarge, "request_too_large")
-	if up.Hits() != 0 {
-		t.Fatalf("the upstream was asked %d times", up.Hits())
-	}
+	return result{Status: res.StatusCode, Header: res.Header, Body: b}
 }
