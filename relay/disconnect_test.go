@@ -385,13 +385,7 @@ func TestStream_ClientThatStopsReading(t *testing.T) {
 	})
 	g.MustCreateChannel(t, up, ratioModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	body := `{"model":"` + ratioModel + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+	g.postUnread(t, key, `{"model":"`+ratioModel+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	// Never read: the socket buffers fill and the gateway's writes stall.
 	// The bounds are generous: megabytes pass before the buffers fill, and
 	// what the upstream sent is then counted locally (seconds on a loaded
@@ -489,17 +483,25 @@ func TestBody_ClientThatNeverReads(t *testing.T) {
 	})
 	g.MustCreateChannel(t, up, ratioModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	body := `{"model":"` + ratioModel + `","messages":[{"role":"user","content":"hi"}]}`
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+	g.postUnread(t, key, `{"model":"`+ratioModel+`","messages":[{"role":"user","content":"hi"}]}`)
 	// Never read.
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the handler still writes to a client that has read nothing for 20 s (ClientWriteTimeout 300ms)")
 	}
+}
+
+// postUnread sends a chat completion over a raw connection that the test
+// then does not read, so the gateway's writes stall once the socket
+// buffers are full. The connection closes with the test.
+func (g *gateway) postUnread(t *testing.T, key, body string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+	return conn
 }
