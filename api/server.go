@@ -76,7 +76,7 @@ type Server struct {
 	store     *store.Store
 	policy    *policy.Policy
 	hub       *ws.Hub
-	mux       *http.ServeMux
+	mux       *patternMux
 	handler   http.Handler
 	routes    []route
 	cors      map[string]bool // paths that allow other origins
@@ -107,7 +107,7 @@ func New(cfg Config) *Server {
 		store:     cfg.Store,
 		policy:    cfg.Policy,
 		hub:       cfg.Hub,
-		mux:       http.NewServeMux(),
+		mux:       &patternMux{ServeMux: http.NewServeMux()},
 		cors:      map[string]bool{},
 		apiLimit:  newLimiter(cfg.APIRateLimit),
 		critical:  newLimiter(cfg.CriticalRateLimit),
@@ -160,6 +160,29 @@ func (s *Server) ChannelMailer() *ChannelMailer { return s.cfg.ChannelMail }
 
 // Routes returns every /api route registered, for the policy completeness test.
 func (s *Server) Routes() []route { return s.routes }
+
+// Patterns returns every pattern registered on the server's mux, guarded or
+// not (the relay's, the catch-alls, the console's files), so that the route
+// tests see a route however it was added.
+func (s *Server) Patterns() []string { return append([]string(nil), s.mux.patterns...) }
+
+// patternMux is the server's mux. It remembers every pattern registered on
+// it: http.ServeMux cannot list them.
+type patternMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// Handle registers h for pattern.
+func (m *patternMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+// HandleFunc registers f for pattern.
+func (m *patternMux) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(f))
+}
 
 // Close stops background work.
 func (s *Server) Close() {

@@ -116,12 +116,18 @@ func New(cfg Config) *Relay {
 	return &Relay{cfg: cfg, store: cfg.Store, client: cfg.Client}
 }
 
+// Mux is where Register adds the routes: an *http.ServeMux, or a mux of the
+// caller's that records them.
+type Mux interface {
+	Handle(pattern string, handler http.Handler)
+}
+
 // Register adds the relay routes to mux.
 //
 // allowBilling, when set, is asked before each billing read
 // (/dashboard/billing/* and its /v1 twin): S §12 puts those under the
 // console's per-IP API limit, whose owner answers. A refused read gets 429.
-func (rl *Relay) Register(mux *http.ServeMux, allowBilling func(*http.Request) bool) {
+func (rl *Relay) Register(mux Mux, allowBilling func(*http.Request) bool) {
 	h := func(k kind) http.Handler {
 		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil, time.Now()) }))
 	}
