@@ -139,6 +139,30 @@ var wantAccess = map[string]string{
 	"GET /api/oauth/wechat/bind":    policy.User,
 }
 
+// wantCritical is every route behind the critical rate limit (S §12:
+// register, login, verification, reset_password, user/reset and all of
+// /api/oauth/*; docs/decisions.md adds the redemption of a code). Every
+// other console route is under the /api limit only.
+var wantCritical = map[string]bool{
+	"POST /api/user/register":       true,
+	"POST /api/user/login":          true,
+	"GET /api/verification":         true,
+	"GET /api/reset_password":       true,
+	"POST /api/user/reset":          true,
+	"GET /api/oauth/state":          true,
+	"GET /api/oauth/github":         true,
+	"GET /api/oauth/linuxdo":        true,
+	"GET /api/oauth/wechat":         true,
+	"GET /api/oauth/wechat/bind":    true,
+	"GET /api/oauth/telegram/login": true,
+	"GET /api/oauth/telegram/bind":  true,
+	"GET /api/oauth/email/bind":     true,
+	"POST /api/user/topup":          true,
+}
+
+// msgBadAccessToken is the guard's answer to a system access token it does not know.
+const msgBadAccessToken = "无效的访问令牌"
+
 var roleRank = map[string]int{policy.Guest: 0, policy.User: 1, policy.Admin: 2, policy.Root: 3}
 
 // destructive routes run last in the matrix: they end the caller's account.
@@ -170,6 +194,9 @@ func TestPolicyCoversRoutes(t *testing.T) {
 		if _, ok := wantAccess[key]; !ok {
 			t.Errorf("route %s is missing from this test's access table", key)
 		}
+		if r.Critical != wantCritical[key] {
+			t.Errorf("route %s: critical rate limit %v, want %v (S §12)", key, r.Critical, wantCritical[key])
+		}
 	}
 	for key := range lines {
 		if !registered[key] {
@@ -181,6 +208,11 @@ func TestPolicyCoversRoutes(t *testing.T) {
 			t.Errorf("access table names %s, which is not registered", key)
 		}
 	}
+	for key := range wantCritical {
+		if !registered[key] {
+			t.Errorf("critical table names %s, which is not registered", key)
+		}
+	}
 	if len(registered) == 0 {
 		t.Fatal("no routes registered")
 	}
@@ -189,47 +221,66 @@ func TestPolicyCoversRoutes(t *testing.T) {
 func TestPolicyMatrix(t *testing.T) {
 	t.Parallel()
 	// Rate limits are off (the zero Config), so nothing but the guard and
-	// the handlers answer.
+	// the handlers answer. Every role calls with a login session and with a
+	// system access token, which S §2 accepts on every route of its level.
 	for _, role := range policy.Roles {
-		t.Run(role, func(t *testing.T) {
-			t.Parallel()
-			ts := MustStartServer(t)
-			routes := ts.API.Routes()
-			sort.SliceStable(routes, func(i, j int) bool {
-				return !destructive[routes[i].Method+" "+routes[i].Path] && destructive[routes[j].Method+" "+routes[j].Path]
-			})
-			for _, r := range routes {
-				key := r.Method + " " + r.Path
-				min, ok := wantAccess[key]
-				if !ok {
-					t.Errorf("%s: not in the access table", key)
-					continue
-				}
-				allowed := roleRank[role] >= roleRank[min]
-				url := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string {
-					if p == "{$}" {
-						return ""
-					}
-					return "1"
-				})
-				// A fresh session per request: logout ends the one it gets.
-				resp := ApiScenario{Method: r.Method, URL: url, As: role, Body: `{}`}.Do(t, ts)
-				guardRefusal := false
-				if resp.StatusCode == 401 || resp.StatusCode == 403 {
-					if e, err := decodeEnvelope(resp.Body); err == nil && (e.Message == msgNotLoggedIn || e.Message == msgNoCredentials || e.Message == msgNoPermission) {
-						guardRefusal = true
-					}
-				}
-				switch {
-				case allowed && guardRefusal:
-					t.Errorf("%s as %s: refused by the guard (%d %s); the spec allows %s and up", key, role, resp.StatusCode, resp.Body, min)
-				case !allowed && role == policy.Guest && (resp.StatusCode != 401 || !guardRefusal):
-					t.Errorf("%s as guest: %d %s, want 401 from the guard", key, resp.StatusCode, resp.Body)
-				case !allowed && role != policy.Guest && (resp.StatusCode != 403 || !guardRefusal):
-					t.Errorf("%s as %s: %d %s, want 403 from the guard", key, role, resp.StatusCode, resp.Body)
-				}
+		for _, cred := range []string{"session", "token"} {
+			if role == policy.Guest && cred == "token" {
+				continue
 			}
+			t.Run(role+"/"+cred, func(t *testing.T) {
+				t.Parallel()
+				policyMatrix(t, role, cred == "token")
+			})
+		}
+	}
+}
+
+func policyMatrix(t *testing.T, role string, viaToken bool) {
+	ts := MustStartServer(t)
+	routes := ts.API.Routes()
+	sort.SliceStable(routes, func(i, j int) bool {
+		return !destructive[routes[i].Method+" "+routes[i].Path] && destructive[routes[j].Method+" "+routes[j].Path]
+	})
+	for _, r := range routes {
+		key := r.Method + " " + r.Path
+		min, ok := wantAccess[key]
+		if !ok {
+			t.Errorf("%s: not in the access table", key)
+			continue
+		}
+		allowed := roleRank[role] >= roleRank[min]
+		url := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string {
+			if p == "{$}" {
+				return ""
+			}
+			return "1"
 		})
+		// A fresh session or token per request: logout ends the session
+		// it gets, GET /api/user/token replaces the token.
+		sc := ApiScenario{Method: r.Method, URL: url, As: role, Body: `{}`}
+		if viaToken {
+			tok, err := ts.Store.ResetAccessToken(ts.UserID(t, roleUser[role]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.As, sc.Headers = "", map[string]string{"Authorization": "Bearer " + tok}
+		}
+		resp := sc.Do(t, ts)
+		guardRefusal := false
+		if resp.StatusCode == 401 || resp.StatusCode == 403 {
+			if e, err := decodeEnvelope(resp.Body); err == nil && (e.Message == msgNotLoggedIn || e.Message == msgNoCredentials || e.Message == msgNoPermission || e.Message == msgBadAccessToken) {
+				guardRefusal = true
+			}
+		}
+		switch {
+		case allowed && guardRefusal:
+			t.Errorf("%s as %s: refused by the guard (%d %s); the spec allows %s and up", key, role, resp.StatusCode, resp.Body, min)
+		case !allowed && role == policy.Guest && (resp.StatusCode != 401 || !guardRefusal):
+			t.Errorf("%s as guest: %d %s, want 401 from the guard", key, resp.StatusCode, resp.Body)
+		case !allowed && role != policy.Guest && (resp.StatusCode != 403 || !guardRefusal):
+			t.Errorf("%s as %s: %d %s, want 403 from the guard", key, role, resp.StatusCode, resp.Body)
+		}
 	}
 }
 
