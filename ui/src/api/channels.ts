@@ -1,4 +1,5 @@
 import { t } from "../i18n";
+import { serverText } from "../i18n/server";
 import { readJSON, writeJSON } from "../lib/storage";
 import { toast } from "../stores/toast";
 import { ApiError, api } from "./client";
@@ -99,12 +100,12 @@ export function reportServerError(err: unknown): void {
   if (message) toast.error(message);
 }
 
-/** errorText is what a failed call says: the server's message when it gave one, else the client's text. */
+/** errorText is what a failed call says, for display: the server's message when it gave one, else the client's text. */
 export function errorText(err: unknown): string {
   if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
   const body = err.body as { message?: unknown } | undefined;
   const own = err.status !== 500 && typeof body?.message === "string" ? body.message : "";
-  return own || err.message;
+  return serverText(own || err.message);
 }
 
 async function quiet<T>(call: Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 import { t } from "../i18n";
+import { serverText } from "../i18n/server";
 import { toast } from "../stores/toast";
 
 /** Envelope is the shape of every /api answer. */
@@ -79,8 +80,14 @@ function isEnvelope(v: unknown): v is Envelope<unknown> {
   return typeof v === "object" && v !== null && ("success" in v || "message" in v);
 }
 
+/**
+ * fail tells the user (unless silent) and throws. The ApiError keeps the
+ * message as it came (code compares the server's texts); the toast shows a
+ * server text in the console's language (the console's own texts pass
+ * through serverText unchanged).
+ */
 function fail(message: string, status: number, body: unknown, silent: boolean, kind: "error" | "info" = "error"): never {
-  if (!silent && message) toast[kind](message);
+  if (!silent && message) toast[kind](serverText(message));
   throw new ApiError(message, status, body);
 }
 
@@ -133,7 +140,7 @@ export async function request<T = unknown>(method: string, path: string, opts: R
   // A 500 is the server's own failure (A §8); other 5xx answers (a mail server or a provider that
   // failed, a feature that is not available) carry a reason the user needs.
   if (res.status === 500 || (res.status > 500 && !serverMessage)) return fail(t("error.serverInternal"), res.status, parsed, silent);
-  if (res.status > 500) return fail(t("error.withMessage", { message: serverMessage }), res.status, parsed, silent);
+  if (res.status > 500) return fail(t("error.withMessage", { message: serverText(serverMessage) }), res.status, parsed, silent);
   if (res.status === 405) return fail(t("error.demoSite"), 405, parsed, silent, "info");
   if (!res.ok) {
     return fail(serverMessage || t("error.withMessage", { message: res.statusText || String(res.status) }), res.status, parsed, silent);

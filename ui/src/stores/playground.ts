@@ -1,6 +1,7 @@
 import { signal } from "@preact/signals-react";
 import { selfGroups, StreamError, streamChat, userModels, type ChatTurn, type GroupOption } from "../api/playground";
 import { t } from "../i18n";
+import { serverText } from "../i18n/server";
 import { toast } from "./toast";
 import { expireSession, onUserChange, user } from "./user";
 
@@ -183,7 +184,7 @@ async function receive(turns: ChatTurn[], s: PlaygroundSettings, ctl: AbortContr
       finish("error", t("error.expired"));
       expireSession(false);
     } else {
-      finish("error", e.message);
+      finish("error", serverText(e.message));
     }
   } finally {
     streaming.value = false;

@@ -2,6 +2,7 @@ import { computed, signal } from "@preact/signals-react";
 import { handleError } from "../api/client";
 import { PayError, RequestFailed, payableMoney, redeemCode, startPayment, type PaymentMethod } from "../api/topup";
 import { t } from "../i18n";
+import { serverText } from "../i18n/server";
 import { displayInCurrency, quotaPerUnit, status } from "./status";
 import { toast } from "./toast";
 import { onUserChange, refreshSelf } from "./user";
@@ -64,7 +65,7 @@ export function openTopUpLink(): void {
 
 function payFailed(err: unknown): void {
   if (err instanceof RequestFailed) toast.error(t("wallet.requestFailed"));
-  else if (err instanceof PayError) toast.error(t("error.withMessage", { message: err.message }));
+  else if (err instanceof PayError) toast.error(t("error.withMessage", { message: serverText(err.message) }));
   else handleError(err);
 }
 

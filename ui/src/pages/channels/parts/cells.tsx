@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import type { Channel } from "../../../api/channels";
 import { formatTimestamp } from "../../../components/format";
 import { Tooltip } from "../../../components/ui/tooltip";
+import { serverText } from "../../../i18n/server";
 import { CHANNEL_AUTO_DISABLED, CHANNEL_ENABLED, CHANNEL_MANUALLY_DISABLED, refreshBalance, splitList } from "../../../stores/channels";
 import { renderQuota } from "../../../stores/status";
 import { BALANCE_TYPES, responseTimeColor, typeColor, typeNameKey } from "../constants";
@@ -67,7 +68,7 @@ export function StatusBadge({ channel }: { channel: Channel }) {
               {info.reason ? (
                 <>
                   <br />
-                  {t("channels.status.reason", { reason: info.reason })}
+                  {t("channels.status.reason", { reason: serverText(info.reason) })}
                 </>
               ) : null}
               {info.time ? (

@@ -7,6 +7,7 @@ import { handleError } from "../../../api/client";
 import { login } from "../../../api/user";
 import { useTurnstile } from "../../../components/turnstile-widget";
 import { Field } from "../../../components/ui/field";
+import { serverText } from "../../../i18n/server";
 import { AFTER_LOGIN_FALLBACK, afterLoginPath } from "../../../lib/after-login";
 import { status } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
@@ -45,7 +46,7 @@ export function LoginForm() {
       toast.success(t("auth.loginSuccess"));
       if (r.message) {
         // The default password: logged in, and warned.
-        toast.warning(r.message);
+        toast.warning(serverText(r.message));
         navigate(AFTER_LOGIN_FALLBACK);
       } else {
         navigate(afterLoginPath());

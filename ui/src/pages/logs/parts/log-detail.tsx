@@ -3,6 +3,7 @@ import { Code, DataList, Flex, Text } from "@radix-ui/themes";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { LogEntry } from "../../../api/logs";
+import { serverText } from "../../../i18n/server";
 import { parseOther } from "../../../stores/logs";
 import { renderQuota } from "../../../stores/status";
 import { isAdmin } from "../../../stores/user";
@@ -18,7 +19,7 @@ export function LogDetail({ log }: { log: LogEntry }) {
   if (isAdmin.value && isConsume(log) && log.channel) {
     rows.push({ label: t("logs.detail.channel"), value: retryChain(log) || String(log.channel) });
   }
-  if (log.content) rows.push({ label: t("logs.detail.content"), value: log.content });
+  if (log.content) rows.push({ label: t("logs.detail.content"), value: serverText(log.content) });
   if (o.admin_info?.operator) rows.push({ label: t("logs.detail.operator"), value: o.admin_info.operator, testId: "operator" });
   if (isConsume(log) && o.upstream_model) {
     rows.push({ label: t("logs.detail.requested"), value: log.model_name });

@@ -3,6 +3,7 @@ import { Badge, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
+import { serverText } from "../../../i18n/server";
 import { logs, logsLoading, type Row } from "../../../stores/logs";
 import { renderQuota } from "../../../stores/status";
 import { isAdmin } from "../../../stores/user";
@@ -61,8 +62,8 @@ export function LogTable() {
       key: "detail",
       header: t("logs.col.detail"),
       cell: (l) => (
-        <Text size="2" className="clamp-2" title={l.content}>
-          {l.content}
+        <Text size="2" className="clamp-2" title={serverText(l.content)}>
+          {serverText(l.content)}
         </Text>
       ),
     },

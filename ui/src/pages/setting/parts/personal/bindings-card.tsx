@@ -5,6 +5,7 @@ import { useTranslation } from "react-i18next";
 import { useLocation, useSearch } from "wouter";
 import { handleError } from "../../../../api/client";
 import { TelegramStart } from "../../../../components/telegram-login-widget";
+import { serverText } from "../../../../i18n/server";
 import { startGitHubOAuth, startLinuxDOOAuth, telegramBindAuthUrl } from "../../../../lib/oauth";
 import { status } from "../../../../stores/status";
 import { toast } from "../../../../stores/toast";
@@ -46,7 +47,7 @@ function useBindResult() {
       toast.success(bound === "telegram" ? t("oauth.telegramBound") : t("profile.bindSuccess"));
       void refreshSelf().catch(() => {});
     } else if (error !== null) {
-      toast.error(t("oauth.bindFailed", { message: error }));
+      toast.error(t("oauth.bindFailed", { message: serverText(error) }));
     }
     navigate("/setting?tab=personal", { replace: true });
   }, [search, navigate, t]);
