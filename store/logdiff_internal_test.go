@@ -389,7 +389,7 @@ func TestLogQueriesAgainstPlainScan(t *testing.T) {
 	t.Parallel()
 	s := openUnindexed(t)
 	w := newLogWorld(t, s, diffSeed(1))
-	for round := range 6 {
+	for round := range diffRounds() {
 		w.add(t, s, 250+w.rng.IntN(250))
 		switch w.rng.IntN(3) {
 		case 0: // everything indexed
@@ -405,13 +405,13 @@ func TestLogQueriesAgainstPlainScan(t *testing.T) {
 		if w.rng.IntN(2) == 0 {
 			w.clear(t, s, w.base+int64(w.rng.IntN(int(w.span)/3)))
 		}
-		checkAgainstOracle(t, s, w, 25, fmt.Sprintf("round %d (%d entries, %d waiting)", round, len(w.all), UnindexedLogs(s)))
+		checkAgainstOracle(t, s, w, diffCases(25), fmt.Sprintf("round %d (%d entries, %d waiting)", round, len(w.all), UnindexedLogs(s)))
 	}
 	// The row counters agree with the entries once all are indexed.
 	if err := s.indexLogs(); err != nil {
 		t.Fatal(err)
 	}
-	checkAgainstOracle(t, s, w, 25, "all indexed")
+	checkAgainstOracle(t, s, w, diffCases(25), "all indexed")
 	err := s.db.View(func(tx *bolt.Tx) error {
 		counts := tx.Bucket(bucketLogCounts)
 		want := logCounter{}
@@ -601,7 +601,7 @@ func TestLogQueriesAgainstPlainScanDuringBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.backfillRows.Store(200)
-	for round := range 6 {
+	for round := range diffRounds() {
 		if round%2 == 1 {
 			s.scanSlice = time.Nanosecond
 		} else {
@@ -622,8 +622,27 @@ func TestLogQueriesAgainstPlainScanDuringBackfill(t *testing.T) {
 		if w.rng.IntN(3) == 0 {
 			w.clear(t, s, w.base+int64(w.rng.IntN(int(w.span)/4)))
 		}
-		checkAgainstOracle(t, s, w, 15, fmt.Sprintf("backfill round %d (%d entries, %d waiting)", round, len(w.all), UnindexedLogs(s)))
+		checkAgainstOracle(t, s, w, diffCases(15), fmt.Sprintf("backfill round %d (%d entries, %d waiting)", round, len(w.all), UnindexedLogs(s)))
 	}
+}
+
+// diffCases is how many random filter combinations a round checks: n, or
+// a fifth of it under the race detector, which makes each query many times
+// slower (the fixed edge filters are checked either way).
+func diffCases(n int) int {
+	if raceDetector {
+		return max(n/5, 3)
+	}
+	return n
+}
+
+// diffRounds is how many rounds of changes a test checks: 6, or 3 under
+// the race detector.
+func diffRounds() int {
+	if raceDetector {
+		return 3
+	}
+	return 6
 }
 
 // diffSeed is the seed of the differential test: def, or LOGDIFF_SEED to
