@@ -4,29 +4,41 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // likeOracle is LIKE as a regular expression: % any run, _ one character.
+// Each pattern is compiled once: the differential tests ask for the same
+// few patterns thousands of times.
 func likeOracle(s, pattern string) bool {
-	if !strings.ContainsAny(pattern, "%_") {
-		return s == pattern
-	}
-	var b strings.Builder
-	b.WriteString(`^(?s:`)
-	for _, r := range pattern {
-		switch r {
-		case '%':
-			b.WriteString(`.*`)
-		case '_':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
+	likeMu.Lock()
+	re := likeRes[pattern]
+	if re == nil {
+		var b strings.Builder
+		b.WriteString(`^(?s:`)
+		for _, r := range pattern {
+			switch r {
+			case '%':
+				b.WriteString(`.*`)
+			case '_':
+				b.WriteString(`.`)
+			default:
+				b.WriteString(regexp.QuoteMeta(string(r)))
+			}
 		}
+		b.WriteString(`)$`)
+		re = regexp.MustCompile(b.String())
+		likeRes[pattern] = re
 	}
-	b.WriteString(`)$`)
-	return regexp.MustCompile(b.String()).MatchString(s)
+	likeMu.Unlock()
+	return re.MatchString(s)
 }
+
+var (
+	likeMu  sync.Mutex
+	likeRes = map[string]*regexp.Regexp{}
+)
 
 // likeMatch agrees with the regular expression on random names and
 // patterns, multi-byte characters included (_ is one character), and on

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,41 +23,6 @@ import (
 // with clears at random times; every query the API offers (each filter
 // alone and combined, pages up to and past the last, totals, sums, the two
 // searches and the token lookup) is compared with the scan.
-
-// oracleLike is SQL LIKE (% any run of characters, _ one character),
-// case-sensitive, written as a regular expression.
-func oracleLike(s, pattern string) bool {
-	likeMu.Lock()
-	re := likeRes[pattern]
-	if re == nil {
-		re = likeRegexp(pattern)
-		likeRes[pattern] = re
-	}
-	likeMu.Unlock()
-	return re.MatchString(s)
-}
-
-var (
-	likeMu  sync.Mutex
-	likeRes = map[string]*regexp.Regexp{}
-)
-
-func likeRegexp(pattern string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString(`(?s)^`)
-	for _, r := range pattern {
-		switch r {
-		case '%':
-			b.WriteString(`.*`)
-		case '_':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(`$`)
-	return regexp.MustCompile(b.String())
-}
 
 func oracleMatch(l *Log, f LogFilter, userByName map[string]uint64) bool {
 	if f.Type != 0 && l.Type != f.Type {
@@ -83,7 +46,7 @@ func oracleMatch(l *Log, f LogFilter, userByName map[string]uint64) bool {
 	if f.ChannelID != 0 && l.ChannelID != f.ChannelID {
 		return false
 	}
-	if f.ModelName != "" && !oracleLike(l.ModelName, f.ModelName) {
+	if f.ModelName != "" && !likeOracle(l.ModelName, f.ModelName) {
 		return false
 	}
 	if f.Start != 0 && l.CreatedAt < f.Start {
@@ -94,7 +57,7 @@ func oracleMatch(l *Log, f LogFilter, userByName map[string]uint64) bool {
 	}
 	if f.Keyword != "" {
 		t, err := strconv.Atoi(f.Keyword)
-		if !(err == nil && t == l.Type) && !oracleLike(l.Content, f.Keyword+"%") {
+		if !(err == nil && t == l.Type) && !likeOracle(l.Content, f.Keyword+"%") {
 			return false
 		}
 	}
@@ -568,32 +531,12 @@ func TestLogQueriesAgainstPlainScanDuringBackfill(t *testing.T) {
 			if i++; i%2 == 0 {
 				return quotaRef(r)
 			}
-			old := make([]byte, 25, 25+len(r.model))
-			binary.BigEndian.PutUint64(old, r.user)
-			binary.BigEndian.PutUint64(old[8:], r.token)
-			binary.BigEndian.PutUint64(old[16:], r.channel)
-			old[24] = byte(r.typ)
-			return append(old, r.model...)
+			return oldLayoutRef(r)
 		}); err != nil {
 			return err
 		}
-		for _, name := range [][]byte{bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType} {
-			b := tx.Bucket(name)
-			var keys [][]byte
-			j := 0
-			if err := b.ForEach(func(k, v []byte) error {
-				if j++; j%3 == 0 {
-					keys = append(keys, append([]byte(nil), k...))
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if err := b.Put(k, nil); err != nil {
-					return err
-				}
-			}
+		if err := blankIndexValues(tx, 3); err != nil {
+			return err
 		}
 		return scheduleNameBackfill(tx)
 	})

@@ -393,34 +393,14 @@ func TestLogQueriesOverOlderIndexEntries(t *testing.T) {
 	// Every other index entry loses its value, and every waiting reference
 	// takes the older layout, as an older build wrote them.
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType} {
-			b := tx.Bucket(name)
-			var keys [][]byte
-			i := 0
-			if err := b.ForEach(func(k, v []byte) error {
-				if i++; i%2 == 0 {
-					keys = append(keys, append([]byte(nil), k...))
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if err := b.Put(k, nil); err != nil {
-					return err
-				}
-			}
+		if err := blankIndexValues(tx, 2); err != nil {
+			return err
 		}
 		err := rewriteWaitingRefs(tx, func(r logRef) []byte {
 			if !r.hasQuota {
 				t.Fatalf("a present reference does not decode")
 			}
-			old := make([]byte, 25, 25+len(r.model))
-			binary.BigEndian.PutUint64(old, r.user)
-			binary.BigEndian.PutUint64(old[8:], r.token)
-			binary.BigEndian.PutUint64(old[16:], r.channel)
-			old[24] = byte(r.typ)
-			return append(old, r.model...)
+			return oldLayoutRef(r)
 		})
 		if err != nil {
 			return err
@@ -814,4 +794,39 @@ func TestLogKeywordOverInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("indexed")
+}
+
+// blankIndexValues empties the value of every nth entry of the log indexes,
+// as builds from before index entries carried type and quota wrote them.
+func blankIndexValues(tx *bolt.Tx, nth int) error {
+	for _, name := range [][]byte{bucketIdxLogsByUser, bucketIdxLogsByToken, bucketIdxLogsByChannel, bucketIdxLogsByModel, bucketIdxLogsByType} {
+		b := tx.Bucket(name)
+		var keys [][]byte
+		i := 0
+		if err := b.ForEach(func(k, v []byte) error {
+			if i++; i%nth == 0 {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := b.Put(k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// oldLayoutRef encodes r as the oldest builds wrote a waiting reference:
+// user, token, channel, type and model, without quota or token name.
+func oldLayoutRef(r logRef) []byte {
+	old := make([]byte, 25, 25+len(r.model))
+	binary.BigEndian.PutUint64(old, r.user)
+	binary.BigEndian.PutUint64(old[8:], r.token)
+	binary.BigEndian.PutUint64(old[16:], r.channel)
+	old[24] = byte(r.typ)
+	return append(old, r.model...)
 }
