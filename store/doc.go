@@ -5,7 +5,9 @@
 //
 // Buckets (all created at open, declared in buckets.go):
 //
-//	meta                      schema_version -> uint64 (big-endian)
+//	meta                      schema_version -> uint64 (big-endian); while older log entries
+//	                          are added to idx_log_by_token_name, token_name_backfill_next
+//	                          and token_name_backfill_end -> log key(16)
 //	users                     id(8) -> User JSON
 //	  idx_user_by_username    lower(username) -> id      unique; deleted users keep theirs
 //	  idx_user_by_email       lower(email) -> id         unique
@@ -22,13 +24,17 @@
 //	  idx_token_by_key        sha256(key) -> id
 //	  idx_token_by_user       user id(8) + token id(8) -> nil
 //	logs                      created_at(8) + id(8) -> Log JSON      time-ordered
-//	  idx_log_by_user         user id(8) + log key(16) -> nil
-//	  idx_log_by_token        token id(8) + log key(16) -> nil
-//	  idx_log_by_channel      channel id(8) + log key(16) -> nil
-//	  idx_log_by_model        model 0x00 + log key(16) -> nil
-//	  idx_log_by_type         type(1) + log key(16) -> nil
-//	  log_counts              "all" | "u"+user | "t"+token | "c"+channel | "m"+model | "y"+type -> row count
-//	  log_unindexed           log key(16) -> user(8) token(8) channel(8) type(1) model   not yet in the indexes
+//	  idx_log_by_user         user id(8) + log key(16) -> type(1) varint(quota)
+//	  idx_log_by_token        token id(8) + log key(16) -> type(1) varint(quota)
+//	  idx_log_by_channel      channel id(8) + log key(16) -> type(1) varint(quota)
+//	  idx_log_by_model        model 0x00 + log key(16) -> type(1) varint(quota)
+//	  idx_log_by_type         type(1) + log key(16) -> type(1) varint(quota)
+//	  idx_log_by_token_name   token name 0x00 + log key(16) -> type(1) varint(quota) uvarint(user)
+//	                          (entries an older build indexed carry nil: they are decoded)
+//	  log_counts              "all" | "u"+user | "t"+token | "c"+channel | "m"+model | "y"+type | "n"+token name -> row count
+//	  log_unindexed           log key(16) -> 0xFE user(8) token(8) channel(8) type(1) quota(8)
+//	                          uvarint(len(model)) model token-name   not yet in the indexes
+//	                          (older references: 0xFF and no name, or no mark, quota nor name)
 //	redemptions               id(8) -> Redemption JSON
 //	  idx_redemption_by_key   key -> id
 //	top_ups                   id(8) -> TopUp JSON
