@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"io"
 	"os"
 	"strings"
@@ -78,6 +80,22 @@ func TestParseFlags(t *testing.T) {
 	cfg, err := ParseFlags([]string{"--sync", "5ms"}, io.Discard)
 	if err != nil || cfg.SyncInterval != 5*time.Millisecond || cfg.StreamIdleTimeout != 30*time.Second {
 		t.Fatalf("%+v, %v", cfg, err)
+	}
+}
+
+// --help names every setting the README's configuration table lists: the
+// environment variables without a flag (GATEWAY_PPROF, Go's GOGC and
+// GOMEMLIMIT with the gateway's own defaults) too.
+func TestHelpNamesEverySetting(t *testing.T) {
+	clearEnv(t)
+	var out strings.Builder
+	if _, err := ParseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, want := range []string{"-addr", "GATEWAY_ADDR", "-sync", "GATEWAY_SYNC", "GATEWAY_PPROF", "/debug/pprof/", "GOGC", "400", "GOMEMLIMIT", "768 MiB"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help does not mention %s:\n%s", want, out.String())
+		}
 	}
 }
 

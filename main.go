@@ -179,6 +179,17 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	var env envReader
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage of gateway (every flag also reads its GATEWAY_* environment twin; the flag wins):")
+		fs.PrintDefaults()
+		// The settings the environment alone gives.
+		fmt.Fprint(fs.Output(), `Environment only:
+  GATEWAY_PPROF
+    	an address (e.g. 127.0.0.1:6060) for Go's profiler and execution trace (/debug/pprof/) on its own listener; unset = off
+  GOGC, GOMEMLIMIT
+    	Go's own; unset, the gateway uses GOGC=400 and a soft memory limit of 768 MiB
+`)
+	}
 	addr := older("GATEWAY_ADDR", ":3000", func() string {
 		return envParse(&env, "PORT", ":3000", func(v string) (string, error) {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 65535 {
