@@ -211,7 +211,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 		"requests per window per IP on login, register, verification, reset, OAuth and redeeming a code; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
 	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", env.duration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", env.int("GATEWAY_MAX_CONNS_PER_IP", 512),
-		"open connections one client address may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
+		"open connections one client address (an IPv6 one: its /64) may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("GATEWAY_SHUTDOWN_TIMEOUT", 30*time.Second), "how long in-flight requests may finish on shutdown (GATEWAY_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.TurnstileVerifyURL, "turnstile-verify-url", envOr("GATEWAY_TURNSTILE_VERIFY_URL", ""), "Turnstile siteverify URL; default Cloudflare's (GATEWAY_TURNSTILE_VERIFY_URL)")
 	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", env.duration("GATEWAY_STREAM_IDLE_TIMEOUT",
