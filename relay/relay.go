@@ -45,8 +45,9 @@ type Config struct {
 	FirstByteTimeout time.Duration
 	// RelayTimeout bounds a whole non-stream upstream call (0 = none).
 	RelayTimeout time.Duration
-	// ClientWriteTimeout is how long a stream waits for a client that does
-	// not read before it counts the client as gone (60 s).
+	// ClientWriteTimeout is how long a stream, or a non-stream answer too
+	// large for the sockets' buffers (over 16 KiB), waits for a client that
+	// does not read before it counts the client as gone (60 s).
 	ClientWriteTimeout time.Duration
 	// MaxBodyBytes limits request bodies (32 MiB).
 	MaxBodyBytes int64
