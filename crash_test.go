@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,7 +200,7 @@ func goTool(t *testing.T) string {
 // crashUpstream is a fake provider with a small delay per call, so that a
 // kill finds calls in flight.
 func crashUpstream(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newTestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-crash-upstream" {
 			t.Errorf("upstream got %s %s with %q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
 			http.Error(w, "unexpected", http.StatusNotFound)
@@ -245,6 +247,44 @@ func crashUpstream(t *testing.T) *httptest.Server {
 		f.Flush()
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testListener listens on a free loopback port: the kernel's choice, or
+// one of the range GATEWAY_TEST_PORTS names ("57000-57999"), on machines
+// where tests may use only some ports.
+func testListener(t *testing.T) net.Listener {
+	t.Helper()
+	lo, hi, ok := strings.Cut(os.Getenv("GATEWAY_TEST_PORTS"), "-")
+	if !ok {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	first, err1 := strconv.Atoi(lo)
+	last, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || first <= 0 || last < first {
+		t.Fatalf("GATEWAY_TEST_PORTS=%q: want FIRST-LAST", os.Getenv("GATEWAY_TEST_PORTS"))
+	}
+	n := last - first + 1
+	start := rand.IntN(n)
+	for i := range n {
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", first+(start+i)%n)); err == nil {
+			return ln
+		}
+	}
+	t.Fatalf("no free port in %s", os.Getenv("GATEWAY_TEST_PORTS"))
+	return nil
+}
+
+// newTestServer is httptest.NewServer on a testListener.
+func newTestServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = testListener(t)
+	srv.Start()
 	return srv
 }
 
@@ -320,10 +360,7 @@ func (g *gatewayProc) kill(t *testing.T) {
 
 func startGateway(t *testing.T, bin, data, logPath string) *gatewayProc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testListener(t)
 	addr := ln.Addr().String()
 	ln.Close()
 	logf, err := os.Create(logPath)
