@@ -53,12 +53,21 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// The model is logged and indexed under its name: it is bounded as the
+	// channel's own model names are.
+	model := r.URL.Query().Get("model")
+	if model != "" {
+		if err := store.ValidateModelName(model); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	ch, err := s.store.Channel(id)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	res := s.cfg.Relay.TestChannel(r.Context(), ch, r.URL.Query().Get("model"), currentUser(r))
+	res := s.cfg.Relay.TestChannel(r.Context(), ch, model, currentUser(r))
 	s.cfg.Relay.ApplyTestOutcome(ch, res)
 	if res.Err != nil {
 		writeRaw(w, http.StatusOK, map[string]any{"success": false, "message": res.Err.Error(), "time": res.Duration.Seconds()})

@@ -1,11 +1,18 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 	bolt "go.etcd.io/bbolt"
@@ -544,5 +551,72 @@ func TestChannelRoutesRefusedForUsers(t *testing.T) {
 	f.run(t, scenarios)
 	if all, _ := f.store.Channels(); len(all) != 1 || all[0].Name != "guarded" {
 		t.Fatalf("refused requests changed channels: %+v", all)
+	}
+}
+
+// unindexedLogs counts the log entries still waiting for the background
+// indexer (the log_unindexed bucket of a copy of the file).
+func unindexedLogs(tb testing.TB, st *store.Store) int {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := st.Backup(context.Background(), &buf, nil); err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), "copy.db")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("log_unindexed")).ForEach(func(_, _ []byte) error { n++; return nil })
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// The model a channel test names (?model=) is judged as the channel's own
+// model names are: at most 255 bytes and no control character. The test's
+// log is indexed under it, and a name longer than a bbolt key may be
+// (32 KiB) failed every later pass of the log indexer: no entry written
+// after it, of any call, ever reached the indexes.
+func TestChannelTestModelIsBounded(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+	}))
+	t.Cleanup(up.Close)
+	c := f.create(map[string]any{"name": "tested", "type": 1, "key": "secret-test", "models": "gpt-4o-mini", "base_url": up.URL})[0]
+	testURL := func(model string) string {
+		return fmt.Sprintf("/api/channel/test/%d?model=%s", c.ID, url.QueryEscape(model))
+	}
+	for name, model := range map[string]string{
+		"longer than an index key": strings.Repeat("m", 40000),
+		"256 bytes":                strings.Repeat("m", 256),
+		"a control character":      "gpt-4o-mini\x00x",
+	} {
+		r := f.call("GET", testURL(model), f.adminTok, nil)
+		if r.Status != http.StatusBadRequest || r.Success || r.Message == "" {
+			t.Errorf("%s: status %d, body %.300s; want 400 with a message", name, r.Status, r.Raw)
+		}
+	}
+	// A test of a model the channel serves is logged, and its entry reaches
+	// the indexes.
+	if r := f.call("GET", testURL("gpt-4o-mini"), f.adminTok, nil); r.Status != http.StatusOK || !r.Success {
+		t.Fatalf("test of the channel's model: %d %s", r.Status, r.Raw)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for unindexedLogs(t, f.store) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d log entries never reached the indexes", unindexedLogs(t, f.store))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -118,6 +118,11 @@ func checkNames(what string, names []string) error {
 	return nil
 }
 
+// ValidateModelName checks a model name that a request names for a channel
+// (a channel test's ?model=) as the channel's own model names are checked:
+// it becomes part of the log's index keys.
+func ValidateModelName(name string) error { return checkNames("模型", []string{name}) }
+
 // isControlInDocument reports a control character other than the white
 // space a JSON document may be laid out with.
 func isControlInDocument(r rune) bool {
