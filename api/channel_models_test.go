@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -142,5 +143,30 @@ func TestChannelUpdateAllBalancesCountsFailures(t *testing.T) {
 		if r := f.call("GET", u, f.adminTok, nil); r.Status != http.StatusNotFound {
 			t.Fatalf("GET %s: %d %s", u, r.Status, r.Raw)
 		}
+	}
+}
+
+// A key typed into the channel form is judged as a saved channel's key is:
+// a control character cannot go into the Authorization header, and that is
+// the form's mistake (400, A §5's message), not a failing upstream (502),
+// and no request leaves.
+func TestChannelFetchModelsKeyWithControlCharacter(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	var asked atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"gpt-4o"}]}`)
+	}))
+	t.Cleanup(up.Close)
+	for name, key := range map[string]string{"NUL": "sk-a\x00b", "carriage return": "sk-a\rb", "DEL": "sk-a\x7fb"} {
+		r := f.call("POST", "/api/channel/fetch_models", f.adminTok, map[string]any{"type": 1, "base_url": up.URL, "key": key})
+		if r.Status != http.StatusBadRequest || r.Success || r.Message != "密钥不能包含控制字符" {
+			t.Errorf("%s: status %d, body %s; want 400 密钥不能包含控制字符", name, r.Status, r.Raw)
+		}
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the upstream was asked %d times", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"gateway/relay"
 	"gateway/store"
@@ -303,6 +304,12 @@ func (s *Server) fetchModelsForForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimSpace(strings.Split(req.Key, "\n")[0])
+	// A typed key is judged as a saved channel's is: a control character
+	// cannot go into the request's header, and is the form's mistake.
+	if stored == nil && strings.IndexFunc(key, unicode.IsControl) >= 0 {
+		writeError(w, r, store.Errorf(store.EINVALID, "密钥不能包含控制字符"))
+		return
+	}
 	s.writeFetchedModels(w, r, &store.Channel{Type: req.Type, BaseURL: strings.TrimRight(strings.TrimSpace(req.BaseURL), "/"), Key: key})
 }
 
