@@ -95,7 +95,10 @@ func transcriptText(format, ctype string, data []byte) (text string, ok bool) {
 		// An upstream that answered otherwise (a JSON document, plain text)
 		// is charged for what it sent, not for the cues it did not.
 		if !strings.Contains(ctype, "json") {
-			if t := cueText(string(data)); strings.TrimSpace(t) != "" {
+			// A document of cues is charged their text, none when nothing
+			// was said (WebVTT's header alone); only text that is no such
+			// document is charged as sent.
+			if t := cueText(string(data)); strings.TrimSpace(t) != "" || cueDocument(string(data)) {
 				return t, true
 			}
 			return string(data), true
@@ -146,6 +149,13 @@ func streamedTranscript(data []byte) (text string, ok bool) {
 		}
 	}
 	return deltas.String(), seen
+}
+
+// cueDocument reports whether doc is an SRT or WebVTT document, with or
+// without cues: it begins with WebVTT's signature or has a timing line.
+func cueDocument(doc string) bool {
+	doc = strings.TrimLeft(strings.TrimPrefix(doc, "\ufeff"), " \t\r\n")
+	return strings.HasPrefix(doc, "WEBVTT") || strings.Contains(doc, "-->")
 }
 
 // cueText returns the text lines of an SRT or WebVTT document, one per

@@ -301,3 +301,50 @@ func TestAudio_FormRefusedBeforeTheUpstream(t *testing.T) {
 		t.Fatalf("list field repeated: %d %s (hits %d)", res.Status, res.Body, up.Hits())
 	}
 }
+
+// A recording without speech has a transcript without cues: WebVTT's
+// answer is its header alone ("WEBVTT" and a blank line, as OpenAI sends
+// it), which is a WebVTT document, not text sent in place of one. It is
+// charged for the text of its cues, none (docs/billing.md: a srt or vtt
+// answer for the text of its cues), not for its header, notes and timings.
+func TestAudio_SilentVTTChargedItsCues(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, answer string }{
+		{"header alone", "WEBVTT\n\n"},
+		{"header with a title and a note", "\ufeffWEBVTT - silence\r\nKind: captions\r\n\r\nNOTE nothing was said\r\n\r\n"},
+		{"cues without text", "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\n\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.New(t, "sk-stt", relaytest.Routes{
+				"POST /v1/audio/transcriptions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+					w.Header().Set("Content-Type", "text/vtt; charset=utf-8")
+					io.WriteString(w, tc.answer)
+				},
+			})
+			ch := g.MustCreateChannel(t, up, ratioModel, nil)
+			tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+			before := g.balances(t, "alice", tok.ID, ch)
+			body, ctype := audioForm(t, []formPart{
+				{Name: "file", FileName: "silence.wav", ContentType: "audio/wav", Data: []byte("RIFF....WAVEfmt ")},
+				{Name: "model", Data: []byte(ratioModel)},
+				{Name: "response_format", Data: []byte("vtt")},
+			})
+
+			res := g.post(t, key, "/v1/audio/transcriptions", string(body), "Content-Type", ctype)
+			if res.Status != http.StatusOK || string(res.Body) != tc.answer {
+				t.Fatalf("status %d, body %q; want 200 with the upstream's answer", res.Status, res.Body)
+			}
+			logs := g.consumeLogs(t, "alice")
+			if len(logs) != 1 {
+				t.Fatalf("consume logs = %d", len(logs))
+			}
+			if l := logs[0]; l.PromptTokens != 0 || l.CompletionTokens != 0 || l.Quota != 0 {
+				t.Errorf("log has %d+%d tokens for %d; want 0+0 for 0: the document has no spoken text", l.PromptTokens, l.CompletionTokens, l.Quota)
+			}
+			wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, 0, 1)
+		})
+	}
+}
