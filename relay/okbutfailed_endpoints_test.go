@@ -68,6 +68,16 @@ func TestFailover_OKButFailedEndpoints(t *testing.T) {
 		{"completion error with choices null", completions, json(map[string]any{"choices": nil, "usage": nil, "error": upstreamRefusal})},
 		{"speech answered with a web page", speech, html},
 		{"speech answered with an error", speech, json(map[string]any{"error": upstreamRefusal})},
+		// Speech asked as server-sent events (stream_format "sse") whose
+		// first event is an error, or that sends no event at all.
+		{"speech stream whose first event is an error", speech, func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"type\":\"error\",\"error\":{\"message\":\"Your request was rejected by the safety system\",\"type\":\"invalid_request_error\"}}\n\n")
+		}},
+		{"speech stream without events", speech, func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, ": keep-alive\n\n: keep-alive\n\n")
+		}},
 		{"transcript answered with a web page", transcription, html},
 		{"transcript answered with an error", transcription, json(map[string]any{"error": upstreamRefusal})},
 	}

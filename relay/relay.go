@@ -1003,6 +1003,17 @@ func errorIn(data []byte) bool {
 		!holds(v.Choices) && !holds(v.Data) && !holds(v.Results) && !holds(v.Text)
 }
 
+// firstEvent returns the payload of an event stream's first data line; ok
+// is false when it has none.
+func firstEvent(data []byte) (payload []byte, ok bool) {
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		if p, found := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); found {
+			return bytes.TrimSpace(p), true
+		}
+	}
+	return nil, false
+}
+
 // holds reports whether a JSON member is there with something in it: not
 // missing, not null, not an empty array.
 func holds(raw json.RawMessage) bool {
@@ -1199,13 +1210,20 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 // bodyUsage reads the usage of a complete answer, counting locally what the
 // provider did not report. ok is false when the answer is none: JSON that
 // is not (an HTML page from a wrong base URL, a cut body), an image answer
-// without images, sound that is a web page or a JSON document, a
-// transcript that is a web page.
+// without images, sound that is a web page or a JSON document (or an event
+// stream without events or beginning with an error), a transcript that is
+// a web page.
 func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool) {
 	ctype = strings.ToLower(ctype)
 	switch c.k {
 	case kindSpeech:
 		isDoc := strings.HasPrefix(ctype, "text/html") || strings.HasPrefix(ctype, "application/json")
+		if strings.HasPrefix(ctype, "text/event-stream") {
+			// Speech asked as events (stream_format "sse"): a stream
+			// without an event, or whose first event is an error, is none.
+			ev, ok := firstEvent(data)
+			return usage{PromptTokens: c.prompt}, ok && !errorIn(ev) && string(ev) != "[DONE]"
+		}
 		return usage{PromptTokens: c.prompt}, len(data) > 0 && !isDoc
 	case kindImage:
 		var v struct {
