@@ -117,6 +117,9 @@ type epHit struct {
 	usage     bool // the answer reported usage
 	prompt    int  // what it reported
 	text      string
+	// cut is set when the gateway left a slow answer before its end: on a
+	// loaded machine the relay's timeout may end a healthy attempt.
+	cut bool
 }
 
 // The endpoints other than chat under the same seeded mix of failures,
@@ -226,8 +229,8 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 		Options: map[string]string{"RetryTimes": strconv.Itoa(retryTimes), "AutomaticDisableChannelEnabled": "true",
 			"ModelRatio": fmt.Sprintf(`{%q:%v,%q:%v,%q:%v,%q:%v}`, ratioModel, ratioModelMR, embedModel, embedModelMR, ttsModel, ttsModelMR, "dall-e-2", dalle2MR),
 			"ModelPrice": fmt.Sprintf(`{%q:%v}`, "dall-e-3", dalle3Price)},
-		Relay: relay.Config{FirstByteTimeout: 250 * time.Millisecond, StreamIdleTimeout: 400 * time.Millisecond,
-			RelayTimeout: time.Second, ClientWriteTimeout: time.Second},
+		Relay: relay.Config{FirstByteTimeout: timeSlack * 250 * time.Millisecond, StreamIdleTimeout: timeSlack * 400 * time.Millisecond,
+			RelayTimeout: timeSlack * time.Second, ClientWriteTimeout: timeSlack * time.Second},
 	})
 	if mode.sync > 0 {
 		g.st.SetSyncInterval(mode.sync)
@@ -525,7 +528,13 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			}
 			hitsMu.Lock()
 			hits[i] = append(hits[i], h)
+			idx := len(hits[i]) - 1
 			hitsMu.Unlock()
+			cut := func() {
+				hitsMu.Lock()
+				hits[i][idx].cut = true
+				hitsMu.Unlock()
+			}
 
 			switch b {
 			case ep429:
@@ -541,8 +550,8 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			case epHang:
 				select {
 				case <-r.Context().Done():
-				case <-time.After(3 * time.Second):
-					t.Errorf("call %d: the gateway waited 3 s for a hanging upstream", i)
+				case <-time.After(timeSlack * 3 * time.Second):
+					t.Errorf("call %d: the gateway waited %v for a hanging upstream", i, timeSlack*3*time.Second)
 				}
 			case epNotJSON:
 				w.Header().Set("Content-Type", "text/html")
@@ -593,8 +602,8 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				w.(http.Flusher).Flush()
 				select {
 				case <-r.Context().Done():
-				case <-time.After(3 * time.Second):
-					t.Errorf("call %d: the gateway waited 3 s for a stalled answer", i)
+				case <-time.After(timeSlack * 3 * time.Second):
+					t.Errorf("call %d: the gateway waited %v for a stalled answer", i, timeSlack*3*time.Second)
 				}
 			case epSlow:
 				w.Header().Set("Content-Type", ctype)
@@ -603,11 +612,17 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				for len(data) > 0 {
 					n := min(len(data), piece)
 					if _, err := w.Write(data[:n]); err != nil {
+						cut()
 						return
 					}
 					w.(http.Flusher).Flush()
 					data = data[n:]
-					time.Sleep(5 * time.Millisecond)
+					select {
+					case <-r.Context().Done():
+						cut()
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
 				}
 			default:
 				w.Header().Set("Content-Type", ctype)
@@ -769,7 +784,7 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				t.Errorf("%s: channel %d asked twice", describe(i), h.channel)
 			}
 			seen[h.channel] = true
-			if k < len(hs)-1 && !epRetried(h.behaviour, p.kind, p.format) {
+			if k < len(hs)-1 && !epRetried(h.behaviour, p.kind, p.format) && !h.cut {
 				t.Errorf("%s: attempt %d (%s) answered, yet another channel was asked", describe(i), k, epBehaviourNames[h.behaviour])
 			}
 		}

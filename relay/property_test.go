@@ -102,6 +102,9 @@ type propHit struct {
 	// The usage the upstream reported, when it reported one.
 	usage              bool
 	prompt, completion int
+	// cut is set when the gateway left a slow answer before its end: on a
+	// loaded machine the relay's timeout may end a healthy attempt.
+	cut bool
 }
 
 // A seeded random mix of upstream failures, clients that leave and tokens
@@ -146,8 +149,8 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 	g := MustOpenGateway(t, gatewayConfig{
 		Durable: mode.durable,
 		Options: map[string]string{"RetryTimes": strconv.Itoa(retryTimes), "AutomaticDisableChannelEnabled": "true"},
-		Relay: relay.Config{FirstByteTimeout: 250 * time.Millisecond, StreamIdleTimeout: 400 * time.Millisecond,
-			RelayTimeout: 600 * time.Millisecond, ClientWriteTimeout: time.Second},
+		Relay: relay.Config{FirstByteTimeout: timeSlack * 250 * time.Millisecond, StreamIdleTimeout: timeSlack * 400 * time.Millisecond,
+			RelayTimeout: timeSlack * 600 * time.Millisecond, ClientWriteTimeout: timeSlack * time.Second},
 	})
 	if mode.sync > 0 {
 		g.st.SetSyncInterval(mode.sync)
@@ -187,7 +190,13 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			reports := b != upNoUsage && b != upCut && b != upStall && (!stream || req.IncludeUsage())
 			hitsMu.Lock()
 			hits[i] = append(hits[i], propHit{channel: chIdx, behaviour: b, usage: reports, prompt: prompt, completion: completion})
+			idx := len(hits[i]) - 1
 			hitsMu.Unlock()
+			cut := func() {
+				hitsMu.Lock()
+				hits[i][idx].cut = true
+				hitsMu.Unlock()
+			}
 			_, isChat := req.JSON["messages"]
 			answer := func(text string, u *relaytest.Usage) map[string]any {
 				if isChat {
@@ -237,8 +246,8 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				}
 				select {
 				case <-r.Context().Done():
-				case <-time.After(3 * time.Second):
-					t.Errorf("call %d: the gateway waited 3 s for a hanging upstream", i)
+				case <-time.After(timeSlack * 3 * time.Second):
+					t.Errorf("call %d: the gateway waited %v for a hanging upstream", i, timeSlack*3*time.Second)
 				}
 				return
 			case upKeepAlive:
@@ -291,18 +300,26 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					w.(http.Flusher).Flush()
 					select {
 					case <-r.Context().Done():
-					case <-time.After(3 * time.Second):
-						t.Errorf("call %d: the gateway waited 3 s for a stalled answer", i)
+					case <-time.After(timeSlack * 3 * time.Second):
+						t.Errorf("call %d: the gateway waited %v for a stalled answer", i, timeSlack*3*time.Second)
 					}
 				case upSlow:
 					w.Header().Set("Content-Type", "application/json")
 					w.WriteHeader(200)
 					for len(data) > 0 {
 						n := min(len(data), 40)
-						w.Write(data[:n])
+						if _, err := w.Write(data[:n]); err != nil {
+							cut()
+							return
+						}
 						w.(http.Flusher).Flush()
 						data = data[n:]
-						time.Sleep(5 * time.Millisecond)
+						select {
+						case <-r.Context().Done():
+							cut()
+							return
+						case <-time.After(5 * time.Millisecond):
+						}
 					}
 				default:
 					w.Header().Set("Content-Type", "application/json")
@@ -329,14 +346,15 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				if b == upStall {
 					select {
 					case <-r.Context().Done():
-					case <-time.After(3 * time.Second):
-						t.Errorf("call %d: the gateway waited 3 s for a stalled stream", i)
+					case <-time.After(timeSlack * 3 * time.Second):
+						t.Errorf("call %d: the gateway waited %v for a stalled stream", i, timeSlack*3*time.Second)
 					}
 					return
 				}
 				if b == upSlow {
 					select {
 					case <-r.Context().Done():
+						cut()
 						return
 					case <-time.After(20 * time.Millisecond):
 					}
@@ -609,7 +627,7 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			}
 		}
 		for k, h := range hs {
-			if k < len(hs)-1 && !retried(h.behaviour, p.stream) {
+			if k < len(hs)-1 && !retried(h.behaviour, p.stream) && !h.cut {
 				t.Errorf("%s: attempt %d (%s) answered, yet another channel was asked", describe(i), k, upNames[h.behaviour])
 			}
 		}

@@ -1,0 +1,8 @@
+//go:build !race
+
+package relay_test
+
+// timeSlack scales the relay timeouts of the timing-heavy tests: under the
+// race detector on a loaded machine a healthy attempt can take longer than
+// the tight timeouts that keep those tests short.
+const timeSlack = 2
