@@ -978,7 +978,15 @@ func (s *Store) Users(f UserFilter) ([]*User, error) {
 		}
 		skipped := 0
 		c := tx.Bucket(bucketUsers).Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		k, v := c.Last()
+		if kw == "" && f.Group == "" {
+			// Every account matches: the rows before the page are
+			// stepped over without being decoded.
+			for ; k != nil && skipped < f.Offset; k, v = c.Prev() {
+				skipped++
+			}
+		}
+		for ; k != nil; k, v = c.Prev() {
 			var u User
 			if err := jsonUnmarshal(v, &u); err != nil {
 				return err
