@@ -74,14 +74,25 @@ func (s *Store) QuotaData(start, end int64, userID uint64) ([]QuotaDatum, error)
 	start = max(start, 0)
 	from := make([]byte, 8)
 	binary.BigEndian.PutUint64(from, uint64(start-start%3600))
+	user := itob(userID)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketQuotaData).Cursor()
-		for k, v := c.Seek(from); k != nil; k, v = c.Next() {
+		k, v := c.Seek(from)
+		for k != nil {
 			hour := int64(binary.BigEndian.Uint64(k[:8]))
 			if end > 0 && hour > end {
 				break
 			}
-			if userID != 0 && !bytes.Equal(k[8:16], itob(userID)) {
+			if userID != 0 && !bytes.Equal(k[8:16], user) {
+				// One account's rows of an hour lie together: go to
+				// them, or on to the account's rows of the next hour
+				// (rows are kept by whole hours), instead of reading
+				// every other account's rows.
+				next := hour
+				if bytes.Compare(k[8:16], user) > 0 {
+					next = hour + 3600
+				}
+				k, v = c.Seek(append(itob(uint64(next)), user...))
 				continue
 			}
 			var d QuotaDatum
@@ -89,6 +100,7 @@ func (s *Store) QuotaData(start, end int64, userID uint64) ([]QuotaDatum, error)
 				return err
 			}
 			out = append(out, d)
+			k, v = c.Next()
 		}
 		return nil
 	})
