@@ -336,6 +336,51 @@ test("deleting a token keeps the next page of the token list reachable", async (
   await context.close();
 });
 
+test("a token search with more matches than a page shows them a page at a time", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tsrch", "token-pass-7");
+  // 23 tokens match "many" (newest first: many-22 … many-0), one does not.
+  for (let i = 0; i < 23; i++) {
+    const r = await api.call("POST", "/api/token/", { name: `many-${i}`, remain_quota: 1000, expired_time: -1, unlimited_quota: false });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  assert.equal((await api.call("POST", "/api/token/", { name: "other", remain_quota: 1000, expired_time: -1, unlimited_quota: false })).json?.success, true);
+  const all = [...(await api.call("GET", "/api/token/?p=0&size=100")).json.data];
+  const byName = new Map(all.map((x) => [x.name, x]));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.locator('[data-testid^="token-row-"]').first().waitFor();
+  await page.fill('[data-testid="token-search-name"]', "many");
+  await page.locator('[data-testid="token-search-name"]').press("Enter");
+  const footer = page.locator('[data-testid="pagination"]');
+  const rows = page.locator('[data-testid^="token-row-"]');
+  const names = async () => (await page.locator('[data-testid="token-name"]').allTextContents()).map((x) => x.trim());
+  // Every match is found, and shown 10 at a time, as the list is (B §9 page sizes).
+  await footer.getByText("第 1 - 10 条，共 23 条").waitFor();
+  assert.equal(await rows.count(), 10);
+  assert.deepEqual(await names(), Array.from({ length: 10 }, (_, i) => `many-${22 - i}`));
+  await page.locator(`[data-testid="token-row-${byName.get("many-22").id}"] [data-testid="select-row"]`).click();
+  await page.click('[data-testid="page-next"]');
+  await footer.getByText("第 11 - 20 条，共 23 条").waitFor();
+  assert.deepEqual(await names(), Array.from({ length: 10 }, (_, i) => `many-${12 - i}`));
+  await page.click('[data-testid="page-next"]');
+  await footer.getByText("第 21 - 23 条，共 23 条").waitFor();
+  assert.deepEqual(await names(), ["many-2", "many-1", "many-0"]);
+  // A deleted match leaves the page where it is.
+  const victim = page.locator(`[data-testid="token-row-${byName.get("many-1").id}"]`);
+  await victim.locator('[data-testid="delete-token"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await victim.waitFor({ state: "detached" });
+  await footer.getByText("第 21 - 22 条，共 22 条").waitFor();
+  assert.deepEqual(await names(), ["many-2", "many-0"]);
+  // A tick made on another page of the result is still copied.
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.gw.baseURL });
+  await page.click('[data-testid="copy-selected"]');
+  await expectToast(page, "已复制到剪贴板！");
+  assert.match(await page.evaluate(() => navigator.clipboard.readText()), /^many-22\s+sk-[0-9A-Za-z]{48}$/);
+  await context.close();
+});
+
 test("a page size picked on one list is the size of the lists opened after it in the same tab", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "sizes", "token-pass-6");
   for (let i = 0; i < 11; i++) {

@@ -40,6 +40,26 @@ export const tokenPageSize = sharedPageSize;
 export const tokenSearch = signal<TokenSearch | null>(null);
 /** hasMoreTokens guesses whether a next page exists (the server sends no total). */
 export const hasMoreTokens = computed(() => tokenSearch.value === null && tokens.value.length >= tokenPageSize.value);
+/**
+ * shownTokens is what the table shows: the page of the plain list, or one page of a search
+ * result (the server answers a search whole; tokenPage is then the page of it shown), so that a
+ * search matching hundreds of tokens renders no more rows than a page.
+ */
+export const shownTokens = computed(() => {
+  if (tokenSearch.value === null) return tokens.value;
+  const size = tokenPageSize.value;
+  return tokens.value.slice(tokenPage.value * size, (tokenPage.value + 1) * size);
+});
+
+/** lastSearchPage is the last 0-based page of a search result of n tokens. */
+function lastSearchPage(n: number): number {
+  return Math.max(0, Math.ceil(n / tokenPageSize.value) - 1);
+}
+
+/** showSearchPage shows another page of the search result, without asking the server. */
+export function showSearchPage(page: number): void {
+  tokenPage.value = Math.min(Math.max(0, page), lastSearchPage(tokens.value.length));
+}
 /** selectedTokens holds the ids ticked for bulk copy, on this page or others. */
 export const selectedTokens = signal<Set<RowKey>>(new Set());
 /** selectedRows keeps each ticked token as it was last shown, so that a selection made on another page is copied too. */
@@ -47,7 +67,7 @@ const selectedRows = new Map<RowKey, Token>();
 
 /** selectTokens sets the selection from the table, remembering the rows ticked on the page shown. */
 export function selectTokens(next: Set<RowKey>): void {
-  for (const tok of tokens.value) {
+  for (const tok of shownTokens.value) {
     if (next.has(tok.id)) selectedRows.set(tok.id, tok);
   }
   for (const k of [...selectedRows.keys()]) {
@@ -97,8 +117,8 @@ export async function loadTokens(page = tokenPage.value): Promise<void> {
   }
 }
 
-/** searchTokens runs a search; an empty one goes back to the first page. */
-export async function searchTokens(s: TokenSearch): Promise<void> {
+/** searchTokens runs a search (showing its first page, or the page shown when keepPage is set); an empty one goes back to the first page. */
+export async function searchTokens(s: TokenSearch, keepPage = false): Promise<void> {
   const q = { keyword: s.keyword.trim(), token: s.token.trim() };
   if (!q.keyword && !q.token) {
     await loadTokens(0);
@@ -108,8 +128,9 @@ export async function searchTokens(s: TokenSearch): Promise<void> {
   try {
     const list = withPushed(await readCatchingUsage(() => tokenApi.searchTokens(q.keyword, q.token)));
     batch(() => {
+      const page = keepPage && tokenSearch.value !== null ? Math.min(tokenPage.value, lastSearchPage(list.length)) : 0;
       tokenSearch.value = q;
-      tokenPage.value = 0;
+      tokenPage.value = page;
       tokens.value = list;
     });
   } catch (err) {
@@ -122,14 +143,15 @@ export async function searchTokens(s: TokenSearch): Promise<void> {
 /** refreshTokens reloads what is shown. */
 export async function refreshTokens(): Promise<void> {
   const s = tokenSearch.value;
-  if (s) await searchTokens(s);
+  if (s) await searchTokens(s, true);
   else await loadTokens(tokenPage.value);
 }
 
-/** setTokenPageSize stores a new page size and reloads from the first page. */
+/** setTokenPageSize stores a new page size and shows the first page (of the list, or of the search result). */
 export async function setTokenPageSize(size: number): Promise<void> {
   writePageSize(size);
-  await loadTokens(0);
+  if (tokenSearch.value !== null) tokenPage.value = 0;
+  else await loadTokens(0);
 }
 
 function patchToken(id: number, fields: Partial<Token>): void {

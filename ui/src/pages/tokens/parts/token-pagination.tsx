@@ -1,19 +1,31 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Pagination } from "../../../components/pagination";
-import { hasMoreTokens, loadTokens, setTokenPageSize, tokenPage, tokenPageSize, tokens, tokenSearch, tokensLoading } from "../../../stores/tokens";
+import {
+  hasMoreTokens,
+  loadTokens,
+  setTokenPageSize,
+  showSearchPage,
+  shownTokens,
+  tokenPage,
+  tokenPageSize,
+  tokens,
+  tokenSearch,
+  tokensLoading,
+} from "../../../stores/tokens";
 
-/** TokenPagination pages through the list; a search result is shown whole. */
+/** TokenPagination pages through the list, or through a search result (which the server sends whole). */
 export function TokenPagination() {
   useSignals();
-  if (tokenSearch.value) return null;
+  const searching = tokenSearch.value !== null;
   return (
     <Pagination
       page={tokenPage.value + 1}
       pageSize={tokenPageSize.value}
-      itemCount={tokens.value.length}
+      itemCount={shownTokens.value.length}
+      total={searching ? tokens.value.length : undefined}
       hasMore={hasMoreTokens.value}
       disabled={tokensLoading.value}
-      onPageChange={(p) => void loadTokens(p - 1)}
+      onPageChange={(p) => (searching ? showSearchPage(p - 1) : void loadTokens(p - 1))}
       onPageSizeChange={(s) => void setTokenPageSize(s)}
     />
   );

@@ -5,7 +5,7 @@ import type { Token } from "../../../api/tokens";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
 import { renderQuota } from "../../../stores/status";
-import { selectedTokens, selectTokens, setStatus, TOKEN_ENABLED, tokens, tokensLoading } from "../../../stores/tokens";
+import { selectedTokens, selectTokens, setStatus, shownTokens, TOKEN_ENABLED, tokensLoading } from "../../../stores/tokens";
 import { deleteTarget, openEditor } from "../dialogs";
 import { ChatButton } from "./chat-button";
 import { KeyCell, TokenStatus } from "./cells";
@@ -61,7 +61,7 @@ export function TokenTable() {
   ];
   return (
     <DataTable
-      rows={tokens.value}
+      rows={shownTokens.value}
       columns={columns}
       rowKey={(x) => x.id}
       loading={tokensLoading.value}
