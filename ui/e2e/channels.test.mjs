@@ -497,6 +497,43 @@ test("deleting a row keeps the next page reachable; deleting the disabled channe
   await context.close();
 });
 
+test("a channel search with more matches than a page shows them a page at a time; bulk delete picks across its pages", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const prefix = uniqueName("sr");
+  // 23 channels match (newest first: -22 … -0, all of priority 0).
+  for (let i = 0; i < 23; i++) await createChannel(api, upstream.url, ["gpt-4o-mini"], `${prefix}-${i}`);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.locator('[data-testid^="channel-row-"]').first().waitFor();
+  await page.fill('[data-testid="channel-search-keyword"]', prefix);
+  await page.locator('[data-testid="channel-search-keyword"]').press("Enter");
+  const footer = page.locator('[data-testid="pagination"]');
+  const rows = page.locator('[data-testid^="channel-row-"]');
+  const names = async () => (await page.locator('[data-testid="channel-name"]').allTextContents()).map((x) => x.trim());
+  // Every match is found, and shown 10 at a time, as the list is (B §2 channel list page sizes).
+  await footer.getByText("第 1 - 10 条，共 23 条").waitFor();
+  assert.equal(await rows.count(), 10);
+  assert.deepEqual(await names(), Array.from({ length: 10 }, (_, i) => `${prefix}-${22 - i}`));
+  await page.click('[data-testid="bulk-mode"]');
+  const first = await channelByName(api, `${prefix}-22`);
+  await page.locator(`[data-testid="channel-row-${first.id}"] [data-testid="select-row"]`).click();
+  await page.click('[data-testid="page-next"]');
+  await footer.getByText("第 11 - 20 条，共 23 条").waitFor();
+  assert.deepEqual(await names(), Array.from({ length: 10 }, (_, i) => `${prefix}-${12 - i}`));
+  const second = await channelByName(api, `${prefix}-5`);
+  await page.locator(`[data-testid="channel-row-${second.id}"] [data-testid="select-row"]`).click();
+  // The ticks of both pages are deleted; the search stays on the page shown.
+  await page.click('[data-testid="delete-selected"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  await expectToast(page, "已删除 2 个通道！");
+  await footer.getByText("第 11 - 20 条，共 21 条").waitFor();
+  assert.deepEqual(await names(), [11, 10, 9, 8, 7, 6, 4, 3, 2, 1].map((i) => `${prefix}-${i}`));
+  assert.equal(await channelByName(api, `${prefix}-22`), undefined);
+  assert.equal(await channelByName(api, `${prefix}-5`), undefined);
+  await context.close();
+});
+
 test("deleting the only row of the last page shows the page before, not an empty one", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const total = async () => (await api.call("GET", "/api/channel/?p=0&page_size=1000")).json.data.length;

@@ -33,7 +33,7 @@ export interface ChannelSearch {
 export const channels = signal<Channel[]>([]);
 /** channelsLoading is true while a list call runs. */
 export const channelsLoading = signal(false);
-/** channelPage is the 0-based page of the plain list. */
+/** channelPage is the 0-based page of the plain list, or of the search result shown. */
 export const channelPage = signal(0);
 /** channelPageSize is the page size, shared with other lists as page-size. */
 export const channelPageSize = sharedPageSize;
@@ -43,6 +43,26 @@ export const idSort = signal(readBool(ID_SORT_KEY) ?? false);
 export const channelSearch = signal<ChannelSearch | null>(null);
 /** hasMoreChannels guesses whether a next page exists (the server sends no total). */
 export const hasMoreChannels = computed(() => channelSearch.value === null && channels.value.length >= channelPageSize.value);
+/**
+ * shownChannels is what the table shows: the page of the plain list, or one page of a search
+ * result (the server answers a search whole), so that a search matching hundreds of channels
+ * renders no more rows than a page.
+ */
+export const shownChannels = computed(() => {
+  if (channelSearch.value === null) return channels.value;
+  const size = channelPageSize.value;
+  return channels.value.slice(channelPage.value * size, (channelPage.value + 1) * size);
+});
+
+/** lastSearchPage is the last 0-based page of a search result of n channels. */
+function lastSearchPage(n: number): number {
+  return Math.max(0, Math.ceil(n / channelPageSize.value) - 1);
+}
+
+/** showSearchPage shows another page of the search result, without asking the server. */
+export function showSearchPage(page: number): void {
+  channelPage.value = Math.min(Math.max(0, page), lastSearchPage(channels.value.length));
+}
 
 /** bulkDeleteMode shows the selection column and the delete-selected action. */
 export const bulkDeleteMode = signal(false);
@@ -113,8 +133,8 @@ export async function loadChannels(page = channelPage.value): Promise<void> {
   }
 }
 
-/** searchChannels runs a search; an empty one goes back to the first page of the list. */
-export async function searchChannels(s: ChannelSearch): Promise<void> {
+/** searchChannels runs a search (showing its first page, or the page shown when keepPage is set); an empty one goes back to the first page of the list. */
+export async function searchChannels(s: ChannelSearch, keepPage = false): Promise<void> {
   const q = { keyword: s.keyword.trim(), group: s.group.trim(), model: s.model.trim() };
   if (!q.keyword && !q.group && !q.model) {
     await loadChannels(0);
@@ -124,8 +144,9 @@ export async function searchChannels(s: ChannelSearch): Promise<void> {
   try {
     const list = withPushed(await readCatchingHealth(() => channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value)));
     batch(() => {
+      const page = keepPage && channelSearch.value !== null ? Math.min(channelPage.value, lastSearchPage(list.length)) : 0;
       channelSearch.value = q;
-      channelPage.value = 0;
+      channelPage.value = page;
       channels.value = list;
     });
   } catch (err) {
@@ -138,7 +159,7 @@ export async function searchChannels(s: ChannelSearch): Promise<void> {
 /** refreshChannels reloads what is shown: the search in force or the current page. */
 export async function refreshChannels(): Promise<void> {
   const s = channelSearch.value;
-  if (s) await searchChannels(s);
+  if (s) await searchChannels(s, true);
   else await loadChannels(channelPage.value);
 }
 
@@ -152,10 +173,11 @@ async function refreshAfterDelete(): Promise<void> {
   }
 }
 
-/** setChannelPageSize stores a new page size and reloads from the first page. */
+/** setChannelPageSize stores a new page size and shows the first page (of the list, or of the search result). */
 export async function setChannelPageSize(size: number): Promise<void> {
   writePageSize(size);
-  await loadChannels(0);
+  if (channelSearch.value !== null) channelPage.value = 0;
+  else await loadChannels(0);
 }
 
 /** setIdSort switches the sort order, stores it and reloads. */

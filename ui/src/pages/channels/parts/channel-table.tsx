@@ -8,12 +8,12 @@ import { Tooltip } from "../../../components/ui/tooltip";
 import {
   bulkDeleteMode,
   CHANNEL_ENABLED,
-  channels,
   channelsLoading,
   PRIORITY_MIN,
   selectedChannels,
   setChannelPriority,
   setChannelWeight,
+  shownChannels,
   WEIGHT_MIN,
 } from "../../../stores/channels";
 import { GroupBadges, ResponseTime, StatusBadge, TypeBadge, UsageCell } from "./cells";
@@ -56,7 +56,7 @@ export function ChannelTable() {
   const bulk = bulkDeleteMode.value;
   return (
     <DataTable
-      rows={channels.value}
+      rows={shownChannels.value}
       columns={columns}
       rowKey={(c) => c.id}
       loading={channelsLoading.value}
