@@ -899,3 +899,34 @@ test("an administrator's dashboard of every user refreshes as another user's cal
   await waitForTotals(page, { quota: before.quota + call.quota, count: before.count + 1, tokens: before.tokens + call.tokens });
   await context.close();
 });
+
+test("an open dashboard keeps refreshing while calls keep coming, not only once they stop", async () => {
+  const other = await newUser("steady", "k");
+  const { context, page } = await openAs({ username: "root", password: "123456" });
+  await page.goto("/detail");
+  await page.locator('[data-testid="detail-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const all = await root.call("GET", `/api/data/?start_timestamp=${nowSec() - 86400}&end_timestamp=${nowSec() + 3600}&username=`);
+  const before = sum(all.json.data, "count");
+  await page.waitForFunction((n) => document.querySelector('[data-testid="detail-total-count"]')?.textContent?.trim() === String(n), before);
+  // A busy gateway: a call every 600 ms, without a pause of 2 s, for as long as the check runs.
+  let running = true;
+  let made = 0;
+  const traffic = (async () => {
+    const end = Date.now() + 20000;
+    while (running && Date.now() < end) {
+      await relay(other.key, "dash-a");
+      made++;
+      await new Promise((r) => setTimeout(r, 600));
+    }
+  })();
+  try {
+    // The open page shows the calls while they go on (docs/live.md: it reads its range again as calls are charged).
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="detail-total-count"]')?.textContent?.trim()) > n, before, { timeout: 8000 });
+    assert.ok(running && made > 0);
+  } finally {
+    running = false;
+    await traffic;
+  }
+  await context.close();
+});

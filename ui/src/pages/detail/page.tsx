@@ -7,7 +7,7 @@ import { Charts } from "./parts/charts";
 import { FilterBar } from "./parts/filter-bar";
 import { Totals } from "./parts/totals";
 
-/** LIVE_DEBOUNCE_MS groups bursts of balance updates into one dashboard refresh. */
+/** LIVE_DEBOUNCE_MS groups the balance updates of a burst, or of a steady flow of calls, into one dashboard refresh. */
 const LIVE_DEBOUNCE_MS = 2000;
 
 /** DetailPage assembles the query form, the totals and the charts, and refreshes them as usage is charged (for an administrator, anyone's). */
@@ -17,13 +17,34 @@ export default function DetailPage() {
     followDefaults();
     void loadDashboard();
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let reading = false;
+    let again = false;
+    let closed = false;
     // A user.self message means the balance moved, usually by a charge the
     // dashboard would count, and an administrator's log.tail carries every
-    // user's charges; the rows are written with the charge, so one debounced
-    // quiet reload after a burst of them is enough.
+    // user's charges; the rows are written with the charge, so one quiet
+    // reload 2 s after the first of them is enough, those arriving meanwhile
+    // joining it. The wait is not started again by each message: on a busy
+    // gateway, whose calls never pause for 2 s, that reload would never come.
+    // Nor does a reload start while the one before still runs (a year of
+    // rows takes a while): one more follows it.
     const refresh = () => {
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => void loadDashboard(true), LIVE_DEBOUNCE_MS);
+      if (timer || closed) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        if (reading) {
+          again = true;
+          return;
+        }
+        reading = true;
+        void loadDashboard(true).finally(() => {
+          reading = false;
+          if (again) {
+            again = false;
+            refresh();
+          }
+        });
+      }, LIVE_DEBOUNCE_MS);
     };
     const off = onTopic("user.self", refresh);
     const offTail = onTopic("log.tail", refresh);
@@ -33,6 +54,7 @@ export default function DetailPage() {
       off();
       offTail();
       offReconnect();
+      closed = true;
       if (timer) clearTimeout(timer);
     };
   }, []);
