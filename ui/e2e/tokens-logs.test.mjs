@@ -381,6 +381,44 @@ test("a token search with more matches than a page shows them a page at a time",
   await context.close();
 });
 
+test("the log page's summary badges keep up while calls keep coming, not only once they stop", async () => {
+  const { api } = await newUser(suite.gw.baseURL, "busy", "token-pass-8");
+  const r = await api.call("POST", "/api/token/", { name: "busy-key", remain_quota: 0, expired_time: -1, unlimited_quota: true });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('[data-testid="log-filter-username"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.waitForLoadState("networkidle");
+  const before = Number((await page.locator('[data-testid="stat-rpm"]').textContent()).replace(/\D+/g, ""));
+  // A busy gateway: a call every 100 ms or so, for as long as the check runs.
+  let running = true;
+  let made = 0;
+  const traffic = (async () => {
+    const end = Date.now() + 20000;
+    while (running && Date.now() < end) {
+      const res = await chat(`sk-${tok.key}`);
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      made++;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    // The rows arrive live, and so must the badges (quota, RPM, TPM) that sum them.
+    await page.waitForFunction((n) => Number((document.querySelector('[data-testid="stat-rpm"]')?.textContent ?? "").replace(/\D+/g, "")) > n, before, {
+      timeout: 5000,
+    });
+    assert.ok(running && made > 0);
+  } finally {
+    running = false;
+    await traffic;
+  }
+  await context.close();
+});
+
 test("a page size picked on one list is the size of the lists opened after it in the same tab", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "sizes", "token-pass-6");
   for (let i = 0; i < 11; i++) {

@@ -175,12 +175,32 @@ export function matchesQuery(l: LogEntry, q: LogQuery, admin: boolean): boolean 
 }
 
 let statTimer: ReturnType<typeof setTimeout> | null = null;
+/** liveStat is the summary read a push started, while it runs; statAgain asks for one more after it. */
+let liveStat: Promise<void> | null = null;
+let statAgain = false;
 
+/**
+ * scheduleStat reads the summary again 300 ms after the first entry pushed since the last read,
+ * the entries pushed meanwhile joining it. The wait is not started again by each push: on a busy
+ * gateway, whose charges never pause for 300 ms, the badges would never move. Nor does a read
+ * start while the one before is still running (over millions of rows a sum takes a while): one
+ * more follows it.
+ */
 function scheduleStat(): void {
-  if (statTimer) clearTimeout(statTimer);
+  if (statTimer) return;
   statTimer = setTimeout(() => {
     statTimer = null;
-    void loadStat();
+    if (liveStat) {
+      statAgain = true;
+      return;
+    }
+    liveStat = loadStat().finally(() => {
+      liveStat = null;
+      if (statAgain) {
+        statAgain = false;
+        scheduleStat();
+      }
+    });
   }, 300);
 }
 
@@ -220,6 +240,7 @@ export function subscribeLogTail(): () => void {
     offReconnect();
     if (statTimer) clearTimeout(statTimer);
     statTimer = null;
+    statAgain = false;
   };
 }
 
