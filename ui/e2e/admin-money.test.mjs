@@ -323,6 +323,46 @@ test("the users table shows client pages of any size over the server's pages of 
   await context.close();
 });
 
+test("deleting a code on a later page of the codes reads again only the pages from there on", async () => {
+  const name = uniqueName("del");
+  // At least five server pages of ten codes, the newest of them this test's.
+  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 50 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const fetched = [];
+  page.on("request", (req) => {
+    const m = req.url().match(/\/api\/redemption\/\?p=(\d+)/);
+    if (m) fetched.push(Number(m[1]));
+  });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const rows = page.locator('[data-testid^="redemption-row-"]');
+  await rows.first().waitFor();
+  for (let p = 2; p <= 4; p++) {
+    await page.locator('[data-testid="page-next"]').click();
+    await page.locator(".pagination-current", { hasText: `第 ${p} 页` }).waitFor();
+  }
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="redemption-row-"]').length === 10);
+  // Page 4 shows the codes 31-40: their ids, newest first, are those of server page 3.
+  const ids = async () => (await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-row-key")))).map(Number);
+  const shown = await ids();
+  const serverPage3 = (await root.call("GET", "/api/redemption/?p=3")).json.data.map((x) => x.id);
+  assert.deepEqual(shown, serverPage3);
+  const next = (await root.call("GET", "/api/redemption/?p=4")).json.data[0].id;
+  fetched.length = 0;
+  await rows.first().locator('[data-testid="redemption-delete"]').click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "删除" }).click();
+  await expectToast(page, "操作成功完成！");
+  // The page fills up again from the next one and stays where it is...
+  await page.waitForFunction((id) => document.querySelector(`[data-row-key="${id}"]`) !== null, next);
+  assert.deepEqual(await ids(), [...serverPage3.slice(1), next]);
+  await page.locator(".pagination-current", { hasText: "第 4 页" }).waitFor();
+  // ...without reading again the pages before it, which a delete there does not change.
+  await page.waitForTimeout(500);
+  assert.ok(fetched.length > 0 && fetched.every((p) => p >= 3), `server pages read after the delete: ${JSON.stringify(fetched)}`);
+  await context.close();
+});
+
 test("the users and redemption pages open with an empty search box, as their lists show everything", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");

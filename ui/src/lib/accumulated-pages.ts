@@ -12,7 +12,10 @@ export interface AccumulatedPages<T> {
   loading: ReadonlySignal<boolean>;
   /** hasMore tells whether a next client page exists (or may exist on the server). */
   hasMore: ReadonlySignal<boolean>;
-  /** reload forgets every fetched row and shows the first page (or keepPage). */
+  /**
+   * reload forgets the fetched rows and shows the first page; with keepPage it shows the current
+   * page again, reading only the server pages from it on (a change there moves no row before it).
+   */
   reload: (keepPage?: boolean) => Promise<void>;
   /** goTo shows a client page, fetching server pages as needed. */
   goTo: (page: number) => Promise<void>;
@@ -35,6 +38,8 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
   const loading = signal(false);
   const exhausted = signal(false);
   let generation = 0;
+  /** searched is true while the rows are a search result (showAll), not server pages. */
+  let searched = false;
 
   const ensure = async (count: number, gen: number): Promise<void> => {
     while (gen === generation && !exhausted.value && rows.value.length < count) {
@@ -71,7 +76,11 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
     reload: async (keepPage = false) => {
       generation++;
       const target = keepPage ? page.value : 1;
-      rows.value = [];
+      // The server pages wholly before the page shown are kept: reading them all again made a
+      // change on page N cost N sequential reads.
+      const keep = searched ? 0 : Math.floor(((target - 1) * pageSize.value) / serverPageSize) * serverPageSize;
+      searched = false;
+      rows.value = rows.value.slice(0, Math.min(keep, Math.floor(rows.value.length / serverPageSize) * serverPageSize));
       exhausted.value = false;
       loading.value = false;
       await goTo(target);
@@ -84,6 +93,7 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
     },
     showAll: (all) => {
       generation++;
+      searched = true;
       rows.value = all;
       exhausted.value = true;
       loading.value = false;
