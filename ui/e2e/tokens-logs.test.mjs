@@ -116,7 +116,8 @@ test("a user creates a token, reads its key, and the open log page shows the cal
   const streamed = await chat(key, true);
   assert.equal(streamed.status, 200);
   await streamed.text();
-  await page.locator('[data-testid="log-row"]').nth(1).waitFor({ timeout: 10000 });
+  // (The page already had a second row, the registration gift: wait for the streamed one itself.)
+  await page.locator('[data-testid="log-row"]').first().getByText("流", { exact: true }).waitFor({ timeout: 10000 });
   assert.equal(await page.locator('[data-testid="log-row"]').first().getByText("流", { exact: true }).count(), 1);
   await context.close();
 });
@@ -416,6 +417,53 @@ test("the log page's summary badges keep up while calls keep coming, not only on
     running = false;
     await traffic;
   }
+  await context.close();
+});
+
+test("a log page of 100 rows draws the entries of a busy gateway about once a second, not once per entry", async () => {
+  const { api } = await newUser(suite.gw.baseURL, "draw", "token-pass-9");
+  const r = await api.call("POST", "/api/token/", { name: "draw-key", remain_quota: 0, expired_time: -1, unlimited_quota: true });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('[data-testid="log-filter-username"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.locator('[data-testid="page-size"]').click();
+  await page.getByRole("option", { name: /^100/ }).click();
+  const footer = page.locator('[data-testid="pagination"]');
+  await footer.getByText(/100 条\/页/).waitFor();
+  await page.waitForLoadState("networkidle");
+  const total = async () => Number((await footer.textContent()).match(/共 (\d+) 条/)[1]);
+  const before = await total();
+  // Count the redraws of the table's rows (each React commit that changes them is one batch of mutations).
+  await page.evaluate(() => {
+    window.__draws = 0;
+    const body = document.querySelector('[data-testid="log-table"] tbody');
+    new MutationObserver(() => window.__draws++).observe(body, { childList: true });
+  });
+  // A busy gateway: a call about every 100 ms for 4 s.
+  let made = 0;
+  const end = Date.now() + 4000;
+  while (Date.now() < end) {
+    const res = await chat(`sk-${tok.key}`);
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    made++;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(made >= 20, `${made} calls`);
+  // Every call is shown, in the rows and in the total...
+  await page.waitForFunction(
+    ([n, want]) => Number(document.querySelector('[data-testid="pagination"]')?.textContent?.match(/共 (\d+) 条/)?.[1]) === n + want,
+    [before, made],
+    { timeout: 5000 },
+  );
+  assert.equal(await page.locator('[data-testid="log-row"]', { has: page.locator('[data-testid="log-token"]', { hasText: "draw-key" }) }).count(), made);
+  // ...but the 100 rows are not drawn again for each of them: that kept the page busy all the time.
+  const draws = await page.evaluate(() => window.__draws);
+  assert.ok(draws <= 8, `the table was redrawn ${draws} times for ${made} calls in 4 s`);
   await context.close();
 });
 

@@ -113,6 +113,8 @@ export async function loadLogs(page = logPage.value): Promise<void> {
       logTotal.value = total;
       logPage.value = at;
     });
+    // Entries pushed before this answer and not drawn yet are in it (or counted in its total).
+    undrawn = [];
   } catch (err) {
     if (read === listRead) handleError(err);
   } finally {
@@ -205,8 +207,18 @@ function scheduleStat(): void {
 }
 
 /**
- * onTail takes the new entries of one commit, oldest first, onto page one as the server would list
- * them. Another page keeps its rows where the reader is, and counts the new entries in its total.
+ * TAIL_DRAW_MS is the least time between two draws of pushed entries: a page of 100 rows takes
+ * about 100 ms to draw, and a busy gateway pushes entries many times a second.
+ */
+const TAIL_DRAW_MS = 1000;
+/** undrawn holds the entries pushed since the last draw, oldest first; tailTimer waits to draw them. */
+let undrawn: LogEntry[] = [];
+let tailTimer: ReturnType<typeof setTimeout> | null = null;
+let lastDraw = 0;
+
+/**
+ * onTail takes the new entries of one commit, oldest first. They are drawn at once when nothing
+ * was drawn in the last TAIL_DRAW_MS, else together with the others pushed meanwhile when it ends.
  */
 function onTail(data: unknown): void {
   if (!Array.isArray(data)) return;
@@ -214,6 +226,26 @@ function onTail(data: unknown): void {
   if (entries.length === 0) return;
   for (const pushed of arriving) pushed.push(...entries);
   scheduleStat();
+  undrawn.push(...entries);
+  if (tailTimer) return;
+  const wait = lastDraw + TAIL_DRAW_MS - Date.now();
+  if (wait <= 0) drawTail();
+  else
+    tailTimer = setTimeout(() => {
+      tailTimer = null;
+      drawTail();
+    }, wait);
+}
+
+/**
+ * drawTail puts the undrawn entries onto page one as the server would list them. Another page
+ * keeps its rows where the reader is, and counts the new entries in its total.
+ */
+function drawTail(): void {
+  const entries = undrawn;
+  undrawn = [];
+  lastDraw = Date.now();
+  if (entries.length === 0) return;
   if (logPage.value !== 1) {
     const matching = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value)).length;
     if (matching > 0) logTotal.value = logTotal.value + matching;
@@ -241,6 +273,9 @@ export function subscribeLogTail(): () => void {
     if (statTimer) clearTimeout(statTimer);
     statTimer = null;
     statAgain = false;
+    if (tailTimer) clearTimeout(tailTimer);
+    tailTimer = null;
+    undrawn = [];
   };
 }
 
@@ -249,6 +284,7 @@ onUserChange(() => {
   // Nor the answer of a read the previous account started.
   listRead++;
   statRead++;
+  undrawn = [];
   batch(() => {
     logsLoading.value = false;
     statLoading.value = false;
