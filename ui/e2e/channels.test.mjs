@@ -652,3 +652,26 @@ test("a channel list read answered after a channel.health push keeps the pushed 
   assert.equal(await row.locator('[data-testid="channel-status"]').getAttribute("data-status"), "2");
   await context.close();
 });
+
+test("updating all balances names at most ten of the channels that failed, and counts them all", async () => {
+  // The fake upstream has no balance endpoint: every OpenAI channel on it fails.
+  const api = await rootApi(suite.gw.baseURL);
+  for (let i = 0; i < 12; i++) await createChannel(api, upstream.url, ["gpt-4o-mini"], uniqueName("bal"));
+  const enabled = (await api.call("GET", "/api/channel/?p=0&page_size=1000")).json.data.filter((c) => c.status === 1 && c.type === 1);
+  assert.ok(enabled.length >= 12, `${enabled.length} enabled OpenAI channels`);
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.click('[data-testid="update-all-balances"]');
+  await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+  const toast = await expectToast(page, "个通道余额更新失败");
+  const text = await toast.innerText();
+  const m = text.match(/(\d+) 个通道余额更新失败（ID：([^）]*)）/);
+  assert.ok(m, text);
+  assert.ok(Number(m[1]) >= 12, text);
+  assert.match(m[2], / …$/, "the rest is elided");
+  const ids = m[2].replace(/ …$/, "").split(", ");
+  assert.equal(ids.filter((s) => /^\d+$/.test(s)).length, 10, `ten ids named: ${text}`);
+  await context.close();
+});

@@ -307,6 +307,15 @@ export async function startTestAll(): Promise<void> {
   }
 }
 
+/** BALANCE_IDS_SHOWN bounds the ids a failure toast names: hundreds would run off the screen. */
+const BALANCE_IDS_SHOWN = 10;
+
+/** idList names the first ids, and how many more there are. */
+function idList(ids: number[]): string {
+  const shown = ids.slice(0, BALANCE_IDS_SHOWN).join(", ");
+  return ids.length > BALANCE_IDS_SHOWN ? `${shown} …` : shown;
+}
+
 /** updateAllBalances refreshes every enabled channel's balance and reports failures. */
 export async function updateAllBalances(): Promise<void> {
   updatingAllBalances.value = true;
@@ -314,7 +323,7 @@ export async function updateAllBalances(): Promise<void> {
     const results = await channelApi.updateAllBalances();
     const failed = results.filter((r) => r.error);
     for (const r of results) if (!r.error) patchChannel(r.id, { balance: r.balance, balance_updated_time: Math.floor(Date.now() / 1000) });
-    if (failed.length > 0) toast.warning(t("channels.msg.balancesPartial", { count: failed.length, ids: failed.map((r) => r.id).join(", ") }));
+    if (failed.length > 0) toast.warning(t("channels.msg.balancesPartial", { count: failed.length, ids: idList(failed.map((r) => r.id)) }));
     else toast.info(t("channels.msg.balancesUpdated"));
   } catch {
     /* the server's message was shown */
