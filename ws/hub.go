@@ -377,6 +377,11 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 	ping := time.NewTicker(h.PingInterval)
 	defer ping.Stop()
 	var recheck <-chan time.Time
+	// A ping waits a round trip for its pong: it runs beside this loop, so
+	// that messages keep going out meanwhile (a distant console of a busy
+	// gateway fell SendBuffer behind, and was closed, at every ping).
+	pong := make(chan error, 1)
+	pinging := false
 	for {
 		select {
 		case payload := <-s.msgs:
@@ -393,9 +398,16 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 			if recheck == nil && !h.valid(s) {
 				recheck = time.After(h.ValidGrace)
 			}
-			pctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
-			err := c.Ping(pctx)
-			cancel()
+			if !pinging {
+				pinging = true
+				go func() {
+					pctx, cancel := context.WithTimeout(ctx, h.WriteTimeout)
+					defer cancel()
+					pong <- c.Ping(pctx)
+				}()
+			}
+		case err := <-pong:
+			pinging = false
 			if err != nil {
 				return err
 			}

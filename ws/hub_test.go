@@ -334,3 +334,119 @@ func TestMoveSession(t *testing.T) {
 		t.Fatalf("bystander got %q", m.Topic)
 	}
 }
+
+// latencyProxy forwards TCP connections to addr, handing every chunk on d
+// after it was read, in order, both ways: a network with a round trip of 2d
+// and room for all that is sent.
+func latencyProxy(tb testing.TB, addr string, d time.Duration) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	pipe := func(dst, src net.Conn) {
+		type chunk struct {
+			at time.Time
+			b  []byte
+		}
+		chunks := make(chan chunk, 1<<14)
+		go func() {
+			defer close(chunks)
+			for {
+				buf := make([]byte, 32<<10)
+				n, err := src.Read(buf)
+				if n > 0 {
+					chunks <- chunk{time.Now().Add(d), buf[:n]}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for c := range chunks {
+			time.Sleep(time.Until(c.at))
+			if _, err := dst.Write(c.b); err != nil {
+				break
+			}
+		}
+		dst.Close()
+		src.Close()
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go pipe(c, up)
+			go pipe(up, c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A console on a distant network that reads all it is sent keeps its
+// socket under a steady stream of messages: the ping that checks the
+// connection every PingInterval waits a round trip for its pong, and the
+// messages published meanwhile must go out, not pile up in the queue until
+// the connection is closed as too slow.
+func TestPingDoesNotHoldMessages(t *testing.T) {
+	t.Parallel()
+	hub := ws.NewHub()
+	hub.PingInterval = 100 * time.Millisecond
+	srv := MustStartHub(t, hub)
+	far := latencyProxy(t, srv.Listener.Addr().String(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+far+"/?uid=1&role=1&session=far", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	if m := read(t, c); m.Topic != "hello" {
+		t.Fatalf("first message = %+v, want hello", m)
+	}
+	received := make(chan int, 1)
+	closed := make(chan websocket.StatusCode, 1)
+	go func() {
+		n := 0
+		for {
+			_, data, err := c.Read(context.Background())
+			if err != nil {
+				closed <- websocket.CloseStatus(err)
+				return
+			}
+			if strings.Contains(string(data), `"end"`) {
+				received <- n
+				return
+			}
+			n++
+		}
+	}()
+	// A thousand messages a second for two seconds (a busy gateway's log
+	// tail, balances and token usage): 200 of them in a round trip, several
+	// pings meanwhile.
+	const sent = 2000
+	start := time.Now()
+	for i := range sent {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Millisecond)))
+		publishWithin(t, hub, 10*time.Second, "msg", i)
+	}
+	publishWithin(t, hub, 10*time.Second, "end", nil)
+	select {
+	case n := <-received:
+		if n != sent {
+			t.Fatalf("received %d messages, want %d", n, sent)
+		}
+	case code := <-closed:
+		t.Fatalf("the far console was closed (%v) though it read everything it got", code)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the far console got neither its messages nor a close")
+	}
+}
