@@ -68,9 +68,12 @@ test("a balance pushed late, read before the one shown, does not replace it", as
   await page.waitForFunction((old) => JSON.parse(localStorage.getItem("user")).quota !== old, before, { timeout: 10000 });
   const shown = await storedQuota();
   const id = (await api.call("GET", "/api/user/self")).json.data.id;
+  // Frames that follow one another closely are handled together a moment later: the stored
+  // record is read once that moment has passed.
   const deliver = (data) =>
-    page.evaluate((d) => {
+    page.evaluate(async (d) => {
       window.__sockets.at(-1).dispatchEvent(new MessageEvent("message", { data: JSON.stringify({ topic: "user.self", data: d }) }));
+      await new Promise((r) => setTimeout(r, 300));
       return JSON.parse(localStorage.getItem("user")).quota;
     }, data);
   // A read older than the one shown (a charge read before the credit, pushed after it).

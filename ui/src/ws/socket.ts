@@ -1,3 +1,5 @@
+import { batch } from "@preact/signals-react";
+
 /** Message is one frame from the server: a topic and its payload. */
 export interface Message<T = unknown> {
   topic: string;
@@ -77,6 +79,65 @@ export function dispatch(raw: string): void {
   }
 }
 
+/**
+ * FLUSH_MS is how long frames arriving after one another gather before their handlers run
+ * together: a busy gateway pushes hundreds of frames a second, and a page that re-rendered for each
+ * fell behind them for good (the socket's backlog is the browser's, unbounded). A frame after a
+ * quiet spell is handled at once.
+ */
+const FLUSH_MS = 100;
+/** MAX_PENDING bounds the frames held between two flushes (a hidden tab's timers may be slowed to once a minute). */
+const MAX_PENDING = 512;
+
+let pending: string[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+/** dropped counts the times the frames held were forgotten, so that a flush under way stops too. */
+let dropped = 0;
+
+/** flushPending runs the handlers of the frames held, in order, as one update of the page. */
+function flushPending(): void {
+  if (pending.length === 0) return;
+  const frames = pending;
+  pending = [];
+  const at = dropped;
+  batch(() => {
+    // A handler may end the session (a ban): the frames after it are no one's any more.
+    for (const raw of frames) {
+      if (dropped !== at) break;
+      dispatch(raw);
+    }
+  });
+}
+
+/** endWindow flushes what gathered meanwhile and keeps gathering while frames keep coming. */
+function endWindow(): void {
+  flushTimer = null;
+  if (pending.length === 0) return;
+  flushPending();
+  flushTimer = setTimeout(endWindow, FLUSH_MS);
+}
+
+/** receive takes one frame: handled at once after a quiet spell, else with the others of its window. */
+function receive(raw: string): void {
+  pending.push(raw);
+  if (flushTimer === null) {
+    flushPending();
+    flushTimer = setTimeout(endWindow, FLUSH_MS);
+  } else if (pending.length >= MAX_PENDING) {
+    flushPending();
+  }
+}
+
+/** dropPending forgets the frames held (the socket was closed on purpose: a logout). */
+function dropPending(): void {
+  dropped++;
+  pending = [];
+  if (flushTimer) {
+    clearTimeout(flushTimer);
+    flushTimer = null;
+  }
+}
+
 const MIN_BACKOFF_MS = 1000;
 const SESSION_CHECK_DELAY_MS = 1500;
 const MAX_BACKOFF_MS = 30000;
@@ -138,9 +199,11 @@ function open(): void {
     everOpened = true;
   };
   ws.onmessage = (ev) => {
-    if (typeof ev.data === "string") dispatch(ev.data);
+    if (typeof ev.data === "string") receive(ev.data);
   };
   ws.onclose = (ev) => {
+    // What this socket brought is handled before the page reacts to its end.
+    flushPending();
     if (socket === ws) socket = null;
     markLive("closed");
     // A socket that keeps closing soon after opening backs off further each time.
@@ -193,6 +256,7 @@ export function disconnectSocket(): void {
   everOpened = false;
   replaced = false;
   attempts = 0;
+  dropPending();
   if (retryTimer) {
     clearTimeout(retryTimer);
     retryTimer = null;
