@@ -88,3 +88,143 @@ test("the log page stays usable while the gateway pushes hundreds of charges a s
   assert.ok(during >= 0 && during < 2000, `a page turn during the load took ${during} ms (-1: not within 15 s), main thread late by up to ${Math.round(lag)} ms, ${calls} calls`);
   await context.close();
 });
+
+// holdFrames makes the console's sockets keep what they receive while window.__hold is set and
+// hand it over, in order, when window.__release() is called: a push that reaches the console late
+// (the gateway's publisher or the network behind), as under load.
+function holdFrames() {
+  const Native = window.WebSocket;
+  const held = [];
+  window.__hold = false;
+  window.__release = () => {
+    window.__hold = false;
+    for (const [ws, ev] of held.splice(0)) ws.__onmessage?.(ev);
+  };
+  window.WebSocket = class extends Native {
+    set onmessage(fn) {
+      this.__onmessage = fn;
+      super.onmessage = (ev) => (window.__hold ? held.push([this, ev]) : fn(ev));
+    }
+    get onmessage() {
+      return this.__onmessage;
+    }
+  };
+}
+
+// shownPage reads the footer's total and the row keys (an administrator's rows are keyed by log id).
+async function shownPage(page) {
+  const footer = await page.locator('[data-testid="pagination"]').textContent();
+  const keys = await page.locator('[data-testid="log-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute("data-row-key")));
+  return { total: Number(footer.match(/共 (\d+) 条/)[1]), keys };
+}
+
+async function serverPage(api) {
+  const r = await api.call("GET", "/api/log/?p=1&page_size=10");
+  return { total: r.json.data.total, keys: r.json.data.items.map((l) => `id${l.id}`) };
+}
+
+// burst sends n calls at once, so that their charges are committed together.
+async function burst(baseURL, n) {
+  const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+  const rs = await Promise.all(
+    Array.from({ length: n }, () => fetch(baseURL + "/v1/chat/completions", { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body }).then((r) => r.text().then(() => r.ok))),
+  );
+  assert.ok(rs.every(Boolean));
+}
+
+test("after a burst the log page shows the server's first page and total, however late the pushes came", { timeout: 120000 }, async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await page.addInitScript(holdFrames);
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const api = await rootApi(suite.gw.baseURL);
+  const settled = async (what) => {
+    // The pushes are handled; give the page a moment past them.
+    await new Promise((r) => setTimeout(r, 1500));
+    const server = await serverPage(api);
+    assert.deepEqual(await shownPage(page), server, what);
+  };
+
+  // The pushes of a burst reach the console after a read of page one that already counted it.
+  await page.evaluate(() => (window.__hold = true));
+  await burst(suite.gw.baseURL, 30);
+  const total = (await serverPage(api)).total;
+  await page.locator('[data-testid="log-query"]').click();
+  await page.locator('[data-testid="pagination"]').getByText(`共 ${total} 条`).waitFor();
+  await page.evaluate(() => window.__release());
+  await settled("pushes after the read that counted them");
+
+  // The pushes of a burst reach the console while a read of page one that counted them is on its way.
+  await page.evaluate(() => (window.__hold = true));
+  await burst(suite.gw.baseURL, 30);
+  let answered;
+  const read = new Promise((r) => (answered = r));
+  let fulfilled;
+  const done = new Promise((r) => (fulfilled = r));
+  // This read's answer leaves the server at once but reaches the page half a second later.
+  await page.route(
+    /\/api\/log\/\?p=1&/,
+    async (route) => {
+      const response = await route.fetch();
+      answered();
+      await new Promise((r) => setTimeout(r, 500));
+      await route.fulfill({ response });
+      fulfilled();
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="log-query"]').click();
+  await read;
+  await page.evaluate(() => window.__release());
+  await done;
+  await settled("pushes during the read that counted them");
+
+  // On a later page: the pushes of a burst reach it after the read of that page that counted them.
+  // The page shows none of them, so only the read that follows them can tell.
+  await page.evaluate(() => (window.__hold = true));
+  await burst(suite.gw.baseURL, 30);
+  const after = (await serverPage(api)).total;
+  await page.locator('[data-testid="page-next"]').click();
+  const footer = page.locator('[data-testid="pagination"]');
+  await footer.getByText(`共 ${after} 条`).waitFor();
+  await footer.getByText(/第 11 - /).waitFor();
+  await page.evaluate(() => window.__release());
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await shownPage(page)).total, after, "a later page's total after pushes that came late");
+  await context.close();
+});
+
+test("a page turn on its way when the socket is closed for falling behind still lands", { timeout: 60000 }, async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const sockets = [];
+  await page.routeWebSocket(/\/api\/ws$/, (ws) => {
+    ws.connectToServer();
+    sockets.push(ws);
+  });
+  await login(page, "root", "123456");
+  await burst(suite.gw.baseURL, 15);
+  await page.goto("/log");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const footer = page.locator('[data-testid="pagination"]');
+  await footer.getByText(/第 1 - 10 条/).waitFor();
+  // The server is slow to answer the page turn (it is busy), and meanwhile drops the socket of a
+  // console that fell behind; the console reconnects and reloads what it shows.
+  await page.route(
+    /\/api\/log\/\?p=2&/,
+    async (route) => {
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 3000));
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="page-next"]').click();
+  await sockets.at(-1).close({ code: 1008, reason: "connection too slow to keep up with messages" });
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 10000 });
+  await footer.getByText(/第 11 - /).waitFor({ timeout: 10000 });
+  // And it stays there.
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.match(await footer.textContent(), /第 11 - /);
+  await context.close();
+});

@@ -51,10 +51,17 @@ function entryKey(l: LogEntry): string | undefined {
   return typeof rid === "string" && rid !== "" ? `rq${rid}` : undefined;
 }
 
-/** unseen keeps the entries of pushed whose key none of shown has. */
+/**
+ * unseen keeps the entries of pushed that page one (shown) has not counted: in an administrator's
+ * view, those with a higher id than its newest row (ids follow the order of commits, so a page
+ * read after an entry's commit shows, or counts below its rows, every entry with a lower id);
+ * else those whose key none of its rows has.
+ */
 function unseen(pushed: LogEntry[], shown: LogEntry[]): LogEntry[] {
+  const newest = shown.reduce((m, l) => (l.id !== undefined && l.id > m ? l.id : m), 0);
   const seen = new Set(shown.map(entryKey).filter((k) => k !== undefined));
   return pushed.filter((l) => {
+    if (newest > 0 && l.id !== undefined) return l.id > newest;
     const k = entryKey(l);
     return k === undefined || !seen.has(k);
   });
@@ -62,7 +69,8 @@ function unseen(pushed: LogEntry[], shown: LogEntry[]): LogEntry[] {
 
 function withKey(l: LogEntry): Row {
   seq++;
-  return { ...l, key: l.id !== undefined ? `id${l.id}` : `t${l.created_at}-${seq}` };
+  // The entry's own name keeps a row (and its expanded detail) across the reads of the page.
+  return { ...l, key: entryKey(l) ?? `t${l.created_at}-${seq}` };
 }
 
 /** parseOther reads a log entry's other JSON; bad or empty text gives {}. */
@@ -90,10 +98,22 @@ const arriving = new Set<LogEntry[]>();
 let listRead = 0;
 let statRead = 0;
 
-/** loadLogs reads a page with the filters in force. */
-export async function loadLogs(page = logPage.value): Promise<void> {
+/**
+ * askedPage is the page the latest read asked for: a reload after a reconnect reads that one, since
+ * a page turn on its way would otherwise be dropped for the page still shown.
+ */
+let askedPage = 1;
+
+/**
+ * loadLogs reads a page with the filters in force. A recount (see scheduleRecount) reads it
+ * quietly, and on a later page takes only its total: that page keeps its rows, the reader's place.
+ */
+export async function loadLogs(page = logPage.value, recount = false): Promise<void> {
   const read = ++listRead;
-  logsLoading.value = true;
+  if (!recount) {
+    logsLoading.value = true;
+    askedPage = page;
+  }
   const pushed: LogEntry[] = [];
   arriving.add(pushed);
   try {
@@ -108,18 +128,25 @@ export async function loadLogs(page = logPage.value): Promise<void> {
       items = [...fresh.reverse(), ...items].slice(0, logPageSize.value);
       total += fresh.length;
     }
+    // Entries pushed before this answer and not drawn yet are in it (or counted in its total).
+    undrawn = [];
+    if (recount && (at !== 1 || logPage.value !== 1)) {
+      if (at === logPage.value) logTotal.value = total;
+      return;
+    }
     batch(() => {
       logs.value = items.map(withKey);
       logTotal.value = total;
       logPage.value = at;
     });
-    // Entries pushed before this answer and not drawn yet are in it (or counted in its total).
-    undrawn = [];
   } catch (err) {
-    if (read === listRead) handleError(err);
+    if (read === listRead && !recount) {
+      askedPage = logPage.value;
+      handleError(err);
+    }
   } finally {
     arriving.delete(pushed);
-    if (read === listRead) logsLoading.value = false;
+    if (read === listRead && !recount) logsLoading.value = false;
   }
 }
 
@@ -206,6 +233,38 @@ function scheduleStat(): void {
   }, 300);
 }
 
+/** RECOUNT_QUIET_MS and RECOUNT_MAX_MS bound the wait of scheduleRecount. */
+const RECOUNT_QUIET_MS = 300;
+const RECOUNT_MAX_MS = 5000;
+let recountTimer: ReturnType<typeof setTimeout> | null = null;
+/** recountDue is when the pending recount runs at the latest (0: none pending). */
+let recountDue = 0;
+
+/**
+ * scheduleRecount reads the open page again once the pushes pause for RECOUNT_QUIET_MS, and at
+ * least every RECOUNT_MAX_MS while they never pause. A push can reach the page before or after a
+ * read of the page that already counted its entries (the server read them between their commit
+ * and their push); on page one the entries' keys tell them apart, but a later page shows none of
+ * them, and its total counted them twice. The server's answer, read after the pushes, is the page.
+ */
+function scheduleRecount(): void {
+  const now = Date.now();
+  if (recountDue === 0) recountDue = now + RECOUNT_MAX_MS;
+  if (recountTimer) clearTimeout(recountTimer);
+  recountTimer = setTimeout(runRecount, Math.max(0, Math.min(RECOUNT_QUIET_MS, recountDue - now)));
+}
+
+function runRecount(): void {
+  recountTimer = null;
+  // A read in flight (another page, other filters) is answered first; the recount follows it.
+  if (logsLoading.value) {
+    recountTimer = setTimeout(runRecount, RECOUNT_QUIET_MS);
+    return;
+  }
+  recountDue = 0;
+  void loadLogs(logPage.value, true);
+}
+
 /**
  * TAIL_DRAW_MS is the least time between two draws of pushed entries: a page of 100 rows takes
  * about 100 ms to draw, and a busy gateway pushes entries many times a second.
@@ -226,6 +285,7 @@ function onTail(data: unknown): void {
   if (entries.length === 0) return;
   for (const pushed of arriving) pushed.push(...entries);
   scheduleStat();
+  scheduleRecount();
   undrawn.push(...entries);
   if (tailTimer) return;
   const wait = lastDraw + TAIL_DRAW_MS - Date.now();
@@ -265,7 +325,7 @@ export function subscribeLogTail(): () => void {
   const offReconnect = onReconnected(() => {
     // What was pushed meanwhile was missed: the open page (rows and total) is read again.
     scheduleStat();
-    void loadLogs(logPage.value);
+    void loadLogs(askedPage);
   });
   return () => {
     off();
@@ -276,6 +336,9 @@ export function subscribeLogTail(): () => void {
     if (tailTimer) clearTimeout(tailTimer);
     tailTimer = null;
     undrawn = [];
+    if (recountTimer) clearTimeout(recountTimer);
+    recountTimer = null;
+    recountDue = 0;
   };
 }
 
@@ -285,6 +348,7 @@ onUserChange(() => {
   listRead++;
   statRead++;
   undrawn = [];
+  askedPage = 1;
   batch(() => {
     logsLoading.value = false;
     statLoading.value = false;
