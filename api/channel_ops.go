@@ -27,6 +27,7 @@ const (
 func (s *Server) registerChannelOpsRoutes() {
 	s.handle("GET /api/channel/test/{id}", s.testChannel)
 	s.handle("GET /api/channel/test", s.testAllChannels)
+	s.handle("GET /api/channel/test/progress", s.testAllProgress)
 	s.handle("GET /api/channel/update_balance/{id}", s.updateChannelBalance)
 	s.handle("GET /api/channel/update_balance/{id}/", s.updateChannelBalance)
 	s.handle("GET /api/channel/update_balance", s.updateAllBalances)
@@ -122,6 +123,24 @@ func (s *Server) testAllChannels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeMessage(w, "已开始测试所有渠道，结果将实时更新", nil)
+}
+
+// testAllProgress tells where a test-all run stands, so a console that opens
+// the channel page (or reconnects) during a run shows it at once instead of
+// at the run's next push. running is false when no run is going; done,
+// total, failed and disabled then describe the last run since the start.
+// periodic marks a run of the test interval, which pushes nothing.
+func (s *Server) testAllProgress(w http.ResponseWriter, r *http.Request) {
+	run := s.cfg.Relay.TestRunState()
+	writeJSON(w, map[string]any{
+		"task":     "channel_test",
+		"running":  run.Running,
+		"periodic": run.Periodic,
+		"done":     run.Done,
+		"total":    run.Total,
+		"failed":   run.Failed,
+		"disabled": run.Disabled,
+	})
 }
 
 // updateChannelBalance answers {success, message, balance} at the top level.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -651,5 +652,83 @@ func TestLive_ChannelPushIsTheCommittedState(t *testing.T) {
 	}
 	if err := json.Unmarshal(readTopic(t, c, "channel.health").Data, &h); err != nil || h.ID != ch.ID || h.Status != disabled {
 		t.Fatalf("pushed %+v, want channel %d with the committed status %d", h, ch.ID, disabled)
+	}
+}
+
+// The progress of a test-all run can be read at any time, so a console that
+// opens the channel page during a run shows it before the run's next push:
+// the channels tested so far, of them the failures, and whether it still
+// runs; a run of the test interval is marked periodic.
+func TestTestAllProgressRoute(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	release := make(chan struct{})
+	answer := func(status int, wait bool) *httptest.Server {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if wait {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			if status != http.StatusOK {
+				w.Write([]byte(`{"error":{"message":"upstream down","type":"server_error"}}`))
+				return
+			}
+			w.Write([]byte(`{"id":"x","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
+		}))
+		t.Cleanup(up.Close)
+		return up
+	}
+	ok, failing, held := answer(200, false), answer(500, false), answer(200, true)
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the upstreams close, should the test end early
+	// A run tests the newest channel first: the held one goes last.
+	chs := []*store.Channel{
+		{Type: 1, Name: "held", Key: "sk-held", BaseURL: held.URL, Models: "gpt-4o-mini", Group: "default"},
+		{Type: 1, Name: "failing", Key: "sk-failing", BaseURL: failing.URL, Models: "gpt-4o-mini", Group: "default"},
+		{Type: 1, Name: "ok", Key: "sk-ok", BaseURL: ok.URL, Models: "gpt-4o-mini", Group: "default"},
+	}
+	if err := ts.Store.CreateChannels(chs); err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		Task     string `json:"task"`
+		Running  bool   `json:"running"`
+		Periodic bool   `json:"periodic"`
+		Done     int    `json:"done"`
+		Total    int    `json:"total"`
+		Failed   int    `json:"failed"`
+		Disabled int    `json:"disabled"`
+	}
+	read := func() state {
+		var st state
+		ApiScenario{URL: "/api/channel/test/progress", As: "admin", WantStatus: 200}.Test(t, ts).Envelope(t).DataInto(t, &st)
+		return st
+	}
+	if st := read(); st != (state{Task: "channel_test"}) {
+		t.Fatalf("before any run: %+v", st)
+	}
+	ApiScenario{Name: "User", URL: "/api/channel/test/progress", As: "user", WantStatus: 403}.Test(t, ts)
+
+	ApiScenario{Name: "TestAll", URL: "/api/channel/test", As: "root", WantStatus: 200}.Test(t, ts)
+	want := state{Task: "channel_test", Running: true, Done: 2, Total: 3, Failed: 1}
+	deadline := time.Now().Add(30 * time.Second)
+	for st := read(); st != want; st = read() {
+		if time.Now().After(deadline) || !st.Running || st.Done > 2 {
+			t.Fatalf("while the third channel is tested: %+v, want %+v", st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	letGo()
+	want = state{Task: "channel_test", Done: 3, Total: 3, Failed: 1}
+	for st := read(); st != want; st = read() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the run: %+v, want %+v", st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

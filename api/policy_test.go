@@ -80,6 +80,7 @@ var wantAccess = map[string]string{
 	"POST /api/channel/copy/{id}":           policy.Admin,
 	"GET /api/channel/test/{id}":            policy.Admin,
 	"GET /api/channel/test":                 policy.Admin,
+	"GET /api/channel/test/progress":        policy.Admin,
 	"GET /api/channel/update_balance/{id}":  policy.Admin,
 	"GET /api/channel/update_balance/{id}/": policy.Admin,
 	"GET /api/channel/update_balance":       policy.Admin,

@@ -285,6 +285,31 @@ type Progress struct {
 	Skipped bool
 }
 
+// TestRun is where a test-all run stands: the number of channels, those
+// tested (or skipped), and of those the failures and the channels the health
+// rules disabled.
+type TestRun struct {
+	Running  bool
+	Periodic bool // started by the test interval, not by an administrator
+	Done     int
+	Total    int
+	Failed   int
+	Disabled int
+}
+
+// TestRunState reports the run in progress, or the last one (Running false).
+func (rl *Relay) TestRunState() TestRun {
+	rl.runMu.Lock()
+	defer rl.runMu.Unlock()
+	return rl.testRun
+}
+
+func (rl *Relay) setRun(f func(*TestRun)) {
+	rl.runMu.Lock()
+	f(&rl.testRun)
+	rl.runMu.Unlock()
+}
+
 // TestAll tests every channel in the background, one after another,
 // applying the health rules, and reports progress through report: first
 // the number of channels (Done 0), then each result. by is the
@@ -299,8 +324,11 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 		rl.testing.Store(false)
 		return err
 	}
+	rl.setRun(func(r *TestRun) { *r = TestRun{Running: true, Periodic: by == nil, Total: len(chs)} })
 	go func() {
+		// The state reads as ended before another run may start.
 		defer rl.testing.Store(false)
+		defer rl.setRun(func(r *TestRun) { r.Running = false })
 		if report != nil && len(chs) > 0 {
 			report(Progress{Total: len(chs)})
 		}
@@ -309,6 +337,7 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 			// run began is tested (or skipped) as it is, not as listed.
 			ch, err := rl.store.Channel(listed.ID)
 			if err != nil {
+				rl.setRun(func(r *TestRun) { r.Done = i + 1 })
 				if report != nil {
 					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("渠道已删除")}, Skipped: true})
 				}
@@ -316,6 +345,17 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 			}
 			r := rl.TestChannel(context.Background(), ch, "", by)
 			status := rl.ApplyTestOutcome(ch, r)
+			// The state moves before the push, so a console that reads it
+			// after a push sees that push's step at least.
+			rl.setRun(func(run *TestRun) {
+				run.Done = i + 1
+				if r.Err != nil {
+					run.Failed++
+				}
+				if status == store.ChannelStatusAutoDisabled {
+					run.Disabled++
+				}
+			})
 			if report != nil {
 				rr := r
 				report(Progress{Done: i + 1, Total: len(chs), Result: &rr, Status: status})

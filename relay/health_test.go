@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/store"
 )
@@ -339,6 +340,9 @@ func TestHealth_TestAllMailsRoot(t *testing.T) {
 	if got := box.take(); len(got) != 0 {
 		t.Fatalf("periodic run sent %+v, want nothing", got)
 	}
+	if st := g.rl.TestRunState(); st != (relay.TestRun{Periodic: true, Done: 1, Total: 1}) {
+		t.Fatalf("periodic run's state %+v", st)
+	}
 	// The periodic run's test log belongs to no one; a fast test still
 	// records a response time (0 would read as never tested).
 	testLogs := func() []*store.Log {
@@ -365,6 +369,9 @@ func TestHealth_TestAllMailsRoot(t *testing.T) {
 		t.Fatalf("test all: %v", out)
 	}
 	g.waitTestAll(t)
+	if st := g.rl.TestRunState(); st != (relay.TestRun{Done: 3, Total: 3, Failed: 1, Disabled: 1}) {
+		t.Fatalf("console run's state %+v", st)
+	}
 	var summaries, disables []sentMail
 	for _, m := range box.take() {
 		if m.to != rootEmail {

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -85,6 +86,8 @@ type Relay struct {
 	store     *store.Store
 	client    *http.Client
 	testing   atomic.Bool // a test-all run is in progress
+	runMu     sync.Mutex
+	testRun   TestRun // where the latest test-all run stands
 	sensitive sensitiveWords
 }
 

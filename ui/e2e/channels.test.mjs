@@ -675,3 +675,43 @@ test("updating all balances names at most ten of the channels that failed, and c
   assert.equal(ids.filter((s) => /^\d+$/.test(s)).length, 10, `ten ids named: ${text}`);
   await context.close();
 });
+
+test("a test of all channels still going when the admin comes back to the channel page shows at once, with its count so far", async () => {
+  // Tests that take 6 s each: the run's next push is seconds away when the page is opened again.
+  const slow = createServer(async (req, res) => {
+    for await (const _ of req);
+    await new Promise((r) => setTimeout(r, 6000));
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const api = await rootApi(suite.gw.baseURL);
+  for (let i = 0; i < 2; i++) await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slow"));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  try {
+    await login(page, "root", "123456");
+    await page.goto("/channel");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await page.locator('[data-testid^="channel-row-"]').first().waitFor();
+    await page.click('[data-testid="test-all"]');
+    await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
+    await page.locator('[data-testid="test-all-status"]', { hasText: "正在测试" }).waitFor();
+    // The newest channels are tested first: the run is now in the first slow test.
+    await page.click('[data-nav="token"]');
+    await page.waitForURL(/\/token$/);
+    await page.waitForTimeout(1000);
+    const state = (await api.call("GET", "/api/channel/test/progress")).json.data;
+    assert.equal(state.running, true, "the run still goes");
+
+    await page.click('[data-nav="channel"]');
+    const status = page.locator('[data-testid="test-all-status"]', { hasText: "正在测试" });
+    await status.waitFor({ timeout: 1500 });
+    assert.match(await status.textContent(), new RegExp(`${state.done}\\D+${state.total}`), "the count so far");
+    assert.equal(await page.locator('[data-testid="test-all"]').isDisabled(), true, "no second run offered");
+    await page.locator('[data-testid="test-all-status"]', { hasText: "测试完成" }).waitFor({ timeout: 30000 });
+  } finally {
+    await context.close();
+    slow.closeAllConnections?.();
+    slow.close();
+  }
+});

@@ -179,6 +179,23 @@ export async function testAllChannels(): Promise<string> {
   return (await api.get<unknown>("/api/channel/test")).message;
 }
 
+/** TestRunState is where a test-all run stands: the run in progress, or the last one (running false). */
+export interface TestRunState {
+  task: string;
+  running: boolean;
+  /** periodic marks a run of the test interval, which pushes no progress. */
+  periodic: boolean;
+  done: number;
+  total: number;
+  failed: number;
+  disabled: number;
+}
+
+/** testAllProgress reads where a test-all run stands. */
+export async function testAllProgress(): Promise<TestRunState> {
+  return (await quiet(api.get<TestRunState>("/api/channel/test/progress", { silent: true }))).data;
+}
+
 /** updateBalance refreshes one channel's balance from its provider. */
 export async function updateBalance(id: number): Promise<number> {
   const r = await quiet(api.get<unknown>(`/api/channel/update_balance/${id}/`, { silent: true }));

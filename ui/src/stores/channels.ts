@@ -439,20 +439,45 @@ function onProgress(data: unknown): void {
   }
 }
 
+let progressRead = 0;
+
+/**
+ * readTestAllProgress shows a run started from a console at once when the page opens (or its
+ * socket reconnects) during it, instead of at the run's next push (a slow channel's test takes up
+ * to a minute). A run of the test interval pushes nothing, so it is not shown.
+ */
+async function readTestAllProgress(): Promise<void> {
+  const read = ++progressRead;
+  try {
+    const p = await channelApi.testAllProgress();
+    if (read !== progressRead || !p?.running || p.periodic) return;
+    // A push that came meanwhile is as far as the answer at least when it counts as many channels
+    // (the server counts a channel before pushing it).
+    const cur = testAllState.value;
+    if (cur?.running && cur.total === p.total && cur.done > p.done) return;
+    testAllState.value = { done: p.done, total: p.total, failed: p.failed, disabled: p.disabled, running: true };
+  } catch {
+    /* the run shows with its next push */
+  }
+}
+
 /** subscribeChannelLive follows channel health and test-all progress while the page is open, reloading the list after a reconnect. */
 export function subscribeChannelLive(): () => void {
   // Frames that came while the page was closed were not followed (the run's
-  // end, perhaps): a run still going shows itself again with its next one.
+  // end, perhaps): a run still going is read again.
   if (testAllState.value?.running) testAllState.value = null;
+  void readTestAllProgress();
   const offHealth = onTopic("channel.health", onHealth);
   const offProgress = onTopic("task.progress", onProgress);
   const offReconnect = onReconnected(() => {
     // Frames of a test-all run were missed while the socket was down (its
-    // end, perhaps): a run still going shows itself again with its next one.
+    // end, perhaps): a run still going is read again.
     if (testAllState.value?.running) testAllState.value = null;
+    void readTestAllProgress();
     void refreshChannels();
   });
   return () => {
+    progressRead++;
     offHealth();
     offProgress();
     offReconnect();
