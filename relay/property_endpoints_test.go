@@ -2,7 +2,6 @@ package relay_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
-	"gateway/store"
 )
 
 // The endpoints other than chat and completions, in the property test
@@ -104,10 +102,7 @@ type epCall struct {
 	path    string
 	client  clientKind // clientLeaves: a speech download abandoned after its first bytes
 
-	status int
-	reqID  string
-	code   string
-	err    error
+	propOutcome
 }
 
 // epHit is one upstream request of the endpoint property test.
@@ -130,25 +125,9 @@ type epHit struct {
 // tried whole.
 func TestMoney_PropertyEndpointsUnderFailure(t *testing.T) {
 	t.Parallel()
-	seed := uint64(20261201)
-	switch s := os.Getenv("GATEWAY_PROP_SEED"); s {
-	case "":
-	case "random":
-		seed = uint64(time.Now().UnixNano())
-	default:
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (GATEWAY_PROP_SEED=%d replays it)", seed, seed)
-	for _, m := range []propMode{{name: "memory"}, {name: "durable", durable: true}, {name: "sync 5ms", sync: 5 * time.Millisecond}} {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			runEndpointProperty(t, seed, epCalls, m)
-		})
-	}
+	runPropertyModes(t, 20261201, func(t *testing.T, seed uint64, m propMode) {
+		runEndpointProperty(t, seed, epCalls, m)
+	})
 }
 
 // epCalls is how many calls each mode makes; GATEWAY_PROP_CALLS sets
@@ -237,23 +216,7 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 	}
 
 	// Tokens as in the chat test.
-	type propToken struct {
-		user    string
-		tok     *store.Token
-		key     string
-		limited bool
-	}
-	mk := func(user string, tk store.Token) propToken {
-		tok, key := g.MustCreateToken(t, user, tk)
-		return propToken{user: user, tok: tok, key: key, limited: !tok.UnlimitedQuota}
-	}
-	tokens := []propToken{
-		mk("alice", store.Token{Name: "unlimited", UnlimitedQuota: true}),
-		mk("alice", store.Token{Name: "little", RemainQuota: 6_000}),
-		mk("alice", store.Token{Name: "limits", RemainQuota: 5_000_000, ModelLimitsEnabled: true, ModelLimits: ratioModel}),
-		mk("fifty", store.Token{Name: "poor", UnlimitedQuota: true}),
-	}
-	users := []string{"alice", "fifty"}
+	tokens := propTokens(t, g, 6_000)
 
 	// The calls, drawn from the seed.
 	rng := rand.New(rand.NewPCG(seed, 1<<62))
@@ -548,11 +511,7 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			case epReset:
 				panic(http.ErrAbortHandler)
 			case epHang:
-				select {
-				case <-r.Context().Done():
-				case <-time.After(timeSlack * 3 * time.Second):
-					t.Errorf("call %d: the gateway waited %v for a hanging upstream", i, timeSlack*3*time.Second)
-				}
+				awaitGatewayGone(t, r, i, "a hanging upstream")
 			case epNotJSON:
 				w.Header().Set("Content-Type", "text/html")
 				io.WriteString(w, "<html><body>not an API</body></html>")
@@ -589,41 +548,11 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					}
 				}
 			case epTrunc:
-				w.Header().Set("Content-Type", ctype)
-				w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-				w.WriteHeader(200)
-				w.Write(data[:len(data)/2])
-				w.(http.Flusher).Flush()
-				panic(http.ErrAbortHandler)
+				writeHalfThenReset(w, ctype, data)
 			case epStall:
-				w.Header().Set("Content-Type", ctype)
-				w.WriteHeader(200)
-				w.Write(data[:len(data)/2])
-				w.(http.Flusher).Flush()
-				select {
-				case <-r.Context().Done():
-				case <-time.After(timeSlack * 3 * time.Second):
-					t.Errorf("call %d: the gateway waited %v for a stalled answer", i, timeSlack*3*time.Second)
-				}
+				writeHalfThenStall(t, w, r, ctype, data, i)
 			case epSlow:
-				w.Header().Set("Content-Type", ctype)
-				w.WriteHeader(200)
-				piece := max(len(data)/8, 1)
-				for len(data) > 0 {
-					n := min(len(data), piece)
-					if _, err := w.Write(data[:n]); err != nil {
-						cut()
-						return
-					}
-					w.(http.Flusher).Flush()
-					data = data[n:]
-					select {
-					case <-r.Context().Done():
-						cut()
-						return
-					case <-time.After(5 * time.Millisecond):
-					}
-				}
+				writeSlowly(w, r, ctype, data, max(len(data)/8, 1), cut)
 			default:
 				w.Header().Set("Content-Type", ctype)
 				w.Write(data)
@@ -631,16 +560,14 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 		}
 	}
 
-	// Five channels in three tiers; only the first disables itself on a
-	// 401. The third maps the models to other names, the fourth is a custom
-	// channel (its base URL the whole endpoint).
-	const nChannels = 5
-	prio := [nChannels]int64{10, 10, 5, 5, 0}
-	channels := make([]*store.Channel, nChannels)
-	upstreams := make([]*relaytest.Upstream, nChannels)
-	chIndex := map[uint64]int{}
+	// The channels (propChannels): the third maps every model to "up-"
+	// and its name.
 	models := strings.Join([]string{ratioModel, embedModel, ttsModel, "dall-e-2", "dall-e-3"}, ",")
-	for i := range nChannels {
+	var mapping []string
+	for _, name := range strings.Split(models, ",") {
+		mapping = append(mapping, fmt.Sprintf("%q:%q", name, "up-"+name))
+	}
+	channels, upstreams, chIndex := propChannels(t, g, "ep", models, "{"+strings.Join(mapping, ",")+"}", func(i int) relaytest.Routes {
 		h := handler(i)
 		routes := relaytest.Routes{"POST /custom": h}
 		for k := range epKinds {
@@ -649,120 +576,28 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					epSpeech: "audio/speech", epTranscription: "audio/transcriptions", epTranslation: "audio/translations", epRerank: "rerank"}[k]] = h
 			}
 		}
-		up := relaytest.New(t, "sk-ep-"+strconv.Itoa(i), routes)
-		upstreams[i] = up
-		channels[i] = g.MustCreateChannel(t, up, models, func(c *store.Channel) {
-			c.Name = "ep-" + strconv.Itoa(i)
-			c.Priority = prio[i]
-			c.AutoBan = 0
-			switch i {
-			case 0:
-				c.AutoBan = 1
-			case 2:
-				var m []string
-				for _, name := range strings.Split(models, ",") {
-					m = append(m, fmt.Sprintf("%q:%q", name, "up-"+name))
-				}
-				c.ModelMapping = "{" + strings.Join(m, ",") + "}"
-			case 3:
-				c.Type = relay.TypeCustom
-				c.BaseURL = up.URL + "/custom"
-			}
-		})
-		chIndex[channels[i].ID] = i
-	}
-
-	type userBooks struct{ quota, used, count int64 }
-	userBefore := map[string]userBooks{}
-	for _, name := range users {
-		u, err := g.st.User(fixture.ids[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		userBefore[name] = userBooks{u.Quota, u.UsedQuota, u.RequestCount}
-	}
-	type tokenBooks struct{ remain, used int64 }
-	tokenBefore := make([]tokenBooks, len(tokens))
-	for i, tk := range tokens {
-		cur, err := g.st.Token(0, tk.tok.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokenBefore[i] = tokenBooks{cur.RemainQuota, cur.UsedQuota}
-	}
+		return routes
+	})
+	before := readPropBooks(t, g.st, tokens, channels)
 
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	run := func(i int) {
 		p := &plan[i]
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if p.client == clientCancels {
-			time.AfterFunc(cancelAfter[i], cancel)
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+p.path, bytes.NewReader(p.body))
-		req.Header.Set("Authorization", "Bearer "+tokens[p.token].key)
-		req.Header.Set("Content-Type", p.ctype)
-		res, err := client.Do(req)
-		if err != nil {
-			p.err = err
-			return
-		}
-		defer res.Body.Close()
-		p.status, p.reqID = res.StatusCode, res.Header.Get("X-Oneapi-Request-Id")
-		if p.client == clientLeaves && res.StatusCode == 200 {
+		req := propRequest{path: p.path, key: tokens[p.token].key, ctype: p.ctype, body: p.body,
+			cancels: p.client == clientCancels, cancelAfter: cancelAfter[i]}
+		if p.client == clientLeaves {
 			// A download abandoned after its first bytes.
-			io.ReadFull(res.Body, make([]byte, 100))
-			cancel()
-			return
+			req.leave = func(r io.Reader) { io.ReadFull(r, make([]byte, 100)) }
 		}
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			p.err = err
-			return
-		}
-		if res.StatusCode != 200 {
-			var e apiError
-			if json.Unmarshal(b, &e) != nil {
-				t.Errorf("call %d: %d %s is not an OpenAI error", i, res.StatusCode, b)
-			}
-			p.code = fmt.Sprint(e.Error.Code)
-			return
-		}
+		p.send(t, g, client, i, req)
 	}
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 24 {
-		wg.Go(func() {
-			for i := range work {
-				run(i)
-			}
-		})
-	}
-	for i := range plan {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	g.srv.Close()
-	for _, up := range upstreams {
-		up.Close()
-	}
+	runPropCalls(len(plan), run)
+	stopProp(g, upstreams, mode)
 	hitsMu.Lock()
 	defer hitsMu.Unlock()
-	if mode.sync > 0 {
-		// The last charges reach the file at the next tick.
-		time.Sleep(10 * mode.sync)
-	}
 
-	logsByReq := map[string][]*store.Log{}
-	var allLogs []*store.Log
-	for _, name := range users {
-		for _, l := range g.consumeLogs(t, name) {
-			logsByReq[other(t, l).RequestID] = append(logsByReq[other(t, l).RequestID], l)
-			allLogs = append(allLogs, l)
-		}
-	}
+	logsByReq, allLogs := propLogs(t, g)
 	describe := func(i int) string {
 		p := plan[i]
 		var hs []string
@@ -854,169 +689,18 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 		}
 	}
 
-	// The books: logs add up to every balance's movement, nothing is held.
-	byToken := map[uint64]int64{}
-	byUser := map[uint64]int64{}
-	countByUser := map[uint64]int64{}
-	byChannel := map[uint64]int64{}
-	for _, l := range allLogs {
-		byToken[l.TokenID] += l.Quota
-		byUser[l.UserID] += l.Quota
-		countByUser[l.UserID]++
-		byChannel[l.ChannelID] += l.Quota
-	}
-	for _, name := range users {
-		uid := fixture.ids[name]
-		u, err := g.st.User(uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := userBefore[name]
-		if d := b.quota - u.Quota; d != byUser[uid] {
-			t.Errorf("%s: quota moved by %d, the logs say %d", name, d, byUser[uid])
-		}
-		if d := u.UsedQuota - b.used; d != byUser[uid] {
-			t.Errorf("%s: used quota moved by %d, the logs say %d", name, d, byUser[uid])
-		}
-		if d := u.RequestCount - b.count; d != countByUser[uid] {
-			t.Errorf("%s: request count moved by %d, %d logs", name, d, countByUser[uid])
-		}
-		if u.Quota < 0 {
-			t.Errorf("%s: quota %d below zero (no call used more than it reserved)", name, u.Quota)
-		}
-		// The dashboard's hourly rows count the same calls.
-		rows, err := g.st.QuotaData(0, 0, uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rowQuota, rowCount, rowTokens, logTokens int64
-		for _, r := range rows {
-			rowQuota, rowCount, rowTokens = rowQuota+r.Quota, rowCount+r.Count, rowTokens+r.TokenUsed
-		}
-		for _, l := range allLogs {
-			if l.UserID == uid {
-				logTokens += l.PromptTokens + l.CompletionTokens
-			}
-		}
-		if rowQuota != byUser[uid] || rowCount != countByUser[uid] || rowTokens != logTokens {
-			t.Errorf("%s: dashboard rows hold %d quota, %d calls, %d tokens; the logs %d, %d, %d", name, rowQuota, rowCount, rowTokens, byUser[uid], countByUser[uid], logTokens)
-		}
-		live, err := g.st.LiveBalance(uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if live.Quota != u.Quota {
-			t.Errorf("%s: live quota %d, shown %d: %d still held", name, live.Quota, u.Quota, u.Quota-live.Quota)
-		}
-	}
-	for i, tk := range tokens {
-		cur, err := g.st.Token(0, tk.tok.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := tokenBefore[i]
-		if d := cur.UsedQuota - b.used; d != byToken[tk.tok.ID] {
-			t.Errorf("token %s: used moved by %d, the logs say %d", tk.tok.Name, d, byToken[tk.tok.ID])
-		}
-		if tk.limited {
-			if d := b.remain - cur.RemainQuota; d != byToken[tk.tok.ID] {
-				t.Errorf("token %s: remain moved by %d, the logs say %d", tk.tok.Name, d, byToken[tk.tok.ID])
-			}
-			if cur.RemainQuota < 0 {
-				t.Errorf("token %s: remain %d below zero", tk.tok.Name, cur.RemainQuota)
-			}
-			if cur.RemainQuota > 0 && tk.user == "alice" {
-				r, err := g.st.Reserve(fixture.ids["alice"], tk.tok.ID, cur.RemainQuota)
-				if err != nil {
-					t.Errorf("token %s: its remain %d cannot be reserved: %v (a hold was left)", tk.tok.Name, cur.RemainQuota, err)
-				} else {
-					g.st.Refund(r)
-				}
-			}
-		}
-	}
-	var sum, total int64
-	for i, c := range channels {
-		cur, err := g.st.Channel(c.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cur.UsedQuota - c.UsedQuota; d != byChannel[c.ID] {
-			t.Errorf("channel %d: used moved by %d, the logs say %d", i, d, byChannel[c.ID])
-		}
-		sum += byChannel[c.ID]
-	}
-	for _, v := range byUser {
-		total += v
-	}
-	if sum != total {
-		t.Errorf("logs on the channels sum to %d, on the users %d", sum, total)
-	}
-
-	var ok, failed, refused, goneBilled int
-	codes := map[string]int{}
+	var tally propTally
+	var goneBilled int
 	for _, p := range plan {
 		if p.client != clientNormal && len(logsByReq[p.reqID]) > 0 {
 			goneBilled++
 		}
-		codes[strconv.Itoa(p.status)+" "+p.code]++
-		switch {
-		case p.status == 200:
-			ok++
-		case p.code == "insufficient_user_quota" || p.code == "insufficient_token_quota" || p.code == "invalid_token":
-			refused++
-		case p.status != 0:
-			failed++
-		}
+		tally.add(p.propOutcome)
 	}
-	t.Logf("%d answered, %d failed, %d refused for quota, %d logs (%d of clients that left); %v", ok, failed, refused, len(allLogs), goneBilled, codes)
+	t.Logf("%s, %d logs (%d of clients that left); %v", &tally, len(allLogs), goneBilled, tally.codes)
 
-	// The file holds what memory showed.
-	read := func(st *store.Store) string {
-		var b strings.Builder
-		for _, name := range users {
-			u, err := st.User(fixture.ids[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "%s %d %d %d; ", name, u.Quota, u.UsedQuota, u.RequestCount)
-		}
-		for _, tk := range tokens {
-			cur, err := st.Token(0, tk.tok.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "token %s %d %d; ", tk.tok.Name, cur.RemainQuota, cur.UsedQuota)
-		}
-		for i, c := range channels {
-			cur, err := st.Channel(c.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "channel %d %d; ", i, cur.UsedQuota)
-		}
-		return b.String()
-	}
-	live := read(g.st)
-	path := g.st.Path()
-	if err := g.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if file := read(st); file != live {
-		t.Errorf("the file holds %s; memory showed %s", file, live)
-	}
-	page, err := st.Logs(store.LogFilter{Type: store.LogTypeConsume}, 1, 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(page.Items); n != len(allLogs) {
-		t.Errorf("the file holds %d consume logs, %d were shown", n, len(allLogs))
-	}
+	// The books: logs add up to every balance's movement, nothing is held.
+	checkPropBooks(t, g, tokens, channels, before, allLogs)
 }
 
 // epLocalPrompt is a call's prompt counted here.

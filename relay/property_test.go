@@ -3,13 +3,11 @@ package relay_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
-	"gateway/store"
 )
 
 // What a fake upstream does with one request in the property test.
@@ -85,14 +82,11 @@ type propCall struct {
 	stream      bool
 	maxTok      int
 	client      clientKind
-	status      int
-	reqID       string
+	propOutcome
 	complete    bool    // a stream's [DONE], or a whole 200 body
 	wantUsage   bool    // stream_options.include_usage
 	usageSeen   []int64 // the usage the client was shown (prompt, completion)
 	usageChunks int
-	code        string // the error code of a failed call
-	err         error
 }
 
 // propHit is one upstream request: which channel, what it did.
@@ -115,33 +109,9 @@ type propHit struct {
 // "random" a new one each run.
 func TestMoney_PropertyUnderFailure(t *testing.T) {
 	t.Parallel()
-	seed := uint64(20261124)
-	switch s := os.Getenv("GATEWAY_PROP_SEED"); s {
-	case "":
-	case "random":
-		seed = uint64(time.Now().UnixNano())
-	default:
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (GATEWAY_PROP_SEED=%d replays it)", seed, seed)
-	for _, m := range []propMode{{name: "memory"}, {name: "durable", durable: true}, {name: "sync 5ms", sync: 5 * time.Millisecond}} {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			runMoneyProperty(t, seed, 200, m)
-		})
-	}
-}
-
-// propMode is how the store commits: without fsync, with it, or every
-// few milliseconds (--sync).
-type propMode struct {
-	name    string
-	durable bool
-	sync    time.Duration
+	runPropertyModes(t, 20261124, func(t *testing.T, seed uint64, m propMode) {
+		runMoneyProperty(t, seed, 200, m)
+	})
 }
 
 func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
@@ -244,11 +214,7 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					// Headers at once, then nothing.
 					relaytest.NewSSE(w)
 				}
-				select {
-				case <-r.Context().Done():
-				case <-time.After(timeSlack * 3 * time.Second):
-					t.Errorf("call %d: the gateway waited %v for a hanging upstream", i, timeSlack*3*time.Second)
-				}
+				awaitGatewayGone(t, r, i, "a hanging upstream")
 				return
 			case upKeepAlive:
 				w.Header().Set("Content-Type", "text/event-stream")
@@ -287,40 +253,11 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 				data, _ := json.Marshal(answer(strings.Repeat("word ", completion), u))
 				switch b {
 				case upCut:
-					w.Header().Set("Content-Type", "application/json")
-					w.Header().Set("Content-Length", strconv.Itoa(len(data)))
-					w.WriteHeader(200)
-					w.Write(data[:len(data)/2])
-					w.(http.Flusher).Flush()
-					panic(http.ErrAbortHandler)
+					writeHalfThenReset(w, "application/json", data)
 				case upStall:
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(200)
-					w.Write(data[:len(data)/2])
-					w.(http.Flusher).Flush()
-					select {
-					case <-r.Context().Done():
-					case <-time.After(timeSlack * 3 * time.Second):
-						t.Errorf("call %d: the gateway waited %v for a stalled answer", i, timeSlack*3*time.Second)
-					}
+					writeHalfThenStall(t, w, r, "application/json", data, i)
 				case upSlow:
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(200)
-					for len(data) > 0 {
-						n := min(len(data), 40)
-						if _, err := w.Write(data[:n]); err != nil {
-							cut()
-							return
-						}
-						w.(http.Flusher).Flush()
-						data = data[n:]
-						select {
-						case <-r.Context().Done():
-							cut()
-							return
-						case <-time.After(5 * time.Millisecond):
-						}
-					}
+					writeSlowly(w, r, "application/json", data, 40, cut)
 				default:
 					w.Header().Set("Content-Type", "application/json")
 					w.WriteHeader(200)
@@ -344,11 +281,7 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					panic(http.ErrAbortHandler)
 				}
 				if b == upStall {
-					select {
-					case <-r.Context().Done():
-					case <-time.After(timeSlack * 3 * time.Second):
-						t.Errorf("call %d: the gateway waited %v for a stalled stream", i, timeSlack*3*time.Second)
-					}
+					awaitGatewayGone(t, r, i, "a stalled stream")
 					return
 				}
 				if b == upSlow {
@@ -377,73 +310,16 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 		}
 	}
 
-	// Five channels in three tiers; only the first disables itself on a
-	// 401. The third maps the models to other names, the fourth is a custom
-	// channel (its base URL the whole endpoint; no stream usage asked for).
-	const nChannels = 5
-	prio := [nChannels]int64{10, 10, 5, 5, 0}
-	channels := make([]*store.Channel, nChannels)
-	upstreams := make([]*relaytest.Upstream, nChannels)
-	chIndex := map[uint64]int{}
-	models := ratioModel + "," + miniModel
-	for i := range nChannels {
-		h := handler(i)
-		up := relaytest.New(t, "sk-prop-"+strconv.Itoa(i), relaytest.Routes{relaytest.ChatPath: h, "POST /v1/completions": h, "POST /custom": h})
-		upstreams[i] = up
-		channels[i] = g.MustCreateChannel(t, up, models, func(c *store.Channel) {
-			c.Name = "prop-" + strconv.Itoa(i)
-			c.Priority = prio[i]
-			c.AutoBan = 0
-			switch i {
-			case 0:
-				c.AutoBan = 1
-			case 2:
-				c.ModelMapping = fmt.Sprintf(`{%q:"up-a",%q:"up-b"}`, ratioModel, miniModel)
-			case 3:
-				c.Type = relay.TypeCustom
-				c.BaseURL = up.URL + "/custom"
-			}
+	// The channels (propChannels): the third maps the models to other
+	// names; the fourth, custom, is asked no stream usage.
+	prio := propPrio
+	channels, upstreams, chIndex := propChannels(t, g, "prop", ratioModel+","+miniModel,
+		fmt.Sprintf(`{%q:"up-a",%q:"up-b"}`, ratioModel, miniModel), func(i int) relaytest.Routes {
+			h := handler(i)
+			return relaytest.Routes{relaytest.ChatPath: h, "POST /v1/completions": h, "POST /custom": h}
 		})
-		chIndex[channels[i].ID] = i
-	}
-
-	// Tokens: alice's unlimited, limited with little quota, limited to one
-	// model; fifty's (an account with little quota).
-	type propToken struct {
-		user    string
-		tok     *store.Token
-		key     string
-		limited bool
-	}
-	mk := func(user string, tk store.Token) propToken {
-		tok, key := g.MustCreateToken(t, user, tk)
-		return propToken{user: user, tok: tok, key: key, limited: !tok.UnlimitedQuota}
-	}
-	tokens := []propToken{
-		mk("alice", store.Token{Name: "unlimited", UnlimitedQuota: true}),
-		mk("alice", store.Token{Name: "little", RemainQuota: 3_000}),
-		mk("alice", store.Token{Name: "limits", RemainQuota: 5_000_000, ModelLimitsEnabled: true, ModelLimits: ratioModel}),
-		mk("fifty", store.Token{Name: "poor", UnlimitedQuota: true}),
-	}
-	users := []string{"alice", "fifty"}
-	type userBooks struct{ quota, used, count int64 }
-	userBefore := map[string]userBooks{}
-	for _, name := range users {
-		u, err := g.st.User(fixture.ids[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		userBefore[name] = userBooks{u.Quota, u.UsedQuota, u.RequestCount}
-	}
-	type tokenBooks struct{ remain, used int64 }
-	tokenBefore := make([]tokenBooks, len(tokens))
-	for i, tk := range tokens {
-		cur, err := g.st.Token(0, tk.tok.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokenBefore[i] = tokenBooks{cur.RemainQuota, cur.UsedQuota}
-	}
+	tokens := propTokens(t, g, 3_000)
+	before := readPropBooks(t, g.st, tokens, channels)
 
 	// The calls, drawn from the seed.
 	rng := rand.New(rand.NewPCG(seed, 1<<62))
@@ -497,42 +373,21 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			body["max_tokens"] = p.maxTok
 		}
 		data, _ := json.Marshal(body)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if p.client == clientCancels {
-			time.AfterFunc(cancelAfter[i], cancel)
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+path, bytes.NewReader(data))
-		req.Header.Set("Authorization", "Bearer "+tokens[p.token].key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := client.Do(req)
-		if err != nil {
-			p.err = err
-			return
-		}
-		defer res.Body.Close()
-		p.status, p.reqID = res.StatusCode, res.Header.Get("X-Oneapi-Request-Id")
-		if p.client == clientLeaves && res.StatusCode == 200 {
-			sc := bufio.NewScanner(res.Body)
-			for sc.Scan() {
-				if strings.HasPrefix(sc.Text(), "data:") {
-					break
+		req := propRequest{path: path, key: tokens[p.token].key, ctype: "application/json", body: data,
+			cancels: p.client == clientCancels, cancelAfter: cancelAfter[i]}
+		if p.client == clientLeaves {
+			// Leaves a stream after its first event.
+			req.leave = func(r io.Reader) {
+				sc := bufio.NewScanner(r)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "data:") {
+						break
+					}
 				}
 			}
-			cancel()
-			return
 		}
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			p.err = err
-			return
-		}
-		if res.StatusCode != 200 {
-			var e apiError
-			if json.Unmarshal(b, &e) != nil {
-				t.Errorf("call %d: %d %s is not an OpenAI error", i, res.StatusCode, b)
-			}
-			p.code = fmt.Sprint(e.Error.Code)
+		b, ok := p.send(t, g, client, i, req)
+		if !ok {
 			return
 		}
 		p.complete = !p.stream || bytes.Contains(b, []byte("data: [DONE]"))
@@ -558,43 +413,13 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 			t.Errorf("call %d: %d usage chunks", i, p.usageChunks)
 		}
 	}
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 24 {
-		wg.Go(func() {
-			for i := range work {
-				run(i)
-			}
-		})
-	}
-	for i := range plan {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	// Handlers of calls whose clients left end before the server closes;
-	// the upstreams' handlers of attempts the gateway gave up on, before
-	// theirs.
-	g.srv.Close()
-	for _, up := range upstreams {
-		up.Close()
-	}
+	runPropCalls(len(plan), run)
+	stopProp(g, upstreams, mode)
 	hitsMu.Lock()
 	defer hitsMu.Unlock()
-	if mode.sync > 0 {
-		// The last charges reach the file at the next tick.
-		time.Sleep(10 * mode.sync)
-	}
 
 	// The logs, by request id.
-	logsByReq := map[string][]*store.Log{}
-	var allLogs []*store.Log
-	for _, name := range users {
-		for _, l := range g.consumeLogs(t, name) {
-			logsByReq[other(t, l).RequestID] = append(logsByReq[other(t, l).RequestID], l)
-			allLogs = append(allLogs, l)
-		}
-	}
+	logsByReq, allLogs := propLogs(t, g)
 	describe := func(i int) string {
 		p := plan[i]
 		var hs []string
@@ -751,173 +576,13 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 		}
 	}
 
-	// The books: logs add up to every balance's movement.
-	byToken := map[uint64]int64{}
-	byUser := map[uint64]int64{}
-	countByUser := map[uint64]int64{}
-	byChannel := map[uint64]int64{}
-	for _, l := range allLogs {
-		byToken[l.TokenID] += l.Quota
-		byUser[l.UserID] += l.Quota
-		countByUser[l.UserID]++
-		byChannel[l.ChannelID] += l.Quota
-	}
-	for _, name := range users {
-		uid := fixture.ids[name]
-		u, err := g.st.User(uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := userBefore[name]
-		if d := b.quota - u.Quota; d != byUser[uid] {
-			t.Errorf("%s: quota moved by %d, the logs say %d", name, d, byUser[uid])
-		}
-		if d := u.UsedQuota - b.used; d != byUser[uid] {
-			t.Errorf("%s: used quota moved by %d, the logs say %d", name, d, byUser[uid])
-		}
-		if d := u.RequestCount - b.count; d != countByUser[uid] {
-			t.Errorf("%s: request count moved by %d, %d logs", name, d, countByUser[uid])
-		}
-		// The dashboard's hourly rows count the same calls.
-		rows, err := g.st.QuotaData(0, 0, uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rowQuota, rowCount, rowTokens, logTokens int64
-		for _, r := range rows {
-			rowQuota, rowCount, rowTokens = rowQuota+r.Quota, rowCount+r.Count, rowTokens+r.TokenUsed
-		}
-		for _, l := range allLogs {
-			if l.UserID == uid {
-				logTokens += l.PromptTokens + l.CompletionTokens
-			}
-		}
-		if rowQuota != byUser[uid] || rowCount != countByUser[uid] || rowTokens != logTokens {
-			t.Errorf("%s: dashboard rows hold %d quota, %d calls, %d tokens; the logs %d, %d, %d", name, rowQuota, rowCount, rowTokens, byUser[uid], countByUser[uid], logTokens)
-		}
-		if u.Quota < 0 {
-			t.Errorf("%s: quota %d below zero (no call used more than it reserved)", name, u.Quota)
-		}
-		live, err := g.st.LiveBalance(uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if live.Quota != u.Quota {
-			t.Errorf("%s: live quota %d, shown %d: %d still held", name, live.Quota, u.Quota, u.Quota-live.Quota)
-		}
-	}
-	for i, tk := range tokens {
-		cur, err := g.st.Token(0, tk.tok.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := tokenBefore[i]
-		if d := cur.UsedQuota - b.used; d != byToken[tk.tok.ID] {
-			t.Errorf("token %s: used moved by %d, the logs say %d", tk.tok.Name, d, byToken[tk.tok.ID])
-		}
-		if tk.limited {
-			if d := b.remain - cur.RemainQuota; d != byToken[tk.tok.ID] {
-				t.Errorf("token %s: remain moved by %d, the logs say %d", tk.tok.Name, d, byToken[tk.tok.ID])
-			}
-			if cur.RemainQuota < 0 {
-				t.Errorf("token %s: remain %d below zero", tk.tok.Name, cur.RemainQuota)
-			}
-			// Nothing is still held on the token: all it shows can be
-			// reserved (alice can cover it).
-			if cur.RemainQuota > 0 && tk.user == "alice" {
-				r, err := g.st.Reserve(fixture.ids["alice"], tk.tok.ID, cur.RemainQuota)
-				if err != nil {
-					t.Errorf("token %s: its remain %d cannot be reserved: %v (a hold was left)", tk.tok.Name, cur.RemainQuota, err)
-				} else {
-					g.st.Refund(r)
-				}
-			}
-		}
-	}
-	var sum int64
-	for i, c := range channels {
-		cur, err := g.st.Channel(c.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cur.UsedQuota - c.UsedQuota; d != byChannel[c.ID] {
-			t.Errorf("channel %d: used moved by %d, the logs say %d", i, d, byChannel[c.ID])
-		}
-		sum += byChannel[c.ID]
-	}
-	var total int64
-	for _, v := range byUser {
-		total += v
-	}
-	if sum != total {
-		t.Errorf("logs on the channels sum to %d, on the users %d", sum, total)
-	}
-
 	// What happened, for the record of a seed.
-	var ok, failed, refused int
-	codes := map[string]int{}
+	var tally propTally
 	for _, p := range plan {
-		codes[strconv.Itoa(p.status)+" "+p.code]++
-		switch {
-		case p.status == 200:
-			ok++
-		case p.code == "insufficient_user_quota" || p.code == "insufficient_token_quota" || p.code == "invalid_token":
-			refused++
-		case p.status != 0:
-			failed++
-		}
+		tally.add(p.propOutcome)
 	}
-	t.Logf("%d answered, %d failed, %d refused for quota, %d logs; %v", ok, failed, refused, len(allLogs), codes)
+	t.Logf("%s, %d logs; %v", &tally, len(allLogs), tally.codes)
 
-	// The file holds what memory showed: nothing is left only in memory.
-	type books struct {
-		users    map[string][3]int64
-		tokens   map[uint64][2]int64
-		channels map[uint64]int64
-	}
-	read := func(st *store.Store) books {
-		b := books{users: map[string][3]int64{}, tokens: map[uint64][2]int64{}, channels: map[uint64]int64{}}
-		for _, name := range users {
-			u, err := st.User(fixture.ids[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.users[name] = [3]int64{u.Quota, u.UsedQuota, u.RequestCount}
-		}
-		for _, tk := range tokens {
-			cur, err := st.Token(0, tk.tok.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.tokens[tk.tok.ID] = [2]int64{cur.RemainQuota, cur.UsedQuota}
-		}
-		for _, c := range channels {
-			cur, err := st.Channel(c.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.channels[c.ID] = cur.UsedQuota
-		}
-		return b
-	}
-	live := read(g.st)
-	path := g.st.Path()
-	if err := g.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if file := read(st); fmt.Sprint(file) != fmt.Sprint(live) {
-		t.Errorf("the file holds %+v, memory showed %+v", file, live)
-	}
-	page, err := st.Logs(store.LogFilter{Type: store.LogTypeConsume}, 1, 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(page.Items); n != len(allLogs) {
-		t.Errorf("the file holds %d consume logs, %d were shown", n, len(allLogs))
-	}
+	// The books: logs add up to every balance's movement.
+	checkPropBooks(t, g, tokens, channels, before, allLogs)
 }
