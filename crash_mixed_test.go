@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -55,15 +52,7 @@ import (
 //
 // GATEWAY_CRASH_SEED=n runs seed n alone.
 func TestCrash_MixedWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the gateway binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gw")
-	build := exec.Command(goTool(t), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	_, bin := buildGateway(t)
 	seeds := []uint64{1, 2}
 	if v := os.Getenv("GATEWAY_CRASH_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -285,14 +274,7 @@ func (m *mixed) setup(upstream string) {
 			ID uint64 `json:"id"`
 		}
 		m.root.mustPost(t, "/api/user/", map[string]any{"username": name, "password": "password-123", "display_name": name}, &u)
-		mu := &mxUser{id: u.ID, name: name}
-		jar := newJar()
-		mu.c = &console{base: m.gw.base, client: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
-		var me struct {
-			ID uint64 `json:"id"`
-		}
-		mu.c.mustPost(t, "/api/user/login", map[string]string{"username": name, "password": "password-123"}, &me)
-		mu.c.userID = me.ID
+		mu := &mxUser{id: u.ID, name: name, c: m.gw.loginAs(t, name, "password-123")}
 		m.root.do(t, http.MethodPut, "/api/user/", map[string]any{"id": u.ID, "add_quota": 20_000_000}, nil)
 		mu.credits, mu.manages = 20_000_000, 1
 		m.users = append(m.users, mu)
@@ -327,49 +309,6 @@ func (v mxTokenView) baseValue() int64 {
 
 func (v mxTokenView) record(user uint64) *mxToken {
 	return &mxToken{id: v.ID, user: user, key: v.Key, name: v.Name, unlimited: v.UnlimitedQuota, base: v.baseValue()}
-}
-
-func newJar() http.CookieJar {
-	jar, _ := cookiejar.New(nil)
-	return jar
-}
-
-// try is a console call that reports failure instead of ending the test;
-// cut tells that no answer came (the process died under it).
-func (c *console) try(method, path string, body, out any) (cut bool, err error) {
-	var rd io.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		rd = bytes.NewReader(data)
-	}
-	req, _ := http.NewRequest(method, c.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if c.userID != 0 {
-		req.Header.Set("New-Api-User", fmt.Sprint(c.userID))
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return true, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return true, err
-	}
-	var env struct {
-		Success bool            `json:"success"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || !env.Success {
-		return false, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(env.Data, out); err != nil {
-			return false, fmt.Errorf("%s %s: data %s: %v", method, path, env.Data, err)
-		}
-	}
-	return false, nil
 }
 
 // load runs every worker until stop (the kill, or a clean stop), which
@@ -463,12 +402,7 @@ func (m *mixed) relayWorker(r *rand.Rand, httpc *http.Client) {
 	}
 }
 
-func (c *mxCall) body() string {
-	if c.stream {
-		return fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"hello"}]}`, c.model)
-	}
-	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hello"}]}`, c.model)
-}
+func (c *mxCall) body() string { return chatCallBody(c.model, c.stream) }
 
 // run makes the call with an API key and records what came back.
 func (c *mxCall) run(client *http.Client, base, key string) error {
@@ -510,30 +444,11 @@ func (c *mxCall) read(resp *http.Response, err error) error {
 		}
 		return nil
 	}
-	if !c.stream {
-		var v struct {
-			Choices []any `json:"choices"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-			return err
-		}
-		if len(v.Choices) != 1 {
-			return errors.New("answer without choices")
-		}
-		c.complete = true
-		return nil
-	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "data: [DONE]" {
-			c.complete = true
-			return nil
-		}
-	}
-	if err := sc.Err(); err != nil {
+	if err := readChatAnswer(resp.Body, c.stream); err != nil {
 		return err
 	}
-	return io.ErrUnexpectedEOF
+	c.complete = true
+	return nil
 }
 
 // tokenWorker creates, edits and deletes tokens of every user.

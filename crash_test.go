@@ -3,8 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -35,15 +35,7 @@ import (
 //     flight at the kill, and there are no more of them than such calls;
 //   - the user's used_quota equals the sum of the log quotas.
 func TestCrash_KillMidLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the gateway binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gw")
-	build := exec.Command(goTool(t), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir, bin := buildGateway(t)
 	up := crashUpstream(t)
 	data := filepath.Join(dir, "g.db")
 
@@ -185,6 +177,22 @@ func TestCrash_KillMidLoad(t *testing.T) {
 	}
 }
 
+// buildGateway builds the gateway binary into a temp dir, returned with
+// the binary's path; a -short run skips the test.
+func buildGateway(t *testing.T) (dir, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the gateway binary")
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "gw")
+	build := exec.Command(goTool(t), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir, bin
+}
+
 // goTool finds the go command that runs this test.
 func goTool(t *testing.T) string {
 	if p, err := exec.LookPath("go"); err == nil {
@@ -296,11 +304,7 @@ type crashCall struct {
 }
 
 func (c *crashCall) run(client *http.Client, base, key string) error {
-	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`
-	if c.stream {
-		body = `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
-	}
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(chatCallBody("gpt-4o-mini", c.stream)))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
@@ -316,23 +320,40 @@ func (c *crashCall) run(client *http.Client, base, key string) error {
 	if c.id == "" {
 		return fmt.Errorf("no request id")
 	}
-	if !c.stream {
+	if err := readChatAnswer(resp.Body, c.stream); err != nil {
+		return err
+	}
+	c.complete = true
+	return nil
+}
+
+// chatCallBody is the body of a relay call of the crash tests: "hello" to
+// model.
+func chatCallBody(model string, stream bool) string {
+	if stream {
+		return fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"hello"}]}`, model)
+	}
+	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hello"}]}`, model)
+}
+
+// readChatAnswer reads a 200 answer of a chat call to its end; nil when it
+// is complete: one choice, or a stream's [DONE].
+func readChatAnswer(r io.Reader, stream bool) error {
+	if !stream {
 		var v struct {
 			Choices []any `json:"choices"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		if err := json.NewDecoder(r).Decode(&v); err != nil {
 			return err
 		}
 		if len(v.Choices) != 1 {
-			return fmt.Errorf("answer without choices")
+			return errors.New("answer without choices")
 		}
-		c.complete = true
 		return nil
 	}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "data: [DONE]" {
-			c.complete = true
 			return nil
 		}
 	}
@@ -410,14 +431,21 @@ type console struct {
 	client *http.Client
 }
 
+// login logs root in.
 func (g *gatewayProc) login(t *testing.T) *console {
+	t.Helper()
+	return g.loginAs(t, "root", "123456")
+}
+
+// loginAs logs a user in with its password.
+func (g *gatewayProc) loginAs(t *testing.T, name, password string) *console {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &console{base: g.base, client: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
 	var u struct {
 		ID uint64 `json:"id"`
 	}
-	c.mustPost(t, "/api/user/login", map[string]string{"username": "root", "password": "123456"}, &u)
+	c.mustPost(t, "/api/user/login", map[string]string{"username": name, "password": password}, &u)
 	if u.ID == 0 {
 		t.Fatal("login returned no user id")
 	}
@@ -425,37 +453,52 @@ func (g *gatewayProc) login(t *testing.T) *console {
 	return c
 }
 
+// do is a console call that ends the test when it fails.
 func (c *console) do(t *testing.T, method, path string, body, out any) {
 	t.Helper()
+	if cut, err := c.try(method, path, body, out); cut {
+		t.Fatalf("%s %s: %v", method, path, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// try is a console call that reports failure instead of ending the test;
+// cut tells that no answer came (the process died under it).
+func (c *console) try(method, path string, body, out any) (cut bool, err error) {
 	var rd io.Reader
 	if body != nil {
 		data, _ := json.Marshal(body)
 		rd = bytes.NewReader(data)
 	}
-	req, _ := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
+	req, _ := http.NewRequest(method, c.base+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	if c.userID != 0 {
 		req.Header.Set("New-Api-User", fmt.Sprint(c.userID))
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return true, err
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return true, err
+	}
 	var env struct {
 		Success bool            `json:"success"`
 		Message string          `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || !env.Success {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+		return false, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
 	}
 	if out != nil {
 		if err := json.Unmarshal(env.Data, out); err != nil {
-			t.Fatalf("%s %s: data %s: %v", method, path, env.Data, err)
+			return false, fmt.Errorf("%s %s: data %s: %v", method, path, env.Data, err)
 		}
 	}
+	return false, nil
 }
 
 func (c *console) mustPost(t *testing.T, path string, body, out any) {
