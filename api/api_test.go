@@ -2,15 +2,11 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"golang.org/x/crypto/bcrypt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,17 +17,13 @@ import (
 	"gateway/api"
 	"gateway/policy"
 	"gateway/store"
+	"gateway/store/storetest"
 	"gateway/ws"
 )
 
-// The fixture is a data file built once per test binary and copied into
-// every test's temp dir (PocketBase's NewTestApp). Building accounts costs a
-// default-cost bcrypt each (about a second under -race), so tests share the
-// accounts but never a store.
-var fixture struct {
-	data []byte
-	ids  map[string]uint64 // username -> id
-}
+// The fixture (storetest): the accounts below, shared by every test,
+// never a store.
+var fixture storetest.Fixture
 
 // Fixture accounts and their passwords.
 const (
@@ -56,34 +48,19 @@ var roleUser = map[string]string{
 }
 
 func TestMain(m *testing.M) {
-	// Hashing at bcrypt's minimum cost keeps account-heavy tests fast; the
-	// cost itself is not what they test.
-	store.PasswordCost = bcrypt.MinCost
-	if err := buildFixture(); err != nil {
-		fmt.Fprintln(os.Stderr, "build fixture:", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	storetest.Main(m, func() (err error) {
+		fixture, err = storetest.Build("api", fillFixture)
+		return err
+	})
 }
 
-func buildFixture() error {
-	dir, err := os.MkdirTemp("", "api-fixture-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	st, err := store.Open(filepath.Join(dir, "fixture.db"), store.Options{NoSync: true})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func fillFixture(st *store.Store, ids map[string]uint64) error {
 	if _, err := st.EnsureRoot(); err != nil {
 		return err
 	}
 	if err := st.UpdateOption("QuotaForInviter", strconv.Itoa(fixtureInviterReward)); err != nil {
 		return err
 	}
-	ids := map[string]uint64{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -134,21 +111,7 @@ func buildFixture() error {
 	for err := range errs {
 		return err
 	}
-	if err := st.UpdateOption("QuotaForInviter", "0"); err != nil {
-		return err
-	}
-	root, err := st.UserByUsername("root")
-	if err != nil {
-		return err
-	}
-	ids["root"] = root.ID
-	var buf bytes.Buffer
-	if err := st.Backup(context.Background(), &buf, nil); err != nil {
-		return err
-	}
-	fixture.data = buf.Bytes()
-	fixture.ids = ids
-	return nil
+	return st.UpdateOption("QuotaForInviter", "0")
 }
 
 // testUI stands in for the built console.
@@ -174,14 +137,7 @@ type TestServer struct {
 // adjust the configuration before the server is built.
 func MustStartServer(tb testing.TB, opts ...func(*api.Config)) *TestServer {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "gateway.db")
-	if err := os.WriteFile(path, fixture.data, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	st, err := store.Open(path, store.Options{NoSync: true})
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
+	st := fixture.Open(tb, "gateway.db", store.Options{NoSync: true})
 	pol, err := policy.New()
 	if err != nil {
 		tb.Fatalf("policy: %v", err)

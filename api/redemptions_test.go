@@ -229,7 +229,7 @@ func TestRedemptions_ConcurrentRedeem(t *testing.T) {
 func startServerWithUsers(tb testing.TB, n int) (*TestServer, []uint64) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "gateway.db")
-	if err := os.WriteFile(path, fixture.data, 0o600); err != nil {
+	if err := os.WriteFile(path, fixture.Data, 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	db, err := bolt.Open(path, 0o600, nil)
@@ -240,7 +240,7 @@ func startServerWithUsers(tb testing.TB, n int) (*TestServer, []uint64) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		users, byName := tx.Bucket([]byte("users")), tx.Bucket([]byte("idx_user_by_username"))
 		var alice store.User
-		if err := json.Unmarshal(users.Get(be64(fixture.ids["alice"])), &alice); err != nil {
+		if err := json.Unmarshal(users.Get(be64(fixture.IDs["alice"])), &alice); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {

@@ -121,8 +121,8 @@ func TestBackup(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if users != len(fixture.ids) {
-		t.Errorf("backup holds %d users, want %d (names %v)", users, len(fixture.ids), names)
+	if users != len(fixture.IDs) {
+		t.Errorf("backup holds %d users, want %d (names %v)", users, len(fixture.IDs), names)
 	}
 
 	// A copy that fails before anything is sent (here its directory is

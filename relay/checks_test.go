@@ -187,7 +187,7 @@ func TestChecks(t *testing.T) {
 		name: "deleted user",
 		setup: func(t *testing.T, g *gateway) string {
 			key := token("fifty", store.Token{})
-			if err := g.st.DeleteUser(fixture.ids["fifty"]); err != nil {
+			if err := g.st.DeleteUser(fixture.IDs["fifty"]); err != nil {
 				t.Fatal(err)
 			}
 			return key
@@ -377,7 +377,7 @@ func TestGroupResolution(t *testing.T) {
 	// An owner whose own group has no ratio still calls, at ratio 1; a token
 	// naming that group is usable (it is the owner's) but not priced.
 	retired := "retired"
-	if _, err := g.st.UpdateUser(fixture.ids["alice"], store.UserUpdate{Group: &retired}); err != nil {
+	if _, err := g.st.UpdateUser(fixture.IDs["alice"], store.UserUpdate{Group: &retired}); err != nil {
 		t.Fatal(err)
 	}
 	_, key = g.MustCreateToken(t, "alice", store.Token{Group: "retired"})
@@ -474,7 +474,7 @@ func TestSlowPlaygroundUploadIsCheckedAgain(t *testing.T) {
 	g := MustOpenGateway(t, gatewayConfig{})
 	up := relaytest.NewChat(t, "sk-upstream-1", okChat(t, ratioModel, "ok", relaytest.NewUsage(5, 5)))
 	g.MustCreateChannel(t, up, ratioModel, nil)
-	uid := fixture.ids["fifty"]
+	uid := fixture.IDs["fifty"]
 	sid, _, err := g.st.CreateSession(uid)
 	if err != nil {
 		t.Fatal(err)

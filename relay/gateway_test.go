@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"golang.org/x/crypto/bcrypt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,17 +22,13 @@ import (
 	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/store"
+	"gateway/store/storetest"
 	"gateway/ws"
 )
 
-// The fixture is a data file built once per test binary and copied into
-// every test's temp dir, as the api tests do: CreateUser hashes with
-// bcrypt's default cost, about a second under -race, and every test needs
-// the same few accounts. Tests share the accounts, never a store.
-var fixture struct {
-	data []byte
-	ids  map[string]uint64
-}
+// The fixture (storetest), as the api tests have: every test needs the
+// same few accounts. Tests share the accounts, never a store.
+var fixture storetest.Fixture
 
 // Prices the fixture sets, so the tests compute expected charges from
 // numbers they own rather than from the gateway's defaults.
@@ -65,27 +58,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	// Hashing at bcrypt's minimum cost keeps account-heavy tests fast; the
-	// cost itself is not what they test.
-	store.PasswordCost = bcrypt.MinCost
-	if err := buildFixture(); err != nil {
-		fmt.Fprintln(os.Stderr, "build fixture:", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	storetest.Main(m, func() (err error) {
+		fixture, err = storetest.Build("relay", fillFixture)
+		return err
+	})
 }
 
-func buildFixture() error {
-	dir, err := os.MkdirTemp("", "relay-fixture-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	st, err := store.Open(filepath.Join(dir, "fixture.db"), store.Options{NoSync: true})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func fillFixture(st *store.Store, ids map[string]uint64) error {
 	if err := st.UpdateOptions([]store.Option{
 		{Key: "ModelRatio", Value: fmt.Sprintf(`{%q:%v,%q:%v,%q:%v}`, ratioModel, ratioModelMR, miniModel, miniModelMR, embedModel, embedModelMR)},
 		{Key: "CompletionRatio", Value: fmt.Sprintf(`{%q:%v}`, ratioModel, ratioModelCR)},
@@ -95,7 +74,6 @@ func buildFixture() error {
 	}); err != nil {
 		return err
 	}
-	ids := map[string]uint64{}
 	var mu sync.Mutex
 	// QuotaForNewUser is the ledger-safe way to give an account quota. Each
 	// phase creates, in parallel, the accounts that get the same amount
@@ -132,20 +110,7 @@ func buildFixture() error {
 			}
 		}
 	}
-	if err := st.UpdateOption("QuotaForNewUser", "0"); err != nil {
-		return err
-	}
-	root, err := st.UserByUsername("root")
-	if err != nil {
-		return err
-	}
-	ids["root"] = root.ID
-	var buf bytes.Buffer
-	if err := st.Backup(context.Background(), &buf, nil); err != nil {
-		return err
-	}
-	fixture.data, fixture.ids = buf.Bytes(), ids
-	return nil
+	return st.UpdateOption("QuotaForNewUser", "0")
 }
 
 // gatewayConfig varies a test gateway.
@@ -182,14 +147,7 @@ type gateway struct {
 // MustOpenGateway starts a gateway for one test.
 func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "g.db")
-	if err := os.WriteFile(path, fixture.data, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	st, err := store.Open(path, store.Options{NoSync: !cfg.Durable})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st := fixture.Open(tb, "g.db", store.Options{NoSync: !cfg.Durable})
 	tb.Cleanup(func() { st.Close() })
 	if len(cfg.Options) > 0 {
 		var opts []store.Option
@@ -267,7 +225,7 @@ func (g *gateway) MustCreateChannel(tb testing.TB, up *relaytest.Upstream, model
 // ("sk-...").
 func (g *gateway) MustCreateToken(tb testing.TB, user string, t store.Token) (*store.Token, string) {
 	tb.Helper()
-	t.UserID = fixture.ids[user]
+	t.UserID = fixture.IDs[user]
 	if t.Name == "" {
 		t.Name = "t"
 	}
@@ -407,7 +365,7 @@ type balances struct {
 
 func (g *gateway) balances(tb testing.TB, user string, tokenID uint64, channels ...*store.Channel) balances {
 	tb.Helper()
-	u, err := g.st.User(fixture.ids[user])
+	u, err := g.st.User(fixture.IDs[user])
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -432,7 +390,7 @@ func (g *gateway) balances(tb testing.TB, user string, tokenID uint64, channels 
 // consumeLogs returns the user's consume logs, newest first.
 func (g *gateway) consumeLogs(tb testing.TB, user string) []*store.Log {
 	tb.Helper()
-	page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, UserID: fixture.ids[user]}, 1, 100000)
+	page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, UserID: fixture.IDs[user]}, 1, 100000)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func TestHealth_MessageRulesIgnoreQuotedRequests(t *testing.T) {
 // rootGet calls a console route as root with a system access token.
 func (g *gateway) rootGet(t *testing.T, path string) map[string]any {
 	t.Helper()
-	token, err := g.st.ResetAccessToken(fixture.ids["root"])
+	token, err := g.st.ResetAccessToken(fixture.IDs["root"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func (b *mailBox) take() []sentMail {
 func (g *gateway) mustMailRoot(t *testing.T, smtp bool) {
 	t.Helper()
 	email := rootEmail
-	if _, err := g.st.UpdateUser(fixture.ids["root"], store.UserUpdate{Email: &email}); err != nil {
+	if _, err := g.st.UpdateUser(fixture.IDs["root"], store.UserUpdate{Email: &email}); err != nil {
 		t.Fatal(err)
 	}
 	if smtp {
@@ -395,7 +395,7 @@ func TestHealth_TestAllMailsRoot(t *testing.T) {
 	// The console's run is logged under the administrator who started it.
 	var byRoot int
 	for _, l := range testLogs() {
-		if l.UserID == fixture.ids["root"] && l.Username == "root" {
+		if l.UserID == fixture.IDs["root"] && l.Username == "root" {
 			byRoot++
 		}
 	}

@@ -84,7 +84,7 @@ func TestMoney_MixedTraffic(t *testing.T) {
 	chB := g.MustCreateChannel(t, upB, ratioModel, func(c *store.Channel) { c.Name = "b" })
 	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 500_000_000})
 	before := g.balances(t, "alice", tok.ID, chA, chB)
-	root := fixture.ids["root"]
+	root := fixture.IDs["root"]
 	reds, err := g.st.CreateRedemptions(root, "mixed", codeSize, codes)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestMoney_MixedTraffic(t *testing.T) {
 	var redeemMu sync.Mutex
 	for _, r := range reds {
 		redeemed.Go(func() {
-			q, err := g.st.Redeem(fixture.ids["alice"], r.Key)
+			q, err := g.st.Redeem(fixture.IDs["alice"], r.Key)
 			if err != nil {
 				t.Errorf("redeem: %v", err)
 				return

@@ -77,7 +77,7 @@ func (g *gateway) watchBalance(t *testing.T, user string, stop <-chan struct{}) 
 	go func() {
 		defer close(done)
 		for {
-			b, err := g.st.LiveBalance(fixture.ids[user])
+			b, err := g.st.LiveBalance(fixture.IDs[user])
 			if err != nil {
 				t.Error(err)
 				return
@@ -298,7 +298,7 @@ func TestMoney_UnlimitedToggledMidCall(t *testing.T) {
 			}()
 			eventually(t, 10*time.Second, "the call to reach the upstream", func() bool { return up.Hits() == 1 })
 			flip := !tc.startUnlimited
-			if _, err := g.st.UpdateToken(fixture.ids["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &flip}); err != nil {
+			if _, err := g.st.UpdateToken(fixture.IDs["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &flip}); err != nil {
 				t.Fatal(err)
 			}
 			close(release)
@@ -308,7 +308,7 @@ func TestMoney_UnlimitedToggledMidCall(t *testing.T) {
 			}
 			// Back to limited, to read the remaining quota the ledger keeps.
 			limited := false
-			if _, err := g.st.UpdateToken(fixture.ids["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &limited}); err != nil {
+			if _, err := g.st.UpdateToken(fixture.IDs["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &limited}); err != nil {
 				t.Fatal(err)
 			}
 			want := int64(remain)
@@ -338,7 +338,7 @@ func TestMoney_UnlimitedToggledBeforeCommit(t *testing.T) {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
 	unlimited := true
-	if _, err := g.st.UpdateToken(fixture.ids["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &unlimited}); err != nil {
+	if _, err := g.st.UpdateToken(fixture.IDs["alice"], tok.ID, store.TokenUpdate{UnlimitedQuota: &unlimited}); err != nil {
 		t.Fatal(err)
 	}
 	want := 1_000_000 - ratioQuota(10, 10, ratioModelMR, ratioModelCR, 1)

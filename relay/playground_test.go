@@ -25,7 +25,7 @@ func TestPlayground(t *testing.T) {
 		relaytest.WriteJSON(w, http.StatusOK, answer)
 	})
 	g.MustCreateChannel(t, up, ratioModel, nil)
-	uid := fixture.ids["alice"]
+	uid := fixture.IDs["alice"]
 	sid, _, err := g.st.CreateSession(uid)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestPlaygroundUpstreamUnauthorizedKeepsTheSession(t *testing.T) {
 			"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})
 	})
 	g.MustCreateChannel(t, up, ratioModel, nil)
-	uid := fixture.ids["alice"]
+	uid := fixture.IDs["alice"]
 	sid, _, err := g.st.CreateSession(uid)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestPlayground_BodyOverTheLimit(t *testing.T) {
 		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(ratioModel, "Hi!", relaytest.NewUsage(12, 3)))
 	})
 	g.MustCreateChannel(t, up, ratioModel, nil)
-	uid := fixture.ids["alice"]
+	uid := fixture.IDs["alice"]
 	sid, _, err := g.st.CreateSession(uid)
 	if err != nil {
 		t.Fatal(err)

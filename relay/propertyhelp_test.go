@@ -293,7 +293,7 @@ func readPropBooks(t *testing.T, st *store.Store, tokens []propToken, channels [
 	t.Helper()
 	b := propBooks{users: map[string][3]int64{}}
 	for _, name := range propUsers {
-		u, err := st.User(fixture.ids[name])
+		u, err := st.User(fixture.IDs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func checkPropBooks(t *testing.T, g *gateway, tokens []propToken, channels []*st
 		byChannel[l.ChannelID] += l.Quota
 	}
 	for _, name := range propUsers {
-		uid := fixture.ids[name]
+		uid := fixture.IDs[name]
 		u, err := g.st.User(uid)
 		if err != nil {
 			t.Fatal(err)
@@ -396,7 +396,7 @@ func checkPropBooks(t *testing.T, g *gateway, tokens []propToken, channels []*st
 			// Nothing is still held on the token: all it shows can be
 			// reserved (alice can cover it).
 			if cur.RemainQuota > 0 && tk.user == "alice" {
-				r, err := g.st.Reserve(fixture.ids["alice"], tk.tok.ID, cur.RemainQuota)
+				r, err := g.st.Reserve(fixture.IDs["alice"], tk.tok.ID, cur.RemainQuota)
 				if err != nil {
 					t.Errorf("token %s: its remain %d cannot be reserved: %v (a hold was left)", tk.tok.Name, cur.RemainQuota, err)
 				} else {
