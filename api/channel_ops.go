@@ -146,13 +146,8 @@ func (s *Server) testAllProgress(w http.ResponseWriter, r *http.Request) {
 // updateChannelBalance answers {success, message, balance} at the top level.
 func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 	// The {id}/ pattern also matches deeper paths: those answer 404.
-	id, ok := routeID(w, r)
+	ch, ok := routeRecord(w, r, s.store.Channel)
 	if !ok {
-		return
-	}
-	ch, err := s.store.Channel(id)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	b, err := s.cfg.Relay.UpdateBalance(r.Context(), ch)
@@ -169,7 +164,7 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &store.Error{Code: store.EUPSTREAM, Message: "刷新失败：" + relay.BalanceErrorText(err), Err: err})
 		return
 	}
-	PublishChannel(s.hub, s.store, id)
+	PublishChannel(s.hub, s.store, ch.ID)
 	writeRaw(w, http.StatusOK, map[string]any{"success": true, "message": "", "balance": b})
 }
 

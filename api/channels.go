@@ -105,13 +105,8 @@ func (s *Server) searchChannels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
-	id, ok := routeID(w, r)
+	c, ok := routeRecord(w, r, s.store.Channel)
 	if !ok {
-		return
-	}
-	c, err := s.store.Channel(id)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, viewChannel(c))
@@ -320,13 +315,8 @@ func (s *Server) fixChannels(w http.ResponseWriter, r *http.Request) {
 // copyChannel duplicates a channel on the server, key included, so the
 // console never needs the key. Usage, test and balance state start afresh.
 func (s *Server) copyChannel(w http.ResponseWriter, r *http.Request) {
-	id, ok := routeID(w, r)
+	src, ok := routeRecord(w, r, s.store.Channel)
 	if !ok {
-		return
-	}
-	src, err := s.store.Channel(id)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	status := src.Status

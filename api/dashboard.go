@@ -99,9 +99,5 @@ func (s *Server) getSelfQuotaData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, err := s.store.QuotaData(start, end, currentUser(r).ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, rows)
+	writeResult(w, r, rows, err)
 }

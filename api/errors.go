@@ -41,6 +41,16 @@ func writeJSON(w http.ResponseWriter, data any) {
 	writeEnvelope(w, http.StatusOK, envelope{Success: true, Data: data})
 }
 
+// writeResult writes err when there is one, else data as writeJSON does:
+// the end of a handler that answers what the store returned, as it is.
+func writeResult(w http.ResponseWriter, r *http.Request, data any, err error) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, data)
+}
+
 // writeMessage writes a successful envelope with a message for the console.
 func writeMessage(w http.ResponseWriter, message string, data any) {
 	writeEnvelope(w, http.StatusOK, envelope{Success: true, Message: message, Data: data})

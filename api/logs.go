@@ -86,11 +86,7 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.store.LogsContext(r.Context(), f, page, size)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, out)
+	writeResult(w, r, out, err)
 }
 
 func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
@@ -111,11 +107,7 @@ func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) {
 	logs, err := s.store.SearchLogsContext(r.Context(), store.LogFilter{Keyword: strings.TrimSpace(r.URL.Query().Get("keyword"))}, logSearchLimit)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, logs)
+	writeResult(w, r, logs, err)
 }
 
 // searchSelfLogs finds the caller's own entries whose type is the keyword

@@ -24,30 +24,17 @@ const redemptionPageSize = 10
 
 func (s *Server) listRedemptions(w http.ResponseWriter, r *http.Request) {
 	list, err := s.store.Redemptions("", pageNum(r, 0)*redemptionPageSize, redemptionPageSize)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, list)
+	writeResult(w, r, list, err)
 }
 
 func (s *Server) searchRedemptions(w http.ResponseWriter, r *http.Request) {
 	list, err := s.store.Redemptions(r.URL.Query().Get("keyword"), 0, 0)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, list)
+	writeResult(w, r, list, err)
 }
 
 func (s *Server) getRedemption(w http.ResponseWriter, r *http.Request) {
-	id, ok := routeID(w, r)
+	red, ok := routeRecord(w, r, s.store.Redemption)
 	if !ok {
-		return
-	}
-	red, err := s.store.Redemption(id)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, red)

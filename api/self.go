@@ -117,11 +117,7 @@ func (s *Server) resetAccessToken(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getAffCode(w http.ResponseWriter, r *http.Request) {
 	code, err := s.store.EnsureAffCode(currentUser(r).ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, code)
+	writeResult(w, r, code, err)
 }
 
 type affTransferRequest struct {

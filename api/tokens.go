@@ -339,6 +339,22 @@ func routeID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 	return id, true
 }
 
+// routeRecord is the record get finds under the route's {id} (routeID);
+// ok is false, and the failure written, when the id is not valid or get
+// fails.
+func routeRecord[T any](w http.ResponseWriter, r *http.Request, get func(id uint64) (T, error)) (rec T, ok bool) {
+	id, ok := routeID(w, r)
+	if !ok {
+		return rec, false
+	}
+	rec, err := get(id)
+	if err != nil {
+		writeError(w, r, err)
+		return rec, false
+	}
+	return rec, true
+}
+
 // maxPageNum bounds page numbers so that page × size cannot overflow.
 const maxPageNum = 1 << 24
 

@@ -253,9 +253,5 @@ const topUpPageSize = 10
 // listTopUps lists every user's orders, newest first, with their status.
 func (s *Server) listTopUps(w http.ResponseWriter, r *http.Request) {
 	list, err := s.store.TopUps(0, pageNum(r, 0)*topUpPageSize, topUpPageSize)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, list)
+	writeResult(w, r, list, err)
 }

@@ -73,13 +73,8 @@ func mayAdminister(actor, target *store.User) bool {
 }
 
 func (s *Server) getUser(w http.ResponseWriter, r *http.Request) {
-	id, ok := routeID(w, r)
+	u, ok := routeRecord(w, r, s.store.User)
 	if !ok {
-		return
-	}
-	u, err := s.store.User(id)
-	if err != nil {
-		writeError(w, r, err)
 		return
 	}
 	// Administrators may look at themselves too (the log page's user dialog).
