@@ -1,7 +1,7 @@
 // Browser tests of the super-administrator settings tabs: operation, system and other.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { expectToast, gatewaySuite, getOptions, login, newPage, registerUser, rootApi } from "./harness.mjs";
+import { expectToast, gatewaySuite, getOptions, login, newPage, putOption, registerUser, rootApi } from "./harness.mjs";
 
 /** root reads options from Node as root, to check what the server really stored. */
 let root;
@@ -390,4 +390,38 @@ test("the e-mail whitelist does not take a domain twice; port 465 turns SMTP SSL
   assert.equal(opts.SMTPToken, undefined, "secrets are never listed");
   await waitForValue(page, "#opt-SMTPToken", "");
   await context.close();
+});
+
+test("a stored secret is cleared with its own confirmed button, and not while an enabled option needs it", async () => {
+  // Logged in first: with the human check on, a login needs a Turnstile token.
+  const { context, page } = await rootPage("system");
+  try {
+    await putOption(root, "TurnstileSiteKey", "e2e-site-key");
+    await putOption(root, "TurnstileSecretKey", "e2e-secret-key");
+    await putOption(root, "TurnstileCheckEnabled", "true");
+    const clear = async () => {
+      await page.click('[data-testid="clear-secret-TurnstileSecretKey"]');
+      const dialog = page.getByRole("alertdialog");
+      await dialog.getByText("清除已保存的密钥？").waitFor();
+      await dialog.getByRole("button", { name: "清除" }).click();
+    };
+    // The human check is on: the secret it needs stays.
+    await clear();
+    await expectToast(page, "无法清空 TurnstileSecretKey，请先关闭 TurnstileCheckEnabled");
+    await page.getByRole("alertdialog").getByRole("button", { name: "取消" }).click();
+    let r = await root.call("PUT", "/api/option/", { key: "TurnstileCheckEnabled", value: "true" });
+    assert.equal(r.json.success, true, "the secret is still there");
+
+    await putOption(root, "TurnstileCheckEnabled", "false");
+    await clear();
+    await expectToast(page, "保存成功");
+    await page.getByRole("alertdialog").waitFor({ state: "detached" });
+    // Now the check cannot be turned on: the server holds no secret any more.
+    r = await root.call("PUT", "/api/option/", { key: "TurnstileCheckEnabled", value: "true" });
+    assert.equal(r.json.success, false);
+    assert.equal(r.json.message, "无法启用 TurnstileCheckEnabled，请先填入 TurnstileSecretKey");
+  } finally {
+    await putOption(root, "TurnstileCheckEnabled", "false");
+    await context.close();
+  }
 });

@@ -13,6 +13,9 @@ const optionsEn: typeof optionsZh = {
     belowMin: "{{name}} must not be less than {{min}}",
     notNumber: "{{name}} must be a number",
     secretPlaceholder: "Not shown; leave empty to keep",
+    secretClear: "Clear",
+    secretClearTitle: "Clear the stored secret?",
+    secretClearHint: "{{name}} will be emptied; what needs it stops working until it is filled in again.",
     general: {
       title: "General",
       TopUpLink: "Top-up link",

@@ -11,6 +11,9 @@ const optionsZh = {
     belowMin: "{{name}}不能小于 {{min}}",
     notNumber: "{{name}}必须是数字",
     secretPlaceholder: "已保存的值不会显示，留空则保持不变",
+    secretClear: "清除",
+    secretClearTitle: "清除已保存的密钥？",
+    secretClearHint: "{{name}}将被清空，需要它的功能将无法使用，直到重新填写。",
     general: {
       title: "通用设置",
       TopUpLink: "充值链接",

@@ -1,7 +1,8 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Flex, Text, TextArea, TextField } from "@radix-ui/themes";
+import { Button, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
 import { useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
+import { ConfirmDialog } from "../../../../components/confirm-dialog";
 import { Field } from "../../../../components/ui/field";
 import { Select } from "../../../../components/ui/select";
 import { Switch } from "../../../../components/ui/switch";
@@ -32,19 +33,51 @@ export function TextOption({ draft, k, label, hint, placeholder }: DraftFieldPro
   );
 }
 
-/** SecretOption edits a secret: it starts empty and is sent only when filled. */
+/**
+ * SecretOption edits a secret: it starts empty and is sent only when filled. The stored value is
+ * never shown, so clearing it (to turn a sign-in or a mail account off for good) is a button of its
+ * own, confirmed; the server refuses it while an enabled option needs the secret.
+ */
 export function SecretOption({ draft, k, label, hint }: Omit<DraftFieldProps, "placeholder">) {
   const { t } = useTranslation();
   const id = optionFieldId(k);
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
   return (
     <Field id={id} label={label} hint={hint}>
-      <TextField.Root
-        id={id}
-        type="password"
-        autoComplete="new-password"
-        value={draft.values[k] ?? ""}
-        placeholder={t("options.secretPlaceholder")}
-        onChange={(e) => draft.set(k, e.target.value)}
+      <Flex gap="2" align="center">
+        <TextField.Root
+          id={id}
+          className="full-width"
+          type="password"
+          autoComplete="new-password"
+          value={draft.values[k] ?? ""}
+          placeholder={t("options.secretPlaceholder")}
+          onChange={(e) => draft.set(k, e.target.value)}
+        />
+        <Button type="button" variant="soft" color="gray" onClick={() => setAsking(true)} data-testid={`clear-secret-${k}`}>
+          {t("options.secretClear")}
+        </Button>
+      </Flex>
+      <ConfirmDialog
+        open={asking}
+        onOpenChange={setAsking}
+        title={t("options.secretClearTitle")}
+        description={t("options.secretClearHint", { name: typeof label === "string" ? label : k })}
+        confirmLabel={t("options.secretClear")}
+        destructive
+        busy={busy}
+        onConfirm={async () => {
+          setBusy(true);
+          try {
+            if (await saveOption(k, "")) {
+              draft.set(k, "");
+              setAsking(false);
+            }
+          } finally {
+            setBusy(false);
+          }
+        }}
       />
     </Field>
   );
