@@ -90,7 +90,8 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
   });
   await new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
+    // E2E_UPSTREAM_PORT pins the port (a machine that keeps tests within a range of ports).
+    server.listen(Number(process.env.E2E_UPSTREAM_PORT ?? 0), "127.0.0.1", resolve);
   });
   const { port } = server.address();
   return {

@@ -31,7 +31,16 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
+let nextPort = 0;
+
 function freePort() {
+  // E2E_PORTS ("from-to") keeps the test servers within a range of ports.
+  const range = /^(\d+)-(\d+)$/.exec(process.env.E2E_PORTS ?? "");
+  if (range) {
+    const [from, to] = [Number(range[1]), Number(range[2])];
+    nextPort = nextPort >= from && nextPort < to ? nextPort + 1 : from + Math.floor(Math.random() * (to - from));
+    return Promise.resolve(nextPort);
+  }
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.unref();
@@ -49,7 +58,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * startGateway runs the gateway on 127.0.0.1 with a fresh data directory and
  * resolves once GET /api/status answers. Call stop() to kill it and remove the data.
  */
-export async function startGateway() {
+export async function startGateway({ env = {} } = {}) {
   if (!existsSync(GATEWAY_BIN)) {
     throw new Error(`gateway binary not found at ${GATEWAY_BIN}; build it (go build -o gateway .) or set GATEWAY_BIN`);
   }
@@ -58,7 +67,7 @@ export async function startGateway() {
   const baseURL = `http://127.0.0.1:${port}`;
   const logs = [];
   const child = spawn(GATEWAY_BIN, ["--addr", `127.0.0.1:${port}`, "--data", join(dir, "gateway.db"), "--allow-private-upstreams"], {
-    env: { ...process.env, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000" },
+    env: { ...process.env, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const keep = (chunk) => {
@@ -113,10 +122,10 @@ export function launchBrowser() {
  * test it closes the browser, runs teardown(suite) and stops the gateway.
  * The returned suite's gw and browser are filled in by the before hook.
  */
-export function gatewaySuite({ setup, teardown } = {}) {
+export function gatewaySuite({ setup, teardown, env } = {}) {
   const suite = { gw: null, browser: null };
   before(async () => {
-    suite.gw = await startGateway();
+    suite.gw = await startGateway({ env });
     suite.browser = await launchBrowser();
     await setup?.(suite);
   });

@@ -207,22 +207,32 @@ let statTimer: ReturnType<typeof setTimeout> | null = null;
 /** liveStat is the summary read a push started, while it runs; statAgain asks for one more after it. */
 let liveStat: Promise<void> | null = null;
 let statAgain = false;
+/**
+ * STAT_EVERY_MS is the least time between two summary reads pushed entries ask for: the console
+ * shares the per-IP /api budget (S §12: 180 requests per 180 s) with everything its user does, and
+ * a read every few hundred milliseconds used it up within a minute (429 on every call).
+ */
+const STAT_EVERY_MS = 5000;
+/** lastLiveStat is when the last summary read pushed entries asked for started. */
+let lastLiveStat = 0;
 
 /**
- * scheduleStat reads the summary again 300 ms after the first entry pushed since the last read,
- * the entries pushed meanwhile joining it. The wait is not started again by each push: on a busy
+ * scheduleStat reads the summary again 300 ms after the first entry pushed since the last read (and
+ * no sooner than STAT_EVERY_MS after the read before), the entries pushed meanwhile joining it. The wait is not started again by each push: on a busy
  * gateway, whose charges never pause for 300 ms, the badges would never move. Nor does a read
  * start while the one before is still running (over millions of rows a sum takes a while): one
  * more follows it.
  */
 function scheduleStat(): void {
   if (statTimer) return;
+  const wait = Math.max(300, lastLiveStat + STAT_EVERY_MS - Date.now());
   statTimer = setTimeout(() => {
     statTimer = null;
     if (liveStat) {
       statAgain = true;
       return;
     }
+    lastLiveStat = Date.now();
     liveStat = loadStat().finally(() => {
       liveStat = null;
       if (statAgain) {
@@ -230,7 +240,7 @@ function scheduleStat(): void {
         scheduleStat();
       }
     });
-  }, 300);
+  }, wait);
 }
 
 /** RECOUNT_QUIET_MS and RECOUNT_MAX_MS bound the wait of scheduleRecount. */
