@@ -63,3 +63,26 @@ test("an open log page under a steady flow of calls stays within the per-IP API 
   assert.ok(reads <= 20, `${reads} reads of its own in 20 s of calls: more than the budget's one a second`);
   await context.close();
 });
+
+test("an open log page under calls that pause between them stays within the per-IP API budget", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('[data-testid="log-filter-username"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.waitForLoadState("networkidle");
+  let reads = 0;
+  const refused = [];
+  page.on("request", (req) => {
+    if (new URL(req.url()).pathname.startsWith("/api/")) reads++;
+  });
+  page.on("response", (res) => {
+    if (res.status() === 429) refused.push(res.url());
+  });
+  // A call, then a pause longer than the 300 ms the page waits for the pushes to pause.
+  const made = await steady(suite.gw.baseURL, 450, 20000);
+  assert.ok(made > 20, `${made} calls`);
+  assert.deepEqual(refused, [], `the console was refused (429) after ${reads} reads of its own in 20 s`);
+  assert.ok(reads <= 20, `${reads} reads of its own in 20 s of calls: more than the budget's one a second`);
+  await context.close();
+});

@@ -246,13 +246,22 @@ function scheduleStat(): void {
 /** RECOUNT_QUIET_MS and RECOUNT_MAX_MS bound the wait of scheduleRecount. */
 const RECOUNT_QUIET_MS = 300;
 const RECOUNT_MAX_MS = 5000;
+/**
+ * RECOUNT_EVERY_MS is the least time between two recounts: calls that pause for 300 ms between
+ * them asked for a read of the page after each, and the console shares the per-IP /api budget
+ * (S §12: 180 requests per 180 s) with everything its user does (429 on every call once spent).
+ */
+const RECOUNT_EVERY_MS = 5000;
 let recountTimer: ReturnType<typeof setTimeout> | null = null;
 /** recountDue is when the pending recount runs at the latest (0: none pending). */
 let recountDue = 0;
+/** lastRecount is when the last recount started. */
+let lastRecount = 0;
 
 /**
  * scheduleRecount reads the open page again once the pushes pause for RECOUNT_QUIET_MS, and at
- * least every RECOUNT_MAX_MS while they never pause. A push can reach the page before or after a
+ * least every RECOUNT_MAX_MS while they never pause, but no sooner than RECOUNT_EVERY_MS after the
+ * recount before. A push can reach the page before or after a
  * read of the page that already counted its entries (the server read them between their commit
  * and their push); on page one the entries' keys tell them apart, but a later page shows none of
  * them, and its total counted them twice. The server's answer, read after the pushes, is the page.
@@ -261,7 +270,7 @@ function scheduleRecount(): void {
   const now = Date.now();
   if (recountDue === 0) recountDue = now + RECOUNT_MAX_MS;
   if (recountTimer) clearTimeout(recountTimer);
-  recountTimer = setTimeout(runRecount, Math.max(0, Math.min(RECOUNT_QUIET_MS, recountDue - now)));
+  recountTimer = setTimeout(runRecount, Math.max(0, Math.min(RECOUNT_QUIET_MS, recountDue - now), lastRecount + RECOUNT_EVERY_MS - now));
 }
 
 function runRecount(): void {
@@ -272,6 +281,7 @@ function runRecount(): void {
     return;
   }
   recountDue = 0;
+  lastRecount = Date.now();
   void loadLogs(logPage.value, true);
 }
 
