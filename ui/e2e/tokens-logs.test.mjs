@@ -665,6 +665,34 @@ test("a later log page keeps its rows while new calls arrive, and its total coun
   await context.close();
 });
 
+test("a user's expanded entry without a request id (the registration gift) stays open while calls keep arriving", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "expand", "token-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "expand-tok", unlimited_quota: true, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "expand-tok");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const gift = page.locator('[data-testid="log-row"]', { hasText: "新用户注册赠送" });
+  await gift.locator('[data-testid="expand-row"]').click();
+  await page.locator('[data-testid="log-row"]', { hasText: "新用户注册赠送" }).locator('[aria-expanded="true"]').waitFor();
+  // Calls of the user's own: their entries are pushed, and the page is read again once they pause.
+  for (let i = 0; i < 3; i++) {
+    const r = await chat(`sk-${tok.key}`);
+    assert.equal(r.status, 200, await r.clone().text());
+    await r.text();
+  }
+  await page.locator('[data-testid="log-row"]').nth(3).waitFor();
+  await page.waitForTimeout(1500);
+  assert.equal(
+    await page.locator('[data-testid="log-row"]', { hasText: "新用户注册赠送" }).locator('[data-testid="expand-row"]').getAttribute("aria-expanded"),
+    "true",
+    "the expanded entry was closed by the page's own read",
+  );
+  await context.close();
+});
+
 test("the token list's chat button opens no chat link with a script or data scheme", async () => {
   const root = await rootApi(suite.gw.baseURL);
   const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];

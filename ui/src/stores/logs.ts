@@ -73,6 +73,29 @@ function withKey(l: LogEntry): Row {
   return { ...l, key: entryKey(l) ?? `t${l.created_at}-${seq}` };
 }
 
+/**
+ * keyed names the rows of a page read. An entry without an id or a request id (a user's top-up,
+ * gift or administrator's entry) is named by what it holds, so that it too keeps its name, and its
+ * expanded detail, across the reads of the page; identical ones are told apart by their order
+ * counted from the oldest, which entries added on top do not change.
+ */
+function keyed(items: LogEntry[]): Row[] {
+  const seen = new Map<string, number>();
+  const out: Row[] = new Array(items.length);
+  for (let i = items.length - 1; i >= 0; i--) {
+    const l = items[i];
+    let key = entryKey(l);
+    if (key === undefined) {
+      const base = `c${l.created_at}:${l.type}:${l.quota}:${l.content}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      key = n === 0 ? base : `${base}#${n}`;
+    }
+    out[i] = { ...l, key };
+  }
+  return out;
+}
+
 /** parseOther reads a log entry's other JSON; bad or empty text gives {}. */
 export function parseOther(other: string | undefined): LogOther {
   if (!other) return {};
@@ -135,7 +158,7 @@ export async function loadLogs(page = logPage.value, recount = false): Promise<v
       return;
     }
     batch(() => {
-      logs.value = items.map(withKey);
+      logs.value = keyed(items);
       logTotal.value = total;
       logPage.value = at;
     });
