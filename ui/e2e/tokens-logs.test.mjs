@@ -693,6 +693,50 @@ test("a user's expanded entry without a request id (the registration gift) stays
   await context.close();
 });
 
+test("a token search answered after its account logged out shows nothing of it to the next account in the tab", async () => {
+  const a = await newUser(suite.gw.baseURL, "leaka", "token-pass-1");
+  const made = await a.api.call("POST", "/api/token/", { name: "secret-of-a", unlimited_quota: true, expired_time: -1 });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const b = await newUser(suite.gw.baseURL, "leakb", "token-pass-2");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, a.username, a.password);
+  await page.waitForURL("**/token");
+  const rowOfA = page.locator('[data-testid^="token-row-"]', { hasText: "secret-of-a" });
+  await rowOfA.waitFor();
+  // A's search leaves the server at once, but its answer reaches the page only after B logged in.
+  let asked;
+  const sent = new Promise((r) => (asked = r));
+  let release;
+  const held = new Promise((r) => (release = r));
+  await page.route(
+    /\/api\/token\/search/,
+    async (route) => {
+      const response = await route.fetch();
+      asked();
+      await held;
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
+  await page.fill('[data-testid="token-search-name"]', "secret");
+  await page.locator('[data-testid="token-search"]').evaluate((f) => f.requestSubmit());
+  await sent;
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  await page.fill("#login-username", b.username);
+  await page.fill("#login-password", b.password);
+  const listOfB = page.waitForResponse((r) => /\/api\/token\/\?p=0/.test(r.url()));
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL("**/token");
+  await listOfB;
+  await page.waitForTimeout(300);
+  release();
+  await page.waitForTimeout(1000);
+  assert.equal(await rowOfA.count(), 0, "B's token list shows A's token (and its key)");
+  await context.close();
+});
+
 test("the token list's chat button opens no chat link with a script or data scheme", async () => {
   const root = await rootApi(suite.gw.baseURL);
   const original = [{ "Chat A": "https://chat-a.example/#/?key={key}&url={address}" }, { "Chat B": "https://chat-b.example/?k={key}" }];

@@ -100,20 +100,28 @@ export function maskedKey(tok: Pick<Token, "key">): string {
   return k.length <= 14 ? k : `${k.slice(0, 7)}${"*".repeat(10)}${k.slice(-4)}`;
 }
 
+/**
+ * account counts the accounts this tab held: a read started for one is answered to no other (its
+ * tokens and keys are the previous account's).
+ */
+let account = 0;
+
 /** loadTokens reads a page of the plain list (leaving any search). */
 export async function loadTokens(page = tokenPage.value): Promise<void> {
+  const at = account;
   tokensLoading.value = true;
   try {
     const list = withPushed(await readCatchingUsage(() => tokenApi.listTokens(page, tokenPageSize.value)));
+    if (at !== account) return;
     batch(() => {
       tokenSearch.value = null;
       tokenPage.value = page;
       tokens.value = list;
     });
   } catch (err) {
-    handleError(err);
+    if (at === account) handleError(err);
   } finally {
-    tokensLoading.value = false;
+    if (at === account) tokensLoading.value = false;
   }
 }
 
@@ -124,9 +132,11 @@ export async function searchTokens(s: TokenSearch, keepPage = false): Promise<vo
     await loadTokens(0);
     return;
   }
+  const at = account;
   tokensLoading.value = true;
   try {
     const list = withPushed(await readCatchingUsage(() => tokenApi.searchTokens(q.keyword, q.token)));
+    if (at !== account) return;
     batch(() => {
       const page = keepPage && tokenSearch.value !== null ? Math.min(tokenPage.value, lastSearchPage(list.length)) : 0;
       tokenSearch.value = q;
@@ -134,9 +144,9 @@ export async function searchTokens(s: TokenSearch, keepPage = false): Promise<vo
       tokens.value = list;
     });
   } catch (err) {
-    handleError(err);
+    if (at === account) handleError(err);
   } finally {
-    tokensLoading.value = false;
+    if (at === account) tokensLoading.value = false;
   }
 }
 
@@ -312,7 +322,9 @@ export async function saveToken(input: TokenInput & { id: number }): Promise<boo
 
 // Another account in this tab never sees the previous one's tokens or keys.
 onUserChange(() => {
+  account++;
   batch(() => {
+    tokensLoading.value = false;
     tokens.value = [];
     tokenPage.value = 0;
     tokenSearch.value = null;
