@@ -138,7 +138,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkLength(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
+	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
 		// The freelist is rebuilt at open instead of written by every commit, and a
 		// large initial mapping spares readers the wait of frequent remaps as the
 		// file grows.
@@ -180,6 +180,19 @@ func Open(path string, opts Options) (*Store, error) {
 	s.ledger.init(s)
 	s.startIndexer()
 	return s, nil
+}
+
+// openBolt opens the file with bbolt, turning the panic bbolt raises on a
+// damaged file (its walk of the pages at open finds one past the last, as in
+// a copy of the file taken while the gateway wrote) into an error that says
+// what to restore instead.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("the file is damaged (%v): restore a backup taken with GET /api/backup, or a copy made while the gateway was stopped", r)
+		}
+	}()
+	return bolt.Open(path, 0o600, o)
 }
 
 // checkLength refuses a file shorter than the pages its meta page counts:
