@@ -345,3 +345,37 @@ test("a test-all run that ends while the live socket is down does not stay 'test
   assert.equal(await page.locator('[data-testid="test-all"]').isDisabled(), false);
   await context.close();
 });
+
+test("a log page left open for more than an hour keeps showing new calls live", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "hour", "hour-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "hour-key", unlimited_quota: true, expired_time: -1 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const key = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "hour-key").key;
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  // The log page was opened 70 minutes ago (its default range ends an hour after that) ...
+  await page.clock.install({ time: Date.now() - 70 * 60 * 1000 });
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="logs-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const rows = page.locator('[data-testid="log-row"]');
+  const before = await rows.count();
+  // ... and stayed open until now, nobody touching its filters.
+  await page.clock.setSystemTime(Date.now());
+  const r = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "an hour later" }] }),
+  });
+  assert.equal(r.status, 200, await r.text());
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="log-row"]').length > n, before, { timeout: 5000 });
+  // The type filter reads the list again with the range in force: the call stays.
+  await page.locator('[data-testid="log-type"]').click();
+  await page.getByRole("option", { name: "消费" }).click();
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid="log-table"]');
+    return t && !t.hasAttribute("aria-busy") && t.querySelectorAll('[data-testid="log-row"]').length === 1;
+  }, null, { timeout: 5000 });
+  await context.close();
+});

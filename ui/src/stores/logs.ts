@@ -25,6 +25,25 @@ export function defaultQuery(): LogQuery {
 
 /** logQuery holds the filters in force. */
 export const logQuery = signal<LogQuery>(defaultQuery());
+
+/**
+ * endFollowsClock is true while the end in force is the default one, which nobody chose: it then
+ * stays an hour ahead of the clock, so a log page left open for hours keeps listing the new calls
+ * (live and on every read) instead of stopping an hour after it was opened.
+ */
+let endFollowsClock = true;
+
+/** query returns the filters in force, with a default end moved to an hour from now. */
+function query(): LogQuery {
+  const q = logQuery.value;
+  if (!endFollowsClock) return q;
+  const end = nowSeconds() + 3600;
+  if (q.end_timestamp >= end) return q;
+  const moved = { ...q, end_timestamp: end };
+  logQuery.value = moved;
+  return moved;
+}
+
 /** logs is the page shown. */
 export const logs = signal<Row[]>([]);
 /** logTotal is the number of matching entries. */
@@ -140,14 +159,15 @@ export async function loadLogs(page = logPage.value, recount = false): Promise<v
   const pushed: LogEntry[] = [];
   arriving.add(pushed);
   try {
-    const r = await logApi.listLogs(isAdmin.value, logQuery.value, page, logPageSize.value);
+    const q = query();
+    const r = await logApi.listLogs(isAdmin.value, q, page, logPageSize.value);
     if (read !== listRead) return;
     const at = r.page || page;
     let items = r.items;
     let total = r.total;
     if (at === 1 && pushed.length > 0) {
       // Entries pushed while the page was read join it as they would have joined the page shown.
-      const fresh = unseen(pushed, items).filter((l) => matchesQuery(l, logQuery.value, isAdmin.value));
+      const fresh = unseen(pushed, items).filter((l) => matchesQuery(l, q, isAdmin.value));
       items = [...fresh.reverse(), ...items].slice(0, logPageSize.value);
       total += fresh.length;
     }
@@ -178,7 +198,7 @@ export async function loadStat(): Promise<void> {
   const read = ++statRead;
   statLoading.value = true;
   try {
-    const stat = await logApi.logStat(isAdmin.value, logQuery.value);
+    const stat = await logApi.logStat(isAdmin.value, query());
     if (read === statRead) logStat.value = stat;
   } catch {
     /* the client told the user; the badges keep their last values */
@@ -187,15 +207,19 @@ export async function loadStat(): Promise<void> {
   }
 }
 
-/** applyQuery puts new filters in force and reloads page one and the summary. */
-export async function applyQuery(q: LogQuery): Promise<void> {
+/**
+ * applyQuery puts new filters in force and reloads page one and the summary; followClock says
+ * that q's end is the default one (see endFollowsClock).
+ */
+export async function applyQuery(q: LogQuery, followClock = false): Promise<void> {
+  endFollowsClock = followClock;
   logQuery.value = q;
   await Promise.all([loadLogs(1), loadStat()]);
 }
 
 /** setLogType filters by type (0 = all) and reloads. */
 export async function setLogType(type: number): Promise<void> {
-  await applyQuery({ ...logQuery.value, type });
+  await applyQuery({ ...logQuery.value, type }, endFollowsClock);
 }
 
 /** setLogPageSize stores a new page size and reloads page one. */
@@ -349,12 +373,13 @@ function drawTail(): void {
   undrawn = [];
   lastDraw = Date.now();
   if (entries.length === 0) return;
+  const q = query();
   if (logPage.value !== 1) {
-    const matching = entries.filter((l) => matchesQuery(l, logQuery.value, isAdmin.value)).length;
+    const matching = entries.filter((l) => matchesQuery(l, q, isAdmin.value)).length;
     if (matching > 0) logTotal.value = logTotal.value + matching;
     return;
   }
-  const fresh = unseen(entries, logs.value).filter((l) => matchesQuery(l, logQuery.value, isAdmin.value));
+  const fresh = unseen(entries, logs.value).filter((l) => matchesQuery(l, q, isAdmin.value));
   if (fresh.length === 0) return;
   batch(() => {
     logs.value = [...fresh.reverse().map(withKey), ...logs.value].slice(0, logPageSize.value);
@@ -399,6 +424,7 @@ onUserChange(() => {
     logTotal.value = 0;
     logPage.value = 1;
     logQuery.value = defaultQuery();
+    endFollowsClock = true;
     logStat.value = { quota: 0, rpm: 0, tpm: 0 };
   });
 });

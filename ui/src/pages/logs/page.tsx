@@ -12,7 +12,7 @@ import { UserInfoDialog } from "./parts/user-info-dialog";
 export default function LogsPage() {
   const { t } = useTranslation();
   useEffect(() => {
-    void applyQuery(defaultQuery());
+    void applyQuery(defaultQuery(), true);
     return subscribeLogTail();
   }, []);
   return (

@@ -46,6 +46,8 @@ export function FilterForm() {
   const admin = isAdmin.value;
   const [draft, setDraft] = useState<Draft>(() => draftOf(defaultQuery()));
   const set = (k: keyof Draft, v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  // endChosen: the user changed the end; until then it is the default one, which follows the clock.
+  const [endChosen, setEndChosen] = useState(false);
   const submit = (e?: FormEvent) => {
     e?.preventDefault();
     const start = parseDateTime(draft.start) ?? 0;
@@ -55,7 +57,7 @@ export function FilterForm() {
       toast.error(t("logs.filter.badRange"));
       return;
     }
-    void applyQuery({
+    const q: LogQuery = {
       type: logQuery.value.type,
       token_name: draft.token_name.trim(),
       model_name: draft.model_name.trim(),
@@ -63,12 +65,15 @@ export function FilterForm() {
       end_timestamp: end,
       channel: admin ? draft.channel.trim() : "",
       username: admin ? draft.username.trim() : "",
-    });
+    };
+    // An end left as the form opened with is the default one, which follows the clock.
+    void applyQuery(q, !endChosen && end !== 0);
   };
   const reset = () => {
     const q = defaultQuery();
     setDraft(draftOf(q));
-    void applyQuery(q);
+    setEndChosen(false);
+    void applyQuery(q, true);
   };
   return (
     <form onSubmit={submit} data-testid="log-filters">
@@ -77,7 +82,16 @@ export function FilterForm() {
           <TextField.Root id="log-start" type="datetime-local" step={1} value={draft.start} onChange={(e) => set("start", e.target.value)} />
         </Field>
         <Field id="log-end" label={t("logs.filter.end")}>
-          <TextField.Root id="log-end" type="datetime-local" step={1} value={draft.end} onChange={(e) => set("end", e.target.value)} />
+          <TextField.Root
+            id="log-end"
+            type="datetime-local"
+            step={1}
+            value={draft.end}
+            onChange={(e) => {
+              set("end", e.target.value);
+              setEndChosen(true);
+            }}
+          />
         </Field>
         <Field id="log-token" label={t("logs.filter.tokenName")}>
           <TextField.Root
