@@ -33,7 +33,8 @@ const CHROMIUM_ARGS = [
 
 let nextPort = 0;
 
-function freePort() {
+/** freePort gives a port for a server of the tests: one of E2E_PORTS's range, else one the system says is free. */
+export function freePort() {
   // E2E_PORTS ("from-to") keeps the test servers within a range of ports.
   const range = /^(\d+)-(\d+)$/.exec(process.env.E2E_PORTS ?? "");
   if (range) {

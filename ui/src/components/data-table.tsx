@@ -1,5 +1,5 @@
 import { Flex, Spinner, Table, Text } from "@radix-ui/themes";
-import { Fragment, useState, type ReactNode } from "react";
+import { Fragment, useRef, useState, type ReactElement, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import "./data-table.css";
 import { Icon } from "./icons";
@@ -37,10 +37,30 @@ export interface DataTableProps<T> {
   rowTestId?: (row: T) => string;
 }
 
-/** DataTable renders rows in a Radix Themes table with optional selection and expandable detail rows. */
+/** DrawnRow is a row as last drawn, with what its drawing depended on. */
+interface DrawnRow<T> {
+  row: T;
+  columns: Column<T>[];
+  checked: boolean;
+  muted: boolean;
+  span: number;
+  testId: string | undefined;
+  el: ReactElement;
+}
+
+/**
+ * DataTable renders rows in a Radix Themes table with optional selection and expandable detail rows.
+ * A table given the same columns (the same array: a caller that keeps it, e.g. with useMemo) draws
+ * again only the rows that changed (another object, selection or muting): a list taking live
+ * updates of a few of its rows does not draw all of them each time.
+ */
 export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId }: DataTableProps<T>) {
   const { t } = useTranslation();
   const [open, setOpen] = useState<Set<RowKey>>(() => new Set());
+  const drawn = useRef(new Map<RowKey, DrawnRow<T>>());
+  // A kept row's handlers read the selection in force, not the one of the render that drew it.
+  const latest = useRef({ selected, onSelectedChange });
+  latest.current = { selected, onSelectedChange };
   const visible = columns.filter((c) => !c.hidden);
   const selectable = selected !== undefined && onSelectedChange !== undefined;
   const span = visible.length + (selectable ? 1 : 0) + (expansion ? 1 : 0);
@@ -58,12 +78,17 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
     onSelectedChange(next);
   };
   const toggleOne = (k: RowKey, on: boolean) => {
-    if (!selectable) return;
-    const next = new Set(selected);
+    const { selected: sel, onSelectedChange: change } = latest.current;
+    if (sel === undefined || change === undefined) return;
+    const next = new Set(sel);
     if (on) next.add(k);
     else next.delete(k);
-    onSelectedChange(next);
+    change(next);
   };
+  // The rows drawn by this render, filled in as they are: the next render keeps those unchanged.
+  const prevDrawn = drawn.current;
+  const nextDrawn = new Map<RowKey, DrawnRow<T>>();
+  drawn.current = nextDrawn;
   const toggleOpen = (k: RowKey) => {
     setOpen((prev) => {
       const next = new Set(prev);
@@ -111,21 +136,31 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
           ) : (
             rows.map((row) => {
               const k = rowKey(row);
-              const detail = expansion && open.has(k) ? expansion(row) : null;
-              return (
+              const isOpen = open.has(k);
+              const checked = selectable && selected.has(k);
+              const isMuted = muted?.(row) ?? false;
+              const rowId = rowTestId?.(row);
+              // An open row's detail may show more than the row: it is always drawn again.
+              const was = isOpen ? undefined : prevDrawn.get(k);
+              if (was && was.row === row && was.columns === columns && was.checked === checked && was.muted === isMuted && was.span === span && was.testId === rowId) {
+                nextDrawn.set(k, was);
+                return was.el;
+              }
+              const detail = expansion && isOpen ? expansion(row) : null;
+              const el = (
                 <Fragment key={k}>
                   <Table.Row
-                    className={muted?.(row) ? "data-table-muted" : undefined}
-                    data-testid={rowTestId?.(row)}
+                    className={isMuted ? "data-table-muted" : undefined}
+                    data-testid={rowId}
                     data-row-key={String(k)}
                   >
                     {expansion ? (
                       <Table.Cell className="data-table-narrow">
                         <button
                           type="button"
-                          className={`data-table-expander ${open.has(k) ? "open" : ""}`}
+                          className={`data-table-expander ${isOpen ? "open" : ""}`}
                           onClick={() => toggleOpen(k)}
-                          aria-expanded={open.has(k)}
+                          aria-expanded={isOpen}
                           aria-label={t("table.expand")}
                           data-testid="expand-row"
                         >
@@ -135,7 +170,7 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
                     ) : null}
                     {selectable ? (
                       <Table.Cell className="data-table-narrow">
-                        <Checkbox checked={selected.has(k)} onCheckedChange={(v) => toggleOne(k, v === true)} aria-label={t("table.selectRow")} data-testid="select-row" />
+                        <Checkbox checked={checked} onCheckedChange={(v) => toggleOne(k, v === true)} aria-label={t("table.selectRow")} data-testid="select-row" />
                       </Table.Cell>
                     ) : null}
                     {visible.map((c) => (
@@ -151,6 +186,8 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
                   ) : null}
                 </Fragment>
               );
+              if (!isOpen) nextDrawn.set(k, { row, columns, checked, muted: isMuted, span, testId: rowId, el });
+              return el;
             })
           )}
         </Table.Body>

@@ -113,6 +113,8 @@ export async function loadTokens(page = tokenPage.value): Promise<void> {
   try {
     const list = withPushed(await readCatchingUsage(() => tokenApi.listTokens(page, tokenPageSize.value)));
     if (at !== account) return;
+    // Usage pushed before this read began is in its answer; pushed while it ran, taken in above.
+    forgetUndrawn();
     batch(() => {
       tokenSearch.value = null;
       tokenPage.value = page;
@@ -137,6 +139,7 @@ export async function searchTokens(s: TokenSearch, keepPage = false): Promise<vo
   try {
     const list = withPushed(await readCatchingUsage(() => tokenApi.searchTokens(q.keyword, q.token)));
     if (at !== account) return;
+    forgetUndrawn();
     batch(() => {
       const page = keepPage && tokenSearch.value !== null ? Math.min(tokenPage.value, lastSearchPage(list.length)) : 0;
       tokenSearch.value = q;
@@ -186,11 +189,43 @@ function onUsage(data: unknown): void {
   }
   if (byId.size === 0) return;
   for (const pushed of arriving) for (const [id, u] of byId) pushed.set(id, u);
-  if (!tokens.value.some((x) => byId.has(x.id))) return;
+  for (const [id, u] of byId) undrawn.set(id, u);
+  if (usageTimer) return;
+  const wait = lastDraw + USAGE_DRAW_MS - Date.now();
+  if (wait <= 0) drawUsage();
+  else
+    usageTimer = setTimeout(() => {
+      usageTimer = null;
+      drawUsage();
+    }, wait);
+}
+
+/**
+ * USAGE_DRAW_MS is the least time between two draws of pushed usage: a page of 100 tokens takes
+ * a good part of a second to draw on a slow machine, and a busy gateway pushes a token's usage
+ * after every commit of its charges, many times a second.
+ */
+const USAGE_DRAW_MS = 1000;
+/** undrawn holds the newest usage pushed of each token since the last draw; usageTimer waits to draw it. */
+let undrawn = new Map<number, TokenUsage>();
+let usageTimer: ReturnType<typeof setTimeout> | null = null;
+let lastDraw = 0;
+
+/** drawUsage puts the usage pushed since the last draw onto the listed tokens, in one update of the page. */
+function drawUsage(): void {
+  const byId = undrawn;
+  undrawn = new Map();
+  lastDraw = Date.now();
+  if (byId.size === 0 || !tokens.value.some((x) => byId.has(x.id))) return;
   tokens.value = tokens.value.map((cur) => {
     const u = byId.get(cur.id);
     return u ? withUsage(cur, u) : cur;
   });
+}
+
+/** forgetUndrawn drops the usage waiting to be drawn: a list read that replaces the rows counted it (or caught it while it ran). */
+function forgetUndrawn(): void {
+  undrawn = new Map();
 }
 
 /** withUsage is a listed token after the charge u tells of. */
@@ -234,6 +269,9 @@ export function subscribeTokenLive(): () => void {
   return () => {
     offUsage();
     offReconnect();
+    if (usageTimer) clearTimeout(usageTimer);
+    usageTimer = null;
+    forgetUndrawn();
   };
 }
 
@@ -311,7 +349,12 @@ export async function createTokens(input: TokenInput, count: number): Promise<nu
 export async function saveToken(input: TokenInput & { id: number }): Promise<boolean> {
   try {
     const saved = await tokenApi.updateToken(input);
-    if (saved) patchToken(input.id, saved);
+    if (saved) {
+      // Usage pushed before the save answered is older than it (its quota as it was before the edit).
+      const u = undrawn.get(input.id);
+      if (u && u.used_quota <= (saved.used_quota ?? 0)) undrawn.delete(input.id);
+      patchToken(input.id, saved);
+    }
     toast.success(t("tokens.msg.updated"));
     return true;
   } catch (err) {
@@ -323,6 +366,7 @@ export async function saveToken(input: TokenInput & { id: number }): Promise<boo
 // Another account in this tab never sees the previous one's tokens or keys.
 onUserChange(() => {
   account++;
+  forgetUndrawn();
   batch(() => {
     tokensLoading.value = false;
     tokens.value = [];
