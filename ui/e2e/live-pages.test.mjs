@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { gatewaySuite, login, money, newPage, quotaPerUnit, rootApi } from "./harness.mjs";
+import { freePort, gatewaySuite, login, money, newPage, quotaPerUnit, rootApi } from "./harness.mjs";
 
 // A busy gateway seen from the pages other than the log list: every committed batch of charges
 // pushes the owner's balance (user.self) and the usage of the tokens it charged (token.usage),
@@ -141,4 +142,67 @@ test("the token page of 100 tokens stays usable while their charges are pushed, 
   );
   assert.deepEqual(shown, want);
   await context.close();
+});
+
+// startSlowUpstream answers every chat completion after `ms`, so that a test-all run of many
+// channels pushes its frames steadily for a while.
+async function startSlowUpstream(ms) {
+  const server = createServer(async (req, res) => {
+    for await (const _ of req);
+    await new Promise((r) => setTimeout(r, ms));
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(
+      JSON.stringify({
+        id: "chatcmpl-slow",
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: "gpt-4o-mini",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+  });
+  const port = process.env.E2E_PORT_FROM ? await freePort() : 0;
+  await new Promise((r) => server.listen(port, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+// shownChannels reads, for each row of the channel list, its id, status and response time (ms).
+function shownChannels(page) {
+  return page.locator('[data-testid^="channel-row-"]').evaluateAll((rows) =>
+    rows.map((r) => [
+      Number(r.getAttribute("data-testid").replace("channel-row-", "")),
+      r.querySelector('[data-testid="channel-status"]').getAttribute("data-status"),
+      r.querySelector('[data-testid="response-time"]').getAttribute("data-ms"),
+    ]),
+  );
+}
+
+async function serverChannels() {
+  const listed = (await root.call("GET", "/api/channel/?p=0&page_size=100")).json.data;
+  return listed.map((c) => [c.id, String(c.status), String(c.response_time)]);
+}
+
+test("after a test-all run the channel list shows the response times the server recorded", { timeout: 120000 }, async () => {
+  const slow = await startSlowUpstream(15);
+  try {
+    for (let i = 0; i < 20; i++) {
+      const r = await root.call("POST", "/api/channel/", { type: 1, name: `timed-${i}`, key: "sk-timed", base_url: slow.url, models: "gpt-4o-mini", group: "default" });
+      assert.equal(r.json?.success, true, JSON.stringify(r.json));
+    }
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await login(page, "root", "123456");
+    await page.evaluate(() => localStorage.setItem("page-size", "100"));
+    await page.goto("/channel");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await page.locator('[data-testid^="channel-row-"]').nth(20).waitFor();
+    assert.ok((await root.call("GET", "/api/channel/test")).json?.success);
+    await page.locator(".toast", { hasText: "所有通道测试完成" }).first().waitFor({ timeout: 60000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    // The server keeps whole milliseconds, cut (a test of 15.7 ms is 15 ms).
+    assert.deepEqual(await shownChannels(page), await serverChannels());
+    await context.close();
+  } finally {
+    await slow.close();
+  }
 });

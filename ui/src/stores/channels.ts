@@ -261,12 +261,21 @@ export async function duplicateChannel(id: number): Promise<void> {
   }
 }
 
+/**
+ * recordedMs is a test's duration as the server records it: whole milliseconds, cut, at least 1
+ * (0 means never tested). The answer gives seconds; the small term keeps a whole number of
+ * milliseconds that the division left a hair below it.
+ */
+function recordedMs(seconds: number): number {
+  return Math.max(1, Math.floor(seconds * 1000 + 1e-9));
+}
+
 /** testOne tests a channel (with a chosen model or its default) and shows the latency. */
 export async function testOne(ch: Channel, model?: string): Promise<void> {
   testingIds.value = new Set(testingIds.value).add(ch.id);
   try {
     const seconds = await channelApi.testChannel(ch.id, model);
-    patchChannel(ch.id, { response_time: Math.round(seconds * 1000), test_time: Math.floor(Date.now() / 1000) });
+    patchChannel(ch.id, { response_time: recordedMs(seconds), test_time: Math.floor(Date.now() / 1000) });
     toast.info(
       model
         ? t("channels.msg.testedModel", { name: ch.name, model, seconds: seconds.toFixed(2) })
@@ -424,9 +433,8 @@ function onProgress(data: unknown): void {
   const disabled = (prev?.running ? prev.disabled : 0) + (p.disabled === true ? 1 : 0);
   const done = Number(p.done) || 0;
   const total = Number(p.total) || 0;
-  if (typeof p.channel_id === "number" && p.ok && typeof p.time === "number") {
-    patchChannel(p.channel_id, { response_time: Math.round(p.time * 1000), test_time: Math.floor(Date.now() / 1000) });
-  }
+  // A channel's response time and test time come with its channel.health push, as the server
+  // recorded them (just before this frame): this frame's time, in seconds, is not what was kept.
   const finished = total > 0 ? done >= total : true;
   testAllState.value = { done, total, failed, disabled, running: !finished };
   if (finished) {
