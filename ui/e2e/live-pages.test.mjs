@@ -206,3 +206,61 @@ test("after a test-all run the channel list shows the response times the server 
     await slow.close();
   }
 });
+
+test("the channel page of 100 channels stays usable during a test-all run of hundreds, and ends with the server's figures", { timeout: 180000 }, async (t) => {
+  const slow = await startSlowUpstream(15);
+  try {
+    for (let i = 0; i < 400; i++) {
+      const r = await root.call("POST", "/api/channel/", { type: 1, name: `many-${i}`, key: "sk-many", base_url: slow.url, models: "gpt-4o-mini", group: "default" });
+      assert.equal(r.json?.success, true, JSON.stringify(r.json));
+    }
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await login(page, "root", "123456");
+    await page.evaluate(() => localStorage.setItem("page-size", "100"));
+    await page.addInitScript(meterMainThread);
+    await page.goto("/channel");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    await page.locator('[data-testid^="channel-row-"]').nth(99).waitFor();
+    const meter = await busyMeter(context, page);
+
+    const run = root.call("GET", "/api/channel/test");
+    await page.locator('[data-testid="channel-progress"]').waitFor();
+    await page.evaluate(() => (window.__lag = 0));
+    await meter.start();
+    await new Promise((r) => setTimeout(r, 3000));
+    // A click during the run: open the language menu; the page's own clock times it.
+    const click = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const t0 = performance.now();
+          const menu = document.querySelector('[data-testid="language-switch"]');
+          menu.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0, pointerType: "mouse" }));
+          menu.click();
+          const tick = () => {
+            if (document.querySelector('[data-testid="language-en"]')) resolve(Math.round(performance.now() - t0));
+            else if (performance.now() - t0 > 15000) resolve(-1);
+            else setTimeout(tick, 5);
+          };
+          tick();
+        }),
+    );
+    await page.keyboard.press("Escape");
+    await new Promise((r) => setTimeout(r, 3000));
+    const busy = await meter.busy();
+    const lag = await page.evaluate(() => window.__lag);
+    const status = (await page.locator('[data-testid="test-all-status"]').textContent()) ?? "";
+    t.diagnostic(`during a test-all run (${status}): main thread ${Math.round(busy * 100)} % busy, late by up to ${Math.round(lag)} ms; a click shown after ${click} ms`);
+    assert.ok((await run).json?.success, "the test-all run started");
+    assert.ok(click >= 0 && click < 1000, `a click during the run took ${click} ms (-1: not within 15 s), main thread ${Math.round(busy * 100)} % busy, late by up to ${Math.round(lag)} ms`);
+    assert.ok(busy < 0.6, `the main thread was ${Math.round(busy * 100)} % busy during the run (late by up to ${Math.round(lag)} ms)`);
+    assert.ok(lag < 1000, `the main thread was late by up to ${Math.round(lag)} ms during the run`);
+
+    // Once the run is over, every row shows what the server lists.
+    await page.locator(".toast", { hasText: "所有通道测试完成" }).first().waitFor({ timeout: 60000 });
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual(await shownChannels(page), await serverChannels());
+    await context.close();
+  } finally {
+    await slow.close();
+  }
+});

@@ -104,6 +104,9 @@ export function splitList(csv: string | null | undefined): string[] {
 
 /** patchChannel updates one listed channel in place. */
 export function patchChannel(id: number, fields: Partial<Channel>): void {
+  // What was pushed of these fields before is older than this change (the answer of an action).
+  const waiting = undrawn.get(id);
+  if (waiting) for (const k of Object.keys(fields)) delete (waiting as Record<string, unknown>)[k];
   if (!channels.value.some((c) => c.id === id)) return;
   channels.value = channels.value.map((c) => (c.id === id ? { ...c, ...fields } : c));
 }
@@ -121,6 +124,8 @@ export async function loadChannels(page = channelPage.value): Promise<void> {
   channelsLoading.value = true;
   try {
     const list = withPushed(await readCatchingHealth(() => channelApi.listChannels(page, channelPageSize.value, idSort.value)));
+    // Health pushed before this read began is in its answer; pushed while it ran, taken in above.
+    undrawn = new Map();
     batch(() => {
       channelSearch.value = null;
       channelPage.value = page;
@@ -143,6 +148,8 @@ export async function searchChannels(s: ChannelSearch, keepPage = false): Promis
   channelsLoading.value = true;
   try {
     const list = withPushed(await readCatchingHealth(() => channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value)));
+    // Health pushed before this read began is in its answer; pushed while it ran, taken in above.
+    undrawn = new Map();
     batch(() => {
       const page = keepPage && channelSearch.value !== null ? Math.min(channelPage.value, lastSearchPage(list.length)) : 0;
       channelSearch.value = q;
@@ -392,7 +399,43 @@ function onHealth(data: unknown): void {
     if (h[k] !== undefined) (fields as Record<string, unknown>)[k] = h[k];
   }
   for (const pushed of arriving) pushed.set(h.id, { ...pushed.get(h.id), ...fields });
-  patchChannel(h.id, fields);
+  queueDraw(h.id, fields);
+}
+
+/**
+ * HEALTH_DRAW_MS is the least time between two draws of pushed channel changes: a test-all run of
+ * hundreds of channels pushes a health and a progress frame for each, tens a second, and a page of
+ * 100 channels takes a good part of a second to draw on a slow machine.
+ */
+const HEALTH_DRAW_MS = 1000;
+/** undrawn holds, for each channel, the fields pushed since the last draw; healthTimer waits to draw them. */
+let undrawn = new Map<number, Partial<Channel>>();
+let healthTimer: ReturnType<typeof setTimeout> | null = null;
+let lastDraw = 0;
+
+/** queueDraw takes pushed fields of a channel: drawn at once when nothing was drawn in the last HEALTH_DRAW_MS, else when it ends. */
+function queueDraw(id: number, fields: Partial<Channel>): void {
+  undrawn.set(id, { ...undrawn.get(id), ...fields });
+  if (healthTimer) return;
+  const wait = lastDraw + HEALTH_DRAW_MS - Date.now();
+  if (wait <= 0) drawHealth();
+  else
+    healthTimer = setTimeout(() => {
+      healthTimer = null;
+      drawHealth();
+    }, wait);
+}
+
+/** drawHealth puts the fields pushed since the last draw onto the listed channels, in one update of the page. */
+function drawHealth(): void {
+  const byId = undrawn;
+  undrawn = new Map();
+  lastDraw = Date.now();
+  if (byId.size === 0 || !channels.value.some((c) => byId.has(c.id))) return;
+  channels.value = channels.value.map((c) => {
+    const fields = byId.get(c.id);
+    return fields ? { ...c, ...fields } : c;
+  });
 }
 
 /**
@@ -489,5 +532,8 @@ export function subscribeChannelLive(): () => void {
     offHealth();
     offProgress();
     offReconnect();
+    if (healthTimer) clearTimeout(healthTimer);
+    healthTimer = null;
+    undrawn = new Map();
   };
 }
