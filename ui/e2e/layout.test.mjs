@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { gatewaySuite, login, newPage, rootApi } from "./harness.mjs";
+import { gatewaySuite, login, newPage, putOption, rootApi } from "./harness.mjs";
 
 // Layout on a phone and on a laptop screen: the controls a page needs stay
 // usable and inside the screen.
@@ -153,4 +153,32 @@ test("on a laptop screen in English the channel drawer keeps priority and weight
   assert.ok(Math.abs(pb.width - wb.width) <= 1, `both inputs are as wide: ${JSON.stringify({ pb, wb })}`);
   await page.keyboard.press("Escape");
   await context.close();
+});
+
+/** inView asserts that box lies inside a viewport of the given width. */
+function assertInView(box, width, what) {
+  assert.ok(box && box.x >= 0 && box.x + box.width <= width, `${what} is on screen: ${JSON.stringify(box)}`);
+}
+
+test("on a phone in English a visitor's top bar keeps Log in on screen and the page does not scroll sideways", async () => {
+  const before = (await root.call("GET", "/api/status")).json.data.system_name;
+  await putOption(root, "SystemName", "Acme Enterprise AI Gateway Portal For Everyone");
+  try {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: PHONE });
+    await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
+    await page.goto("/pricing");
+    await page.locator(".brand", { hasText: "Acme" }).waitFor();
+    const loginButton = page.locator(".top-bar").getByRole("button", { name: "Log in" });
+    assertInView(await loginButton.boundingBox(), PHONE.width, "Log in");
+    for (const name of ["Change language", "Switch to dark mode"]) {
+      assertInView(await page.locator(".top-bar").getByRole("button", { name }).boundingBox(), PHONE.width, name);
+    }
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `the page does not scroll sideways: ${width}`);
+    await loginButton.click();
+    await page.waitForURL(/\/login$/);
+    await context.close();
+  } finally {
+    await putOption(root, "SystemName", before);
+  }
 });

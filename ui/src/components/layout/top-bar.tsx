@@ -52,7 +52,7 @@ export function TopBar() {
           </Link>
         </nav>
       </Flex>
-      <Flex align="center" gap="2">
+      <Flex align="center" gap="2" className="top-bar-right">
         <Lantern />
         <DropdownMenu.Root>
           <DropdownMenu.Trigger>
