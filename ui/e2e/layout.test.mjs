@@ -182,3 +182,24 @@ test("on a phone in English a visitor's top bar keeps Log in on screen and the p
     await putOption(root, "SystemName", before);
   }
 });
+
+test("on a tablet a visitor's top bar offers both Log in and Sign up, on screen", async () => {
+  const TABLET = { width: 768, height: 1024 };
+  const before = (await root.call("GET", "/api/status")).json.data.system_name;
+  await putOption(root, "SystemName", "Acme Enterprise AI Gateway Portal For Everyone");
+  try {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: TABLET });
+    await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
+    await page.goto("/pricing");
+    await page.locator(".brand", { hasText: "Acme" }).waitFor();
+    const bar = page.locator(".top-bar");
+    for (const name of ["Log in", "Sign up"]) assertInView(await bar.getByRole("button", { name }).boundingBox(), TABLET.width, name);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= TABLET.width, `the page does not scroll sideways: ${width}`);
+    await bar.getByRole("button", { name: "Sign up" }).click();
+    await page.waitForURL(/\/register$/);
+    await context.close();
+  } finally {
+    await putOption(root, "SystemName", before);
+  }
+});
