@@ -99,7 +99,7 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
   };
 
   return (
-    <div className="data-table" data-testid={testId} aria-busy={loading || undefined}>
+    <div className={expansion ? "data-table data-table-expandable" : "data-table"} data-testid={testId} aria-busy={loading || undefined}>
       <Table.Root variant="surface" size="2">
         <Table.Header>
           <Table.Row>

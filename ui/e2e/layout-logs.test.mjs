@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { gatewaySuite, login, newPage, putOption, rootApi } from "./harness.mjs";
+
+// The log page at the widths people use, with the long model and token names
+// real deployments have: the rows and their details stay readable on screen.
+
+const LONG_MODEL = "claude-3-5-sonnet-20241022-extended-thinking-preview";
+const MODELS = ["gpt-4o-mini", LONG_MODEL];
+let upstream;
+
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream({ chunks: ["Hi"], models: MODELS, usage: { prompt_tokens: 1234, completion_tokens: 5678, total_tokens: 6912 } });
+    const root = await rootApi(gw.baseURL);
+    await putOption(root, "ModelRatio", JSON.stringify({ [LONG_MODEL]: 1.5, "gpt-4o-mini": 0.075 }));
+    await createChannel(root, upstream.url, MODELS, "layout-logs-upstream");
+    const tok = await root.call("POST", "/api/token/", { name: "production-backend-key", remain_quota: 50000000, expired_time: -1 });
+    assert.equal(tok.json?.success, true, JSON.stringify(tok.json));
+    const key = `sk-${(await root.call("GET", "/api/token/?p=0&size=10")).json.data[0].key}`;
+    for (const model of [...MODELS, LONG_MODEL]) {
+      const res = await fetch(`${gw.baseURL}/v1/chat/completions`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+    }
+  },
+  teardown: () => upstream?.close(),
+});
+
+async function openLogs(viewport, lang) {
+  const opened = await newPage(suite.browser, suite.gw.baseURL, { viewport });
+  await opened.context.addInitScript((l) => localStorage.setItem("i18nextLng", l), lang);
+  await login(opened.page, "root", "123456");
+  await opened.page.goto("/log");
+  await opened.page.locator('[data-testid="log-model"]', { hasText: LONG_MODEL }).first().waitFor();
+  return opened;
+}
+
+test("on a phone an expanded log row shows its billing process within the screen", async () => {
+  const PHONE = { width: 390, height: 844 };
+  const { context, page } = await openLogs(PHONE, "en");
+  await page.locator('[data-testid="expand-row"]').first().click();
+  const billing = page.locator('[data-testid="billing"]');
+  await billing.waitFor();
+  const table = await page.locator('[data-testid="log-table"]').boundingBox();
+  for (const loc of [page.locator('[data-testid="log-detail"]'), billing, page.locator('[data-testid="billing-quota"]')]) {
+    const b = await loc.boundingBox();
+    assert.ok(b.x >= table.x && b.x + b.width <= Math.min(table.x + table.width, PHONE.width), `the detail lies within the table on screen: ${JSON.stringify({ table, detail: b })}`);
+  }
+  await context.close();
+});
