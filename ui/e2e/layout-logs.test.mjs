@@ -54,3 +54,23 @@ test("on a phone an expanded log row shows its billing process within the screen
   }
   await context.close();
 });
+
+test("on a 1366-pixel laptop the admin's log table fits beside the open sidebar in Chinese and in English", async () => {
+  const LAPTOP = { width: 1366, height: 768 };
+  for (const lang of ["zh", "en"]) {
+    const { context, page } = await openLogs(LAPTOP, lang);
+    await page.locator('[data-testid="sidebar"] .sidebar-label').first().waitFor();
+    const viewport = page.locator('[data-testid="log-table"] .rt-ScrollAreaViewport');
+    const { scrollWidth, clientWidth } = await viewport.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+    assert.ok(scrollWidth <= clientWidth + 1, `${lang}: the table needs no sideways scrolling: ${scrollWidth} > ${clientWidth}`);
+    const table = await page.locator('[data-testid="log-table"]').boundingBox();
+    const last = await page.locator('[data-testid="log-table"] thead th').last().boundingBox();
+    assert.ok(last.x + last.width <= table.x + table.width + 1 && table.x + table.width <= LAPTOP.width, `${lang}: the last column is in view: ${JSON.stringify({ table, last })}`);
+    const model = page.locator('[data-testid="log-model"]', { hasText: LONG_MODEL }).first();
+    const cell = page.locator('[data-testid="log-row"] [data-col="model"]', { has: model }).first();
+    const mb = await model.boundingBox();
+    const cb = await cell.boundingBox();
+    assert.ok(mb.x >= cb.x && mb.x + mb.width <= cb.x + cb.width, `${lang}: the long model name stays in its cell: ${JSON.stringify({ model: mb, cell: cb })}`);
+    await context.close();
+  }
+});

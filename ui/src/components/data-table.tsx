@@ -35,6 +35,8 @@ export interface DataTableProps<T> {
   muted?: (row: T) => boolean;
   testId?: string;
   rowTestId?: (row: T) => string;
+  /** compact narrows the cell padding and the headers, for tables of many columns. */
+  compact?: boolean;
 }
 
 /** DrawnRow is a row as last drawn, with what its drawing depended on. */
@@ -54,7 +56,7 @@ interface DrawnRow<T> {
  * again only the rows that changed (another object, selection or muting): a list taking live
  * updates of a few of its rows does not draw all of them each time.
  */
-export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId }: DataTableProps<T>) {
+export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId, compact }: DataTableProps<T>) {
   const { t } = useTranslation();
   const [open, setOpen] = useState<Set<RowKey>>(() => new Set());
   const drawn = useRef(new Map<RowKey, DrawnRow<T>>());
@@ -99,7 +101,11 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
   };
 
   return (
-    <div className={expansion ? "data-table data-table-expandable" : "data-table"} data-testid={testId} aria-busy={loading || undefined}>
+    <div
+      className={["data-table", expansion ? "data-table-expandable" : "", compact ? "data-table-compact" : ""].filter(Boolean).join(" ")}
+      data-testid={testId}
+      aria-busy={loading || undefined}
+    >
       <Table.Root variant="surface" size="2">
         <Table.Header>
           <Table.Row>

@@ -52,7 +52,7 @@ export function ModelCell({ log }: { log: LogEntry }) {
   const { t } = useTranslation();
   const upstream = parseOther(log.other).upstream_model;
   const badge = (
-    <Badge color="indigo" variant="soft" data-testid="log-model">
+    <Badge color="indigo" variant="soft" className="badge-wrap" data-testid="log-model">
       {log.model_name}
       {upstream ? " ↻" : ""}
     </Badge>

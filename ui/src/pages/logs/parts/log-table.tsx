@@ -12,6 +12,16 @@ import { isConsume } from "../billing";
 import { ModelCell, retryChain, TimingCell, TypeBadge, UserCell } from "./cells";
 import { LogDetail } from "./log-detail";
 
+/** Stamp shows a date and time, on two lines when the column is narrow, never breaking the date at its dashes. */
+function Stamp({ text }: { text: string }) {
+  const [date, time] = text.split(" ");
+  return (
+    <>
+      <span className="nowrap">{date}</span> <span className="nowrap">{time}</span>
+    </>
+  );
+}
+
 /** LogTable lists the entries; a row expands to its details and billing process. */
 export function LogTable() {
   useSignals();
@@ -24,7 +34,7 @@ export function LogTable() {
   const perUnit = quotaPerUnit.value;
   const columns = useMemo(
     (): Column<Row>[] => [
-      { key: "time", header: t("logs.col.time"), cell: (l) => <span className="nowrap">{formatTimestamp(l.created_at)}</span> },
+      { key: "time", header: t("logs.col.time"), cell: (l) => <Stamp text={formatTimestamp(l.created_at)} /> },
       {
         key: "channel",
         header: t("logs.col.channel"),
@@ -37,7 +47,7 @@ export function LogTable() {
         header: t("logs.col.token"),
         cell: (l) =>
           isConsume(l) && l.token_name ? (
-            <Badge color="gray" variant="outline" data-testid="log-token">
+            <Badge color="gray" variant="outline" className="badge-wrap" data-testid="log-token">
               {l.token_name}
             </Badge>
           ) : null,
@@ -69,7 +79,7 @@ export function LogTable() {
         key: "detail",
         header: t("logs.col.detail"),
         cell: (l) => (
-          <Text size="2" className="clamp-2" title={serverText(l.content)}>
+          <Text size="2" className="clamp-2 log-content" title={serverText(l.content)}>
             {serverText(l.content)}
           </Text>
         ),
@@ -86,6 +96,7 @@ export function LogTable() {
       loading={logsLoading.value}
       expansion={(l) => <LogDetail log={l} />}
       testId="log-table"
+      compact
       rowTestId={() => "log-row"}
     />
   );
