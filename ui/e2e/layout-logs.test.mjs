@@ -3,18 +3,21 @@ import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
 import { gatewaySuite, login, newPage, putOption, rootApi } from "./harness.mjs";
 
-// The log page at the widths people use, with the long model and token names
-// real deployments have: the rows and their details stay readable on screen.
+// The log and pricing pages at the widths people use, with the long model and
+// token names real deployments have: the rows and their details stay readable
+// on screen.
 
 const LONG_MODEL = "claude-3-5-sonnet-20241022-extended-thinking-preview";
-const MODELS = ["gpt-4o-mini", LONG_MODEL];
+// As long as the longest names upstreams list (dated previews with suffixes).
+const LONGER_MODEL = "gemini-1.5-pro-002-experimental-0827-with-a-rather-long-suffix";
+const MODELS = ["gpt-4o-mini", LONG_MODEL, LONGER_MODEL];
 let upstream;
 
 const suite = gatewaySuite({
   setup: async ({ gw }) => {
     upstream = await startFakeUpstream({ chunks: ["Hi"], models: MODELS, usage: { prompt_tokens: 1234, completion_tokens: 5678, total_tokens: 6912 } });
     const root = await rootApi(gw.baseURL);
-    await putOption(root, "ModelRatio", JSON.stringify({ [LONG_MODEL]: 1.5, "gpt-4o-mini": 0.075 }));
+    await putOption(root, "ModelRatio", JSON.stringify({ [LONG_MODEL]: 1.5, [LONGER_MODEL]: 2, "gpt-4o-mini": 0.075 }));
     await createChannel(root, upstream.url, MODELS, "layout-logs-upstream");
     const tok = await root.call("POST", "/api/token/", { name: "production-backend-key", remain_quota: 50000000, expired_time: -1 });
     assert.equal(tok.json?.success, true, JSON.stringify(tok.json));
@@ -73,4 +76,21 @@ test("on a 1366-pixel laptop the admin's log table fits beside the open sidebar 
     assert.ok(mb.x >= cb.x && mb.x + mb.width <= cb.x + cb.width, `${lang}: the long model name stays in its cell: ${JSON.stringify({ model: mb, cell: cb })}`);
     await context.close();
   }
+});
+
+test("on a 1366-pixel laptop in English the pricing table fits beside the open sidebar and wraps a long model name", async () => {
+  const LAPTOP = { width: 1366, height: 768 };
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: LAPTOP });
+  await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
+  await login(page, "root", "123456");
+  await page.goto("/pricing");
+  const chip = page.locator('[data-testid="pricing-model-name"]', { hasText: LONGER_MODEL });
+  await chip.waitFor();
+  const viewport = page.locator('[data-testid="pricing-table"] .rt-ScrollAreaViewport');
+  const { scrollWidth, clientWidth } = await viewport.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+  assert.ok(scrollWidth <= clientWidth + 1, `the table needs no sideways scrolling: ${scrollWidth} > ${clientWidth}`);
+  const price = await page.locator('[data-testid="pricing-price"]').first().boundingBox();
+  assert.ok(price.x + price.width <= LAPTOP.width, `the price column is on screen: ${JSON.stringify(price)}`);
+  await chip.click();
+  await context.close();
 });

@@ -48,7 +48,7 @@ export function PricingTable() {
       header: t("pricing.colModel"),
       cell: (m) => (
         <Tooltip content={t("pricing.clickToCopy")}>
-          <Badge asChild variant="soft" className="pricing-chip">
+          <Badge asChild variant="soft" className="pricing-chip badge-wrap">
             <button type="button" onClick={() => void copyModelName(m.model_name)} data-testid="pricing-model-name">
               {m.model_name}
             </button>
