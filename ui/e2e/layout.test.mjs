@@ -203,3 +203,19 @@ test("on a tablet a visitor's top bar offers both Log in and Sign up, on screen"
     await putOption(root, "SystemName", before);
   }
 });
+
+test("a tablet turned from landscape to portrait folds the sidebar away instead of covering the page, and turned back shows it again", async () => {
+  const { context, page } = await openAsRoot({ width: 1024, height: 768 }, "en");
+  await page.goto("/token");
+  const sidebar = page.locator('[data-testid="sidebar"]');
+  await sidebar.locator(".sidebar-label").first().waitFor();
+  await page.setViewportSize({ width: 768, height: 1024 });
+  await sidebar.waitFor({ state: "hidden" });
+  await page.click('[data-testid="add-token"]');
+  await page.locator(".sheet-content").waitFor();
+  await page.keyboard.press("Escape");
+  await page.locator(".sheet-content").waitFor({ state: "detached" });
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await sidebar.locator(".sidebar-label").first().waitFor();
+  await context.close();
+});

@@ -12,15 +12,26 @@ export function isMobile(): boolean {
   return window.matchMedia?.(MOBILE_QUERY).matches ?? false;
 }
 
-function initial(): boolean {
-  if (isMobile()) return true;
+/** wideChoice is the state on a wide screen: the visitor's own choice, else the site's default. */
+function wideChoice(): boolean {
   const own = readBool(SIDEBAR_KEY);
   if (own !== null) return own;
   return readBool("default_collapse_sidebar") ?? false;
 }
 
+function initial(): boolean {
+  return isMobile() ? true : wideChoice();
+}
+
 /** sidebarCollapsed is true when only icons (or, on mobile, nothing) are shown. */
 export const sidebarCollapsed = signal<boolean>(initial());
+
+// A screen that becomes narrow (a tablet turned to portrait, a window made
+// small) folds the sidebar away, as on a phone; wide again, it follows the
+// visitor's choice.
+window.matchMedia?.(MOBILE_QUERY).addEventListener?.("change", (ev) => {
+  sidebarCollapsed.value = ev.matches ? true : wideChoice();
+});
 
 /** setSidebarCollapsed changes the state; on wide screens the choice is persisted. */
 export function setSidebarCollapsed(collapsed: boolean): void {
