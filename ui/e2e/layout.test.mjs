@@ -219,3 +219,34 @@ test("a tablet turned from landscape to portrait folds the sidebar away instead 
   await sidebar.locator(".sidebar-label").first().waitFor();
   await context.close();
 });
+
+test("on a phone a channel's test-with-a-model menu stays within the screen and shows a long model name whole", async () => {
+  const LONG = "claude-3-5-sonnet-20241022-extended-thinking-preview-long-name";
+  const ch = await root.call("POST", "/api/channel/", {
+    name: "layout-long-models",
+    type: 1,
+    key: "sk-layout-long",
+    base_url: "http://127.0.0.1:9",
+    models: `gpt-4o-mini,${LONG}`,
+    group: "default",
+  });
+  assert.equal(ch.json?.success, true, JSON.stringify(ch.json));
+  const id = (await root.call("GET", "/api/channel/search?keyword=layout-long-models")).json.data.find((c) => c.name === "layout-long-models").id;
+  try {
+    const { context, page } = await openAsRoot(PHONE, "en");
+    await page.goto("/channel");
+    await page.locator(`[data-row-key="${id}"] [data-testid="test-model-menu"]`).click();
+    const menu = page.getByRole("menu");
+    await menu.waitFor();
+    assertInView(await menu.boundingBox(), PHONE.width, "the menu");
+    const item = menu.locator(`[data-model="${LONG}"]`);
+    const ib = await item.boundingBox();
+    assertInView(ib, PHONE.width, "the long model's item");
+    const whole = await item.evaluate((el) => el.scrollWidth <= el.clientWidth);
+    assert.ok(whole, "the long model name is not cut off");
+    await page.keyboard.press("Escape");
+    await context.close();
+  } finally {
+    await root.call("DELETE", `/api/channel/${id}`);
+  }
+});
