@@ -371,3 +371,37 @@ func TestRerank_TokensWhereProvidersPutThem(t *testing.T) {
 		}
 	}
 }
+
+// Speech is charged its prompt alone (the input's characters, or its tokens
+// for a model not named tts*), known before the call: it reserves that,
+// not PreConsumedQuota on top, so an account that can pay for the speech
+// is not refused for a hold it would never spend. fifty's 25 000 covers
+// 400 characters at ratio 50 but not 400 + 500.
+func TestSpeech_ReservesPromptOnly(t *testing.T) {
+	t.Parallel()
+	const model, mr = "tts-1", 50.0
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio":       `{"tts-1":50}`,
+		"PreConsumedQuota": "500",
+	}})
+	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write([]byte("ID3 sound"))
+	}})
+	ch := g.MustCreateChannel(t, up, model, nil)
+	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	before := g.balances(t, "fifty", tok.ID, ch)
+	input := strings.Repeat("abcd ", 80)
+	if chars := len(input); float64(chars)*mr > float64(before.UserQuota) || float64(chars+500)*mr <= float64(before.UserQuota) {
+		t.Fatalf("fifty's quota %d must cover %d characters but not 500 more: the test would prove nothing", before.UserQuota, chars)
+	}
+	res := g.post(t, key, "/v1/audio/speech", map[string]any{"model": model, "input": input, "voice": "alloy"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "fifty")
+	if len(logs) != 1 || logs[0].Quota != int64(float64(len(input))*mr) {
+		t.Fatalf("logs %+v, want one of %d", logs, int64(float64(len(input))*mr))
+	}
+	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, logs[0].Quota, 1)
+}

@@ -122,7 +122,8 @@ const (
 // reserve is the quota held before the upstream call: the fixed price, or
 // the prompt plus max_tokens (times the choices asked for; PreConsumedQuota
 // tokens when unset) at the
-// model's ratios. A rerank reserves its prompt only (S §5.8 step 4). An
+// model's ratios. A rerank reserves its prompt only (S §5.8 step 4), and so
+// does speech, whose charge is its prompt (the input), known up front. An
 // audio model's max_tokens are reserved at the dearer of the text and the
 // audio output rate, so the completion of a call with max_tokens stays
 // within its reservation whatever its modality.
@@ -132,7 +133,7 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 	}
 	t := float64(promptTokens)
 	switch {
-	case k == kindRerank:
+	case k == kindRerank, k == kindSpeech:
 	case maxTokens > 0:
 		cr := p.CompletionRatio
 		if p.Audio {
