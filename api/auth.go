@@ -103,17 +103,15 @@ func (s *Server) register_(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, store.Errorf(store.EINVALID, "管理员开启了邮箱验证，请输入邮箱地址和验证码"))
 			return
 		}
-		// Refuse what CreateUser would refuse before the single-use code is
-		// spent, so a typo in the password does not cost the user a new
-		// mail and the 30 s cooldown.
+		// What CreateUser would refuse is told before the code is looked at
+		// (a taken name before a mistyped code); a refused registration
+		// leaves the code unspent either way.
 		if err := precheckNewUser(s.store, in.Username, in.Password, req.Email); err != nil {
 			writeError(w, r, err)
 			return
 		}
-		if err := s.store.ConsumeCode(store.CodeEmailVerify, req.Email, strings.TrimSpace(req.VerificationCode)); err != nil {
-			writeError(w, r, err)
-			return
-		}
+		// The code is spent with the registration, in one transaction.
+		in.Code = &store.CodeUse{Purpose: store.CodeEmailVerify, Subject: req.Email, Code: strings.TrimSpace(req.VerificationCode)}
 		in.Email = req.Email
 	}
 	if _, err := s.store.CreateUser(in); err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -112,17 +113,20 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EINVALID, "无效的参数"))
 		return
 	}
-	if err := s.store.ConsumeCode(store.CodePasswordReset, req.Email, req.Token); err != nil {
-		writeError(w, r, store.Errorf(store.EINVALID, "重置链接非法或已过期"))
-		return
-	}
+	badLink := store.Errorf(store.EINVALID, "重置链接非法或已过期")
 	u, err := s.store.UserByEmail(req.Email)
 	if err != nil {
-		writeError(w, r, err)
+		// No account has the address: no link was sent to it.
+		writeError(w, r, badLink)
 		return
 	}
+	// The link is spent with the new password, in one transaction.
 	pw := store.RandomString(12)
-	if _, err := s.store.UpdateUser(u.ID, store.UserUpdate{Password: &pw}); err != nil {
+	code := &store.CodeUse{Purpose: store.CodePasswordReset, Subject: req.Email, Code: req.Token}
+	if _, err := s.store.UpdateUser(u.ID, store.UserUpdate{Password: &pw, Code: code}); err != nil {
+		if errors.Is(err, store.ErrBadCode) {
+			err = badLink
+		}
 		writeError(w, r, err)
 		return
 	}
@@ -141,11 +145,10 @@ func (s *Server) bindEmail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EINVALID, "请输入邮箱验证码！"))
 		return
 	}
-	if err := s.store.ConsumeCode(store.CodeEmailVerify, email, code); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if _, err := s.store.UpdateUser(currentUser(r).ID, store.UserUpdate{Email: &email}); err != nil {
+	// The code is spent with the binding, in one transaction: an address
+	// refused (taken meanwhile) leaves the code for another try.
+	use := &store.CodeUse{Purpose: store.CodeEmailVerify, Subject: email, Code: code}
+	if _, err := s.store.UpdateUser(currentUser(r).ID, store.UserUpdate{Email: &email, Code: use}); err != nil {
 		writeError(w, r, err)
 		return
 	}

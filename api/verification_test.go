@@ -11,6 +11,7 @@ import (
 	"gateway/api"
 	"gateway/egress"
 	"gateway/mail/smtptest"
+	"gateway/store"
 )
 
 const (
@@ -197,8 +198,23 @@ func TestBindEmail(t *testing.T) {
 		{Name: "NoCode", URL: "/api/oauth/email/bind?email=" + email, As: "user",
 			WantStatus: 400, WantContains: []string{msg("请输入邮箱验证码！")}},
 		{Name: "Guest", URL: "/api/oauth/email/bind?email=" + email + "&code=" + code, WantStatus: 401},
+	})
+	// Another account took the address after the code was sent: the binding
+	// is refused, and the code stays for another try once it is free.
+	other, taken, freed := ts.UserID(t, "admin"), email, "admin.moved@example.com"
+	if _, err := ts.Store.UpdateUser(other, store.UserUpdate{Email: &taken}); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{Name: "TakenMeanwhile", URL: "/api/oauth/email/bind?email=" + email + "&code=" + code, As: "user",
+		WantStatus: 409, WantContains: []string{msg("邮箱地址已被占用")}}.Test(t, ts)
+	if _, err := ts.Store.UpdateUser(other, store.UserUpdate{Email: &freed}); err != nil {
+		t.Fatal(err)
+	}
+	runScenarios(t, ts, []ApiScenario{
 		{Name: "OK", URL: "/api/oauth/email/bind?email=" + email + "&code=" + code, As: "user",
 			WantStatus: 200, WantContains: []string{msg("邮箱账户绑定成功！")}},
+		{Name: "CodeSpent", URL: "/api/oauth/email/bind?email=" + email + "&code=" + code, As: "user",
+			WantStatus: 400, WantContains: []string{msg("验证码错误或已过期")}},
 	})
 	if u := mustUser(t, ts, ts.UserID(t, "alice")); u.Email != email {
 		t.Fatalf("email = %q", u.Email)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -56,23 +57,41 @@ func (s *Store) IssueCode(purpose, subject, code string) error {
 	}))
 }
 
+// CodeUse is a mailed single-use code spent by the change it allows
+// (NewUser.Code, UserUpdate.Code), in the change's own transaction: a change
+// refused, or never committed, leaves the code for another try.
+type CodeUse struct {
+	Purpose, Subject, Code string
+}
+
+// ErrBadCode is the cause of the EINVALID a wrong, spent or expired code
+// gets, telling it from the other refusals of the change it was to allow.
+var ErrBadCode = errors.New("bad code")
+
 // ConsumeCode checks code for (purpose, subject) in constant time and deletes
-// it on success, so a code works once. Errors: EINVALID.
+// it on success, so a code works once. Errors: EINVALID (cause ErrBadCode).
 func (s *Store) ConsumeCode(purpose, subject, code string) error {
 	now := s.Now().Unix()
 	return wrapTx(s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCodes)
-		var rec codeRecord
-		ok, err := getJSON(b, codeKey(purpose, subject), &rec)
-		if err != nil {
-			return err
-		}
-		if !ok || rec.ExpiresAt < now || code == "" ||
-			subtle.ConstantTimeCompare([]byte(rec.Code), []byte(code)) != 1 {
-			return Errorf(EINVALID, "验证码错误或已过期")
-		}
-		return b.Delete(codeKey(purpose, subject))
+		return spendCode(tx, CodeUse{Purpose: purpose, Subject: subject, Code: code}, now)
 	}))
+}
+
+// spendCode checks c in constant time and deletes it within tx.
+func spendCode(tx *bolt.Tx, c CodeUse, now int64) error {
+	b := tx.Bucket(bucketCodes)
+	var rec codeRecord
+	ok, err := getJSON(b, codeKey(c.Purpose, c.Subject), &rec)
+	if err != nil {
+		return err
+	}
+	if !ok || rec.ExpiresAt < now || c.Code == "" ||
+		subtle.ConstantTimeCompare([]byte(rec.Code), []byte(c.Code)) != 1 {
+		e := Errorf(EINVALID, "验证码错误或已过期")
+		e.Err = ErrBadCode
+		return e
+	}
+	return b.Delete(codeKey(c.Purpose, c.Subject))
 }
 
 // DropCode removes the code for (purpose, subject), used when sending failed.

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -125,4 +126,59 @@ func TestCodes(t *testing.T) {
 			t.Fatalf("issue after drop: %v", err)
 		}
 	})
+}
+
+// A code spent by the change it allows goes in the change's transaction: a
+// change refused there (the address or the name taken meanwhile) leaves the
+// code for another try, a wrong code changes nothing, and a change made
+// spends it.
+func TestCodes_SpentWithTheirChange(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	newClock(s)
+	alice, err := s.CreateUser(store.NewUser{Username: "alice", Password: "password1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := s.CreateUser(store.NewUser{Username: "bob", Password: "password1", Email: "taken@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const code = "a1b2c3"
+	if err := s.IssueCode(store.CodeEmailVerify, "taken@example.com", code); err != nil {
+		t.Fatal(err)
+	}
+	use := &store.CodeUse{Purpose: store.CodeEmailVerify, Subject: "taken@example.com", Code: code}
+	email := "taken@example.com"
+
+	// Binding: refused while bob holds the address, the code kept.
+	_, err = s.UpdateUser(alice.ID, store.UserUpdate{Email: &email, Code: use})
+	wantCode(t, err, store.ECONFLICT, "")
+	// A wrong code: refused as a code, nothing changed.
+	_, err = s.UpdateUser(alice.ID, store.UserUpdate{Email: &email, Code: &store.CodeUse{Purpose: use.Purpose, Subject: use.Subject, Code: "zzzzzz"}})
+	wantCode(t, err, store.EINVALID, "验证码错误或已过期")
+	if !errors.Is(err, store.ErrBadCode) {
+		t.Fatalf("a wrong code's error %v is not ErrBadCode", err)
+	}
+	moved := "bob.moved@example.com"
+	if _, err := s.UpdateUser(bob.ID, store.UserUpdate{Email: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.UpdateUser(alice.ID, store.UserUpdate{Email: &email, Code: use}); err != nil || u.Email != email {
+		t.Fatalf("binding with the kept code: %+v, %v", u, err)
+	}
+	wantCode(t, s.ConsumeCode(use.Purpose, use.Subject, code), store.EINVALID, "验证码错误或已过期")
+
+	// Registration: refused for a name taken, the code kept; then spent.
+	if err := s.IssueCode(store.CodeEmailVerify, "new@example.com", code); err != nil {
+		t.Fatal(err)
+	}
+	reg := &store.CodeUse{Purpose: store.CodeEmailVerify, Subject: "new@example.com", Code: code}
+	_, err = s.CreateUser(store.NewUser{Username: "bob", Password: "password1", Email: "new@example.com", Code: reg})
+	wantCode(t, err, store.ECONFLICT, "")
+	if _, err := s.CreateUser(store.NewUser{Username: "carol", Password: "password1", Email: "new@example.com", Code: reg}); err != nil {
+		t.Fatalf("registration with the kept code: %v", err)
+	}
+	_, err = s.CreateUser(store.NewUser{Username: "dave", Password: "password1", Email: "new2@example.com", Code: reg})
+	wantCode(t, err, store.EINVALID, "验证码错误或已过期")
 }

@@ -314,6 +314,9 @@ type NewUser struct {
 	// first API token: unlimited, never expiring, remain 500 000 (S §3.2,
 	// GENERATE_DEFAULT_TOKEN).
 	DefaultToken bool
+	// Code, when set, is the mailed code that allows the registration,
+	// spent in its transaction.
+	Code *CodeUse
 }
 
 // CreateUser creates an account, applies QuotaForNewUser and the invite
@@ -358,6 +361,11 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 	now := s.Now()
 	var created *User
 	err := s.updateBalances(func(tx *bolt.Tx) ([]balanceDelta, error) {
+		if in.Code != nil {
+			if err := spendCode(tx, *in.Code, now.Unix()); err != nil {
+				return nil, err
+			}
+		}
 		var credits []balanceDelta
 		id, _ := tx.Bucket(bucketUsers).NextSequence()
 		u := &User{
@@ -632,6 +640,9 @@ type UserUpdate struct {
 	// not on one read before (the account may have been deleted or
 	// promoted meanwhile).
 	Check func(*User) error
+	// Code, when set, is the mailed code that allows the change (a reset
+	// password, a bound e-mail), spent in its transaction.
+	Code *CodeUse
 }
 
 // UpdateUser applies upd to the user in one transaction. A password, role or
@@ -643,7 +654,13 @@ func (s *Store) UpdateUser(id uint64, upd UserUpdate) (*User, error) {
 		return nil, err
 	}
 	var out *User
+	now := s.Now().Unix()
 	err = s.update(func(tx *bolt.Tx) (err error) {
+		if upd.Code != nil {
+			if err := spendCode(tx, *upd.Code, now); err != nil {
+				return err
+			}
+		}
 		out, err = applyUserUpdate(tx, id, upd, hash)
 		return
 	})
