@@ -367,6 +367,48 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 	}
 }
 
+// openAsChild is the child's side of openInChild: when the variable names a
+// file, it opens it, prints whether the store opened or refused it (and
+// why), and ends the process; else it reports false.
+func openAsChild(envVar string) bool {
+	path := os.Getenv(envVar)
+	if path == "" {
+		return false
+	}
+	s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
+	if err == nil {
+		s.Close()
+		os.Stdout.WriteString("OPENED\n")
+		os.Exit(0)
+	}
+	os.Stdout.WriteString("REFUSED: " + err.Error() + "\n")
+	os.Exit(0)
+	return true
+}
+
+// openInChild runs test in a child process that opens path (see
+// openAsChild), so that a crash of the open is reported instead of ending
+// the test binary, and returns the first part of its output.
+func openInChild(test, envVar, path string) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), envVar+"="+path)
+	out, _ := cmd.CombinedOutput()
+	first, _, _ := strings.Cut(string(out), "\n\n")
+	return first
+}
+
+// twoHundredUsers is a backup of a store holding 200 users: a file of a
+// few pages of each kind.
+func twoHundredUsers(t *testing.T) []byte {
+	t.Helper()
+	s := MustOpenStore(t)
+	for i := range 200 {
+		MustPutUser(t, s, store.User{Username: "user" + strings.Repeat("x", i%10) + string(rune('a'+i%26)) + string(rune('a'+i/26)),
+			DisplayName: strings.Repeat("d", 20)})
+	}
+	return backupBytes(t, s)
+}
+
 // A copy cut short (a backup download that stopped, whose Content-Length
 // said so) is refused at open with a message: bbolt maps the file as it is,
 // and the first read past its end (the free-page list, a bucket) kills the
@@ -374,35 +416,19 @@ func TestCloseWritesTheFreelist(t *testing.T) {
 // process so that the crash, if any, is reported instead of ending the test
 // binary.
 func TestOpenRefusesAFileCutShort(t *testing.T) {
-	if path := os.Getenv("STORE_TEST_OPEN_CUT"); path != "" {
-		s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
-		if err == nil {
-			s.Close()
-			os.Stdout.WriteString("OPENED\n")
-			os.Exit(0)
-		}
-		os.Stdout.WriteString("REFUSED: " + err.Error() + "\n")
-		os.Exit(0)
+	if openAsChild("STORE_TEST_OPEN_CUT") {
+		return
 	}
 	t.Parallel()
-	s := MustOpenStore(t)
-	for i := range 200 {
-		MustPutUser(t, s, store.User{Username: "user" + strings.Repeat("x", i%10) + string(rune('a'+i%26)) + string(rune('a'+i/26)),
-			DisplayName: strings.Repeat("d", 20)})
-	}
-	data := backupBytes(t, s)
+	data := twoHundredUsers(t)
 	dir := t.TempDir()
 	for _, cut := range []int{len(data) / 2, len(data) - 4096} {
 		path := filepath.Join(dir, "cut-"+strconv.Itoa(cut)+".db")
 		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenRefusesAFileCutShort$")
-		cmd.Env = append(os.Environ(), "STORE_TEST_OPEN_CUT="+path)
-		out, _ := cmd.CombinedOutput()
-		if !strings.Contains(string(out), "REFUSED: ") || !strings.Contains(string(out), "cut short") {
-			first, _, _ := strings.Cut(string(out), "\n\n")
-			t.Errorf("open of the first %d of %d bytes: want a refusal naming the cut, got:\n%s", cut, len(data), first)
+		if out := openInChild("TestOpenRefusesAFileCutShort", "STORE_TEST_OPEN_CUT", path); !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "cut short") {
+			t.Errorf("open of the first %d of %d bytes: want a refusal naming the cut, got:\n%s", cut, len(data), out)
 		}
 	}
 	// The whole copy opens.
@@ -420,23 +446,11 @@ func TestOpenRefusesAFileCutShort(t *testing.T) {
 // trace: bbolt panics while walking the pages of a file whose free-page list
 // was not written. The open runs in a child process, as above.
 func TestOpenRefusesATornCopy(t *testing.T) {
-	if path := os.Getenv("STORE_TEST_OPEN_TORN"); path != "" {
-		s, err := store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
-		if err == nil {
-			s.Close()
-			os.Stdout.WriteString("OPENED\n")
-			os.Exit(0)
-		}
-		os.Stdout.WriteString("REFUSED: " + err.Error() + "\n")
-		os.Exit(0)
+	if openAsChild("STORE_TEST_OPEN_TORN") {
+		return
 	}
 	t.Parallel()
-	s := MustOpenStore(t)
-	for i := range 200 {
-		MustPutUser(t, s, store.User{Username: "user" + strings.Repeat("x", i%10) + string(rune('a'+i%26)) + string(rune('a'+i/26)),
-			DisplayName: strings.Repeat("d", 20)})
-	}
-	data := backupBytes(t, s)
+	data := twoHundredUsers(t)
 	// The newer meta page: its root bucket's page and the high-water page.
 	pageSize := int(binary.LittleEndian.Uint32(data[16+8:]))
 	var root, high, txid uint64
@@ -485,11 +499,7 @@ func TestOpenRefusesATornCopy(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenRefusesATornCopy$")
-	cmd.Env = append(os.Environ(), "STORE_TEST_OPEN_TORN="+path)
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), "REFUSED: ") || !strings.Contains(string(out), "damaged") || !strings.Contains(string(out), "/api/backup") {
-		first, _, _ := strings.Cut(string(out), "\n\n")
-		t.Errorf("open of a torn copy: want a refusal saying the file is damaged and how to back up, got:\n%s", first)
+	if out := openInChild("TestOpenRefusesATornCopy", "STORE_TEST_OPEN_TORN", path); !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "damaged") || !strings.Contains(out, "/api/backup") {
+		t.Errorf("open of a torn copy: want a refusal saying the file is damaged and how to back up, got:\n%s", out)
 	}
 }

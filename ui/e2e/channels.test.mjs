@@ -568,15 +568,21 @@ test("deleting the only row of the last page shows the page before, not an empty
   await context.close();
 });
 
-test("a test of all channels that ends while the admin is on another page does not stay running on the channel page", async () => {
-  // An upstream that takes 2 s a test, so the run outlives a visit to the channel page.
+/** slowUpstream starts an upstream on 127.0.0.1 that answers every chat completion after ms milliseconds. */
+async function slowUpstream(ms) {
   const slow = createServer(async (req, res) => {
     for await (const _ of req);
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, ms));
     res.writeHead(200, { "Content-Type": "application/json" });
     res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
   });
   await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  return slow;
+}
+
+test("a test of all channels that ends while the admin is on another page does not stay running on the channel page", async () => {
+  // An upstream that takes 2 s a test, so the run outlives a visit to the channel page.
+  const slow = await slowUpstream(2000);
   const api = await rootApi(suite.gw.baseURL);
   await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slow"));
 
@@ -678,13 +684,7 @@ test("updating all balances names at most ten of the channels that failed, and c
 
 test("a test of all channels still going when the admin comes back to the channel page shows at once, with its count so far", async () => {
   // Tests that take 6 s each: the run's next push is seconds away when the page is opened again.
-  const slow = createServer(async (req, res) => {
-    for await (const _ of req);
-    await new Promise((r) => setTimeout(r, 6000));
-    res.writeHead(200, { "Content-Type": "application/json" });
-    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
-  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const slow = await slowUpstream(6000);
   const api = await rootApi(suite.gw.baseURL);
   for (let i = 0; i < 2; i++) await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slow"));
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
