@@ -715,3 +715,110 @@ test("a test of all channels still going when the admin comes back to the channe
     slow.close();
   }
 });
+
+test("a test-all run that ends while the channel page's read of its progress is on its way is not shown as still going", async () => {
+  // Tests that take 3 s each: the run is going when the page opens, and ends before the held read answers.
+  const slow = createServer(async (req, res) => {
+    for await (const _ of req);
+    await new Promise((r) => setTimeout(r, 3000));
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const api = await rootApi(suite.gw.baseURL);
+  await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slowend"));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  try {
+    await login(page, "root", "123456");
+    await page.goto("/token");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    // The page's read of the run is answered by the server at once (the run going), but reaches
+    // the page only after the run's last frame did: the two travel on different connections.
+    let held, delivered;
+    const answered = new Promise((r) => (held = r));
+    const fulfilled = new Promise((r) => (delivered = r));
+    await page.route("**/api/channel/test/progress", async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      held(body);
+      await page.locator('[data-testid="test-all-status"]', { hasText: "测试完成" }).waitFor({ timeout: 30000 }).catch(() => {});
+      await route.fulfill({ response, json: body });
+      delivered();
+    });
+    assert.equal((await api.call("GET", "/api/channel/test")).json.success, true);
+    await page.click('[data-nav="channel"]');
+    const read = await answered;
+    assert.equal(read.data?.running, true, "the server answered while the run went");
+    await fulfilled;
+    await page.waitForTimeout(500);
+    const text = await page.locator('[data-testid="test-all-status"]').textContent().catch(() => "");
+    assert.doesNotMatch(text ?? "", /正在测试/, "the ended run is not shown as going");
+    assert.equal(await page.locator('[data-testid="test-all"]').isDisabled(), false, "a new run may be started");
+  } finally {
+    await context.close();
+    slow.closeAllConnections?.();
+    slow.close();
+  }
+});
+
+test("a test-all run's frame that reaches the channel page before the read of the run's figures does adds to them: the failures before the page opened are kept", async () => {
+  const slow = createServer(async (req, res) => {
+    for await (const _ of req);
+    await new Promise((r) => setTimeout(r, 3000));
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+  });
+  const failing = createServer(async (req, res) => {
+    for await (const _ of req);
+    res.writeHead(500, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ error: { message: "upstream down", type: "server_error" } }));
+  });
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  await new Promise((r) => failing.listen(0, "127.0.0.1", r));
+  const api = await rootApi(suite.gw.baseURL);
+  // The newest channel is tested first: the failing one, then the two slow ones.
+  await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slowc"));
+  await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slowb"));
+  await createChannel(api, `http://127.0.0.1:${failing.address().port}`, ["gpt-4o-mini"], uniqueName("faila"));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  try {
+    await login(page, "root", "123456");
+    await page.goto("/token");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    let held;
+    const answered = new Promise((r) => (held = r));
+    await page.route("**/api/channel/test/progress", async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      held(body);
+      // The next channel's frame reaches the page first.
+      const next = body.data ? `正在测试所有通道：${body.data.done + 1}/` : "";
+      await page.locator('[data-testid="test-all-status"]', { hasText: next }).waitFor({ timeout: 30000 }).catch(() => {});
+      await route.fulfill({ response, json: body });
+    });
+    assert.equal((await api.call("GET", "/api/channel/test")).json.success, true);
+    // The failing channel is done and the first slow one under way.
+    const deadline = Date.now() + 10000;
+    for (;;) {
+      const st = (await api.call("GET", "/api/channel/test/progress")).json.data;
+      if (st.failed >= 1) break;
+      assert.ok(Date.now() < deadline, `the failing channel tested: ${JSON.stringify(st)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await page.click('[data-nav="channel"]');
+    const read = (await answered).data;
+    assert.equal(read.running, true, "the server answered while the run went");
+    assert.ok(read.failed >= 1, `the server counted the failure: ${JSON.stringify(read)}`);
+    await page.locator('[data-testid="test-all-status"]', { hasText: "测试完成" }).waitFor({ timeout: 30000 });
+    const st = (await api.call("GET", "/api/channel/test/progress")).json.data;
+    assert.equal(st.running, false);
+    const text = await page.locator('[data-testid="test-all-status"]').textContent();
+    assert.match(text, new RegExp(`失败 ${st.failed} 个`), `the page's count is the server's (${JSON.stringify(st)})`);
+  } finally {
+    await context.close();
+    for (const s of [slow, failing]) {
+      s.closeAllConnections?.();
+      s.close();
+    }
+  }
+});

@@ -468,9 +468,13 @@ function withPushed([list, pushed]: [Channel[], Map<number, Partial<Channel>>]):
 
 let finishTimer: ReturnType<typeof setTimeout> | null = null;
 
+/** framesDuring holds, for each read of the run's state in flight, the progress frames taken meanwhile. */
+const framesDuring = new Set<Partial<TestProgress>[]>();
+
 function onProgress(data: unknown): void {
   const p = data as Partial<TestProgress>;
   if (p?.task !== "channel_test") return;
+  for (const frames of framesDuring) frames.push(p);
   const prev = testAllState.value;
   const failed = (prev?.running ? prev.failed : 0) + (p.ok === false ? 1 : 0);
   const disabled = (prev?.running ? prev.disabled : 0) + (p.disabled === true ? 1 : 0);
@@ -499,16 +503,33 @@ let progressRead = 0;
  */
 async function readTestAllProgress(): Promise<void> {
   const read = ++progressRead;
+  const frames: Partial<TestProgress>[] = [];
+  framesDuring.add(frames);
   try {
     const p = await channelApi.testAllProgress();
     if (read !== progressRead || !p?.running || p.periodic) return;
-    // A push that came meanwhile is as far as the answer at least when it counts as many channels
-    // (the server counts a channel before pushing it).
-    const cur = testAllState.value;
-    if (cur?.running && cur.total === p.total && cur.done > p.done) return;
-    testAllState.value = { done: p.done, total: p.total, failed: p.failed, disabled: p.disabled, running: true };
+    // The server counts a channel before pushing it: a frame that came meanwhile is in the answer
+    // when it counts no more channels, and newer than it (the answer travels on another
+    // connection) when it counts more. Those are added to the answer's figures.
+    let { done, failed, disabled } = p;
+    for (const f of frames) {
+      const fd = Number(f.done) || 0;
+      if (Number(f.total) !== p.total || fd <= p.done) continue;
+      done = Math.max(done, fd);
+      if (f.ok === false) failed++;
+      if (f.disabled === true) disabled++;
+    }
+    if (p.total > 0 && done >= p.total) {
+      // The run's last frame came (and ended what is shown, with the frames this page saw).
+      const cur = testAllState.value;
+      if (cur && !cur.running && cur.total === p.total) testAllState.value = { ...cur, done, failed, disabled };
+      return;
+    }
+    testAllState.value = { done, total: p.total, failed, disabled, running: true };
   } catch {
     /* the run shows with its next push */
+  } finally {
+    framesDuring.delete(frames);
   }
 }
 
