@@ -187,12 +187,22 @@ func Open(path string, opts Options) (*Store, error) {
 // a copy of the file taken while the gateway wrote) into an error that says
 // what to restore instead.
 func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	// The panic is a last resort: the goroutine of bbolt's walk goes on
+	// after it, and can crash the process. A torn file is found first.
+	if err := checkTorn(path, o.Timeout); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("the file is damaged (%v): restore a backup taken with GET /api/backup, or a copy made while the gateway was stopped", r)
+			db, err = nil, damaged(fmt.Errorf("%v", r))
 		}
 	}()
 	return bolt.Open(path, 0o600, o)
+}
+
+// damaged is the refusal of a damaged file, saying what to restore instead.
+func damaged(err error) error {
+	return fmt.Errorf("the file is damaged (%v): restore a backup taken with GET /api/backup, or a copy made while the gateway was stopped", err)
 }
 
 // checkLength refuses a file shorter than the pages its meta page counts:

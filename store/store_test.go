@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,16 +383,39 @@ func openAsChild(envVar string) bool {
 		os.Exit(0)
 	}
 	os.Stdout.WriteString("REFUSED: " + err.Error() + "\n")
+	// The refused open left nothing behind: nothing crashes the process
+	// after it (as the gateway closes what it opened before it exits), and
+	// a good copy put in its place opens.
+	time.Sleep(300 * time.Millisecond)
+	good, err := os.ReadFile(os.Getenv("STORE_TEST_GOOD_COPY"))
+	if err == nil {
+		err = os.WriteFile(path, good, 0o600)
+	}
+	if err == nil {
+		s, err = store.Open(path, store.Options{NoSync: true, Timeout: time.Second})
+	}
+	if err != nil {
+		os.Stdout.WriteString("REOPEN FAILED: " + err.Error() + "\n")
+		os.Exit(0)
+	}
+	s.Close()
+	os.Stdout.WriteString("REOPENED\n")
 	os.Exit(0)
 	return true
 }
 
 // openInChild runs test in a child process that opens path (see
-// openAsChild), so that a crash of the open is reported instead of ending
-// the test binary, and returns the first part of its output.
-func openInChild(test, envVar, path string) string {
+// openAsChild) and, once refused, puts the good copy in its place and opens
+// it, so that a crash of the open is reported instead of ending the test
+// binary; it returns the first part of the child's output.
+func openInChild(t *testing.T, test, envVar, path string, good []byte) string {
+	t.Helper()
+	goodCopy := filepath.Join(t.TempDir(), "good.db")
+	if err := os.WriteFile(goodCopy, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
-	cmd.Env = append(os.Environ(), envVar+"="+path)
+	cmd.Env = append(os.Environ(), envVar+"="+path, "STORE_TEST_GOOD_COPY="+goodCopy)
 	out, _ := cmd.CombinedOutput()
 	first, _, _ := strings.Cut(string(out), "\n\n")
 	return first
@@ -427,8 +451,12 @@ func TestOpenRefusesAFileCutShort(t *testing.T) {
 		if err := os.WriteFile(path, data[:cut], 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if out := openInChild("TestOpenRefusesAFileCutShort", "STORE_TEST_OPEN_CUT", path); !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "cut short") {
+		out := openInChild(t, "TestOpenRefusesAFileCutShort", "STORE_TEST_OPEN_CUT", path, data)
+		if !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "cut short") {
 			t.Errorf("open of the first %d of %d bytes: want a refusal naming the cut, got:\n%s", cut, len(data), out)
+		}
+		if !strings.Contains(out, "REOPENED") {
+			t.Errorf("open of a good copy restored after the refusal: got:\n%s", out)
 		}
 	}
 	// The whole copy opens.
@@ -451,6 +479,7 @@ func TestOpenRefusesATornCopy(t *testing.T) {
 	}
 	t.Parallel()
 	data := twoHundredUsers(t)
+	good := slices.Clone(data)
 	// The newer meta page: its root bucket's page and the high-water page.
 	pageSize := int(binary.LittleEndian.Uint32(data[16+8:]))
 	var root, high, txid uint64
@@ -499,7 +528,12 @@ func TestOpenRefusesATornCopy(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := openInChild("TestOpenRefusesATornCopy", "STORE_TEST_OPEN_TORN", path); !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "damaged") || !strings.Contains(out, "/api/backup") {
+	out := openInChild(t, "TestOpenRefusesATornCopy", "STORE_TEST_OPEN_TORN", path, good)
+	if !strings.Contains(out, "REFUSED: ") || !strings.Contains(out, "damaged") || !strings.Contains(out, "/api/backup") {
 		t.Errorf("open of a torn copy: want a refusal saying the file is damaged and how to back up, got:\n%s", out)
+	}
+	// The refused open let go of the file (its lock): the good copy restored in its place opens.
+	if !strings.Contains(out, "REOPENED") {
+		t.Errorf("open of a good copy restored after the refusal: got:\n%s", out)
 	}
 }
