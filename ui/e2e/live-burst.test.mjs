@@ -189,14 +189,25 @@ test("after a burst the log page shows the server's first page and total, howeve
   const footer = page.locator('[data-testid="pagination"]');
   await footer.getByText(`共 ${after} 条`).waitFor();
   await footer.getByText(/第 11 - /).waitFor();
+  // The first read again is refused (the rate limit): the page tries again.
+  let refused = 0;
+  await page.route(
+    /\/api\/log\/\?p=2&/,
+    (route) => {
+      refused++;
+      return route.fulfill({ status: 429, contentType: "application/json", body: JSON.stringify({ success: false, message: "请求次数过多，请稍后再试" }) });
+    },
+    { times: 1 },
+  );
   await page.evaluate(() => window.__release());
   // The page is read again once the pushes pause, and no sooner than 5 s after its last read.
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 16000;
   let shown = (await shownPage(page)).total;
   while (shown !== after && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
     shown = (await shownPage(page)).total;
   }
+  assert.equal(refused, 1, "a read again was refused once");
   assert.equal(shown, after, "a later page's total after pushes that came late");
   await context.close();
 });

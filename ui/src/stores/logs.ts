@@ -187,6 +187,9 @@ export async function loadLogs(page = logPage.value, recount = false): Promise<v
       askedPage = logPage.value;
       handleError(err);
     }
+    // A recount refused (the rate limit, a server restarting) is tried again, as long as the page
+    // follows the pushes: nothing else would correct a later page's total.
+    if (read === listRead && recount && tailing) scheduleRecount();
   } finally {
     arriving.delete(pushed);
     if (read === listRead && !recount) logsLoading.value = false;
@@ -290,6 +293,9 @@ function scheduleStat(): void {
   }, wait);
 }
 
+/** tailing is true while an open log page follows the pushes (subscribeLogTail). */
+let tailing = false;
+
 /** RECOUNT_QUIET_MS and RECOUNT_MAX_MS bound the wait of scheduleRecount. */
 const RECOUNT_QUIET_MS = 300;
 const RECOUNT_MAX_MS = 5000;
@@ -389,6 +395,7 @@ function drawTail(): void {
 
 /** subscribeLogTail prepends live entries while the log page is open; after a reconnect it reloads the open page. */
 export function subscribeLogTail(): () => void {
+  tailing = true;
   const off = onTopic("log.tail", onTail);
   const offReconnect = onReconnected(() => {
     // What was pushed meanwhile was missed: the open page (rows and total) is read again.
@@ -396,6 +403,7 @@ export function subscribeLogTail(): () => void {
     void loadLogs(askedPage);
   });
   return () => {
+    tailing = false;
     off();
     offReconnect();
     if (statTimer) clearTimeout(statTimer);
