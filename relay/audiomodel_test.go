@@ -405,3 +405,36 @@ func TestSpeech_ReservesPromptOnly(t *testing.T) {
 	}
 	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, logs[0].Quota, 1)
 }
+
+// Speech's charge is known before the call: the reservation is that charge,
+// rounded as the charge is, not rounded up. fifty's 25 000 pays exactly for
+// 400 characters at ratio 62.501 (25 000.4, charged 25 000); a hold of
+// 25 001 would refuse the call for a unit it never spends.
+func TestSpeech_ReservesTheChargeExactly(t *testing.T) {
+	t.Parallel()
+	const model, mr = "tts-1", 62.501
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio": `{"tts-1":62.501}`,
+	}})
+	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write([]byte("ID3 sound"))
+	}})
+	ch := g.MustCreateChannel(t, up, model, nil)
+	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	before := g.balances(t, "fifty", tok.ID, ch)
+	input := strings.Repeat("abcd ", 80)
+	charge := int64(math.Round(float64(len(input)) * mr))
+	if charge != before.UserQuota || float64(len(input))*mr <= float64(before.UserQuota) {
+		t.Fatalf("fifty's quota %d must be exactly the charge %d of %.2f: the test would prove nothing", before.UserQuota, charge, float64(len(input))*mr)
+	}
+	res := g.post(t, key, "/v1/audio/speech", map[string]any{"model": model, "input": input, "voice": "alloy"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "fifty")
+	if len(logs) != 1 || logs[0].Quota != charge {
+		t.Fatalf("logs %+v, want one of %d", logs, charge)
+	}
+	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, charge, 1)
+}

@@ -122,8 +122,9 @@ const (
 // reserve is the quota held before the upstream call: the fixed price, or
 // the prompt plus max_tokens (times the choices asked for; PreConsumedQuota
 // tokens when unset) at the
-// model's ratios. A rerank reserves its prompt only (S §5.8 step 4), and so
-// does speech, whose charge is its prompt (the input), known up front. An
+// model's ratios. A rerank reserves its prompt only (S §5.8 step 4); speech,
+// whose charge is its prompt (the input), known up front, reserves exactly
+// that charge. An
 // audio model's max_tokens are reserved at the dearer of the text and the
 // audio output rate, so the completion of a call with max_tokens stays
 // within its reservation whatever its modality.
@@ -131,9 +132,14 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 	if p.fixed() {
 		return toQuota(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
+	if k == kindSpeech {
+		// Speech is charged its prompt alone, counted here before the call:
+		// the hold is that very charge, rounded as the charge rounds.
+		return p.quota(usage{PromptTokens: promptTokens}.sane())
+	}
 	t := float64(promptTokens)
 	switch {
-	case k == kindRerank, k == kindSpeech:
+	case k == kindRerank:
 	case maxTokens > 0:
 		cr := p.CompletionRatio
 		if p.Audio {
