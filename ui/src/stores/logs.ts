@@ -267,11 +267,11 @@ const STAT_EVERY_MS = 5000;
 let lastLiveStat = 0;
 
 /**
- * scheduleStat reads the summary again 300 ms after the first entry pushed since the last read (and
- * no sooner than STAT_EVERY_MS after the read before), the entries pushed meanwhile joining it. The wait is not started again by each push: on a busy
- * gateway, whose charges never pause for 300 ms, the badges would never move. Nor does a read
- * start while the one before is still running (over millions of rows a sum takes a while): one
- * more follows it.
+ * scheduleStat reads the summary again 300 ms after the first entry pushed since the last read
+ * (and no sooner than STAT_EVERY_MS after the read before), the entries pushed meanwhile joining
+ * it. The wait is not started again by each push: on a busy gateway, whose charges never pause for
+ * 300 ms, the badges would never move. Nor does a read start while the one before is still running
+ * (over millions of rows a sum takes a while): one more follows it.
  */
 function scheduleStat(): void {
   if (statTimer) return;
@@ -314,10 +314,10 @@ let lastRecount = 0;
 /**
  * scheduleRecount reads the open page again once the pushes pause for RECOUNT_QUIET_MS, and at
  * least every RECOUNT_MAX_MS while they never pause, but no sooner than RECOUNT_EVERY_MS after the
- * recount before. A push can reach the page before or after a
- * read of the page that already counted its entries (the server read them between their commit
- * and their push); on page one the entries' keys tell them apart, but a later page shows none of
- * them, and its total counted them twice. The server's answer, read after the pushes, is the page.
+ * recount before. A push can reach the page before or after a read of the page that already
+ * counted its entries (the server read them between their commit and their push); on page one the
+ * entries' ids tell them apart, but a later page shows none of them, and its total counted them
+ * twice. The server's answer, read after the pushes, is the page.
  */
 function scheduleRecount(): void {
   const now = Date.now();
