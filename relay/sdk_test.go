@@ -179,3 +179,54 @@ func TestSDK(t *testing.T) {
 		}
 	})
 }
+
+// A client that asks for usage from an upstream that sends none gets the
+// gateway's usage chunk as a chunk of the same completion (OpenAI's usage
+// chunk shares the stream's id and created): the SDK's accumulator takes
+// only chunks of one id, so a chunk under another id loses the usage.
+func TestSDK_SyntheticUsageChunkJoinsTheStream(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-sdk", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		// As Azure starts: its prompt filter results, under no id.
+		sse.Send(map[string]any{"id": "", "object": "", "created": 0, "model": "", "choices": []any{},
+			"prompt_filter_results": []any{map[string]any{"prompt_index": 0, "content_filter_results": map[string]any{}}}})
+		for _, ev := range []map[string]any{relaytest.Chunk(ratioModel, "Hello"), relaytest.Chunk(ratioModel, " there"), relaytest.FinishChunk(ratioModel, "stop")} {
+			ev["id"], ev["created"], ev["system_fingerprint"] = "chatcmpl-upstream-1", 1700000000, "fp_up"
+			sse.Send(ev)
+		}
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := g.sdkClient(key)
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+		Model:         ratioModel,
+		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Greet")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	defer stream.Close()
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		if c := stream.Current(); !acc.AddChunk(c) {
+			t.Errorf("the accumulator refused a chunk: %s", c.RawJSON())
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 {
+		t.Fatalf("consume logs = %d", len(logs))
+	}
+	l := logs[0]
+	if acc.ID != "chatcmpl-upstream-1" || acc.Created != 1700000000 || acc.Choices[0].Message.Content != "Hello there" {
+		t.Errorf("accumulated = %s", acc.RawJSON())
+	}
+	if acc.Usage.PromptTokens != l.PromptTokens || acc.Usage.CompletionTokens != l.CompletionTokens || acc.Usage.TotalTokens == 0 {
+		t.Errorf("accumulated usage = %d+%d (total %d), billed %d+%d", acc.Usage.PromptTokens, acc.Usage.CompletionTokens, acc.Usage.TotalTokens, l.PromptTokens, l.CompletionTokens)
+	}
+}

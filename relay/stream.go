@@ -358,6 +358,16 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	usageSent := false // usage reached the client inside an event with choices
 	var held []byte    // the last usage-only chunk, for a client that asked for usage
 	var heldUsage usage
+	// The stream's own id, created, model and fingerprint, which a usage
+	// chunk of the gateway's repeats as OpenAI's does (clients accumulate
+	// the chunks of one id).
+	var head struct {
+		ID                string `json:"id"`
+		Created           int64  `json:"created"`
+		Model             string `json:"model"`
+		SystemFingerprint string `json:"system_fingerprint"`
+	}
+	headTries := 0
 	// Only data counts as the upstream answering: comments and keep-alives
 	// neither restart the idle clock nor count as the first byte (S §5.8:
 	// 30 s without data ends a stream).
@@ -402,6 +412,12 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				return rl.okButFailed(ch, payload, set)
 			}
 			forward := true
+			if head.ID == "" && headTries < 8 && c.wantUsage {
+				// The first event with an id names the stream (Azure's
+				// first, its prompt filter results, has none).
+				headTries++
+				_ = json.Unmarshal(payload, &head)
+			}
 			if usageObject(payload) {
 				var chunk streamChunk
 				choices := 0
@@ -590,8 +606,21 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		if c.k == kindCompletion {
 			id, object = "cmpl-"+c.id, "text_completion"
 		}
-		synthetic := map[string]any{"id": id, "object": object, "created": time.Now().Unix(),
-			"model": c.model, "choices": []any{}, "usage": usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
+		created, model := time.Now().Unix(), c.model
+		if head.ID != "" {
+			id = head.ID
+			if head.Created != 0 {
+				created = head.Created
+			}
+			if head.Model != "" {
+				model = head.Model
+			}
+		}
+		synthetic := map[string]any{"id": id, "object": object, "created": created,
+			"model": model, "choices": []any{}, "usage": usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}}
+		if head.SystemFingerprint != "" {
+			synthetic["system_fingerprint"] = head.SystemFingerprint
+		}
 		data, _ := json.Marshal(synthetic)
 		c.w.Write([]byte("data: "))
 		c.w.Write(data)
