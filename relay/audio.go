@@ -90,7 +90,9 @@ func transcriptText(format, ctype string, data []byte) (text string, ok bool) {
 	}
 	switch strings.ToLower(strings.TrimSpace(format)) {
 	case "text":
-		return string(data), true
+		// The line break that ends the answer is the format's, not the
+		// transcript's (the same words asked as JSON hold none).
+		return strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r"), true
 	case "srt", "vtt":
 		// An upstream that answered otherwise (a JSON document, plain text)
 		// is charged for what it sent, not for the cues it did not.

@@ -1,10 +1,13 @@
 package relay_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/openai/openai-go/option"
 
 	"gateway/relay/relaytest"
+	"gateway/relay/tokenizer"
 	"gateway/store"
 )
 
@@ -228,5 +232,48 @@ func TestSDK_SyntheticUsageChunkJoinsTheStream(t *testing.T) {
 	}
 	if acc.Usage.PromptTokens != l.PromptTokens || acc.Usage.CompletionTokens != l.CompletionTokens || acc.Usage.TotalTokens == 0 {
 		t.Errorf("accumulated usage = %d+%d (total %d), billed %d+%d", acc.Usage.PromptTokens, acc.Usage.CompletionTokens, acc.Usage.TotalTokens, l.PromptTokens, l.CompletionTokens)
+	}
+}
+
+// A transcript asked as plain text is charged as the same transcript asked
+// as JSON: OpenAI ends a text answer with a line break, which is the
+// format's, not a word of the transcript (S §5.8 STT: the tokens of the
+// transcript, parsed per response_format).
+func TestSDK_TextTranscriptChargedAsJSON(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const said = "Good morning, everyone, and hello there"
+	up := relaytest.New(t, "sk-sdk", relaytest.Routes{"POST /v1/audio/transcriptions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if bytes.Contains(req.Body, []byte("\r\n\r\ntext\r\n")) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, said+"\n")
+			return
+		}
+		relaytest.WriteJSON(w, http.StatusOK, map[string]any{"text": said})
+	}})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	client := g.sdkClient(key)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var charged []int64
+	for _, format := range []openai.AudioResponseFormat{openai.AudioResponseFormatJSON, openai.AudioResponseFormatText} {
+		var raw []byte
+		_, err := client.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{
+			File:           openai.File(bytes.NewReader([]byte("RIFF....WAVEfmt ")), "talk.wav", "audio/wav"),
+			Model:          ratioModel,
+			ResponseFormat: format,
+		}, option.WithResponseBodyInto(&raw))
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if !strings.Contains(string(raw), said) {
+			t.Errorf("%s: answer %q", format, raw)
+		}
+		logs := g.consumeLogs(t, "alice")
+		charged = append(charged, logs[0].CompletionTokens)
+	}
+	if want := int64(tokenizer.CountText(ratioModel, said)); charged[0] != want || charged[1] != want {
+		t.Errorf("completion tokens charged: json %d, text %d; want %d for both", charged[0], charged[1], want)
 	}
 }
