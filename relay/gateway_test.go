@@ -321,10 +321,12 @@ func (g *gateway) do(ctx context.Context, key, path string, body any, header ...
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	res := result{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	if err != nil {
-		return result{}, fmt.Errorf("read: %w", err)
+		// What came before a cut connection, with the error.
+		return res, fmt.Errorf("read: %w", err)
 	}
-	return result{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	return res, nil
 }
 
 // chat is a chat request body with one user message.

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/relay/tokenizer"
 	"gateway/store"
@@ -275,5 +276,48 @@ func TestSDK_TextTranscriptChargedAsJSON(t *testing.T) {
 	}
 	if want := int64(tokenizer.CountText(ratioModel, said)); charged[0] != want || charged[1] != want {
 		t.Errorf("completion tokens charged: json %d, text %d; want %d for both", charged[0], charged[1], want)
+	}
+}
+
+// A stream its upstream cuts (it breaks off, or stalls past the idle
+// timeout) reaches the SDK as a broken stream, as a cut from OpenAI itself
+// would: the chunks that came, then an error. A body that merely ends
+// without [DONE] is taken by the SDK as a whole answer. What came is billed.
+func TestSDK_CutStreamIsAnError(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 500 * time.Millisecond}})
+	up := relaytest.NewChat(t, "sk-sdk", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		sse := relaytest.NewSSE(w)
+		sse.Send(relaytest.Chunk(ratioModel, "Hello"))
+		sse.Send(relaytest.Chunk(ratioModel, " there"))
+		if strings.Contains(string(req.Body), "break off") {
+			panic(http.ErrAbortHandler)
+		}
+		<-r.Context().Done()
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	client := g.sdkClient(key)
+	for i, how := range []string{"break off", "stall"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:    ratioModel,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(how)},
+		})
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if stream.Err() == nil {
+			t.Errorf("%s: the SDK saw a whole stream (%q), not a cut one", how, acc.Choices[0].Message.Content)
+		}
+		if len(acc.Choices) != 1 || acc.Choices[0].Message.Content != "Hello there" {
+			t.Errorf("%s: received %+v", how, acc.Choices)
+		}
+		stream.Close()
+		cancel()
+		if logs := g.consumeLogs(t, "alice"); len(logs) != i+1 || logs[0].CompletionTokens == 0 {
+			t.Errorf("%s: %d logs, want %d billing what came", how, len(logs), i+1)
+		}
 	}
 }

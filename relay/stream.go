@@ -628,6 +628,16 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	}
 	if sawDone || readErr == io.EOF {
 		c.w.Write([]byte("data: [DONE]\n\n"))
+	} else if c.caller != nil && c.caller.Token != nil {
+		// The upstream cut the stream (it stalled or broke off): an API
+		// client gets what came, then a cut connection, as it would from
+		// the upstream itself. A body that merely lacks [DONE] ends
+		// cleanly, and OpenAI's SDKs take such a body as whole. (The
+		// playground reads the missing [DONE].)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		panic(http.ErrAbortHandler)
 	}
 	// Not flushed here: the server sends the rest with the end of the
 	// chunked body as the handler returns, one write instead of two.
