@@ -384,12 +384,7 @@ func TestSpeech_ReservesPromptOnly(t *testing.T) {
 		"ModelRatio":       `{"tts-1":50}`,
 		"PreConsumedQuota": "500",
 	}})
-	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		w.Header().Set("Content-Type", "audio/mpeg")
-		w.Write([]byte("ID3 sound"))
-	}})
-	ch := g.MustCreateChannel(t, up, model, nil)
-	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	ch, tok, key := speechFor(t, g, model)
 	before := g.balances(t, "fifty", tok.ID, ch)
 	input := strings.Repeat("abcd ", 80)
 	if chars := len(input); float64(chars)*mr > float64(before.UserQuota) || float64(chars+500)*mr <= float64(before.UserQuota) {
@@ -416,12 +411,7 @@ func TestSpeech_ReservesTheChargeExactly(t *testing.T) {
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
 		"ModelRatio": `{"tts-1":62.501}`,
 	}})
-	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		w.Header().Set("Content-Type", "audio/mpeg")
-		w.Write([]byte("ID3 sound"))
-	}})
-	ch := g.MustCreateChannel(t, up, model, nil)
-	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	ch, tok, key := speechFor(t, g, model)
 	before := g.balances(t, "fifty", tok.ID, ch)
 	input := strings.Repeat("abcd ", 80)
 	charge := int64(math.Round(float64(len(input)) * mr))
@@ -437,4 +427,17 @@ func TestSpeech_ReservesTheChargeExactly(t *testing.T) {
 		t.Fatalf("logs %+v, want one of %d", logs, charge)
 	}
 	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, charge, 1)
+}
+
+// speechFor serves model from an upstream that answers every speech request
+// with a few bytes of sound, and gives fifty an unlimited token.
+func speechFor(t *testing.T, g *gateway, model string) (*store.Channel, *store.Token, string) {
+	t.Helper()
+	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write([]byte("ID3 sound"))
+	}})
+	ch := g.MustCreateChannel(t, up, model, nil)
+	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	return ch, tok, key
 }

@@ -718,13 +718,7 @@ test("a test of all channels still going when the admin comes back to the channe
 
 test("a test-all run that ends while the channel page's read of its progress is on its way is not shown as still going", async () => {
   // Tests that take 3 s each: the run is going when the page opens, and ends before the held read answers.
-  const slow = createServer(async (req, res) => {
-    for await (const _ of req);
-    await new Promise((r) => setTimeout(r, 3000));
-    res.writeHead(200, { "Content-Type": "application/json" });
-    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
-  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
+  const slow = await slowUpstream(3000);
   const api = await rootApi(suite.gw.baseURL);
   await createChannel(api, `http://127.0.0.1:${slow.address().port}`, ["gpt-4o-mini"], uniqueName("slowend"));
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
@@ -762,18 +756,12 @@ test("a test-all run that ends while the channel page's read of its progress is 
 });
 
 test("a test-all run's frame that reaches the channel page before the read of the run's figures does adds to them: the failures before the page opened are kept", async () => {
-  const slow = createServer(async (req, res) => {
-    for await (const _ of req);
-    await new Promise((r) => setTimeout(r, 3000));
-    res.writeHead(200, { "Content-Type": "application/json" });
-    res.end(JSON.stringify({ id: "slow", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
+  const slow = await slowUpstream(3000);
   const failing = createServer(async (req, res) => {
     for await (const _ of req);
     res.writeHead(500, { "Content-Type": "application/json" });
     res.end(JSON.stringify({ error: { message: "upstream down", type: "server_error" } }));
   });
-  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
   await new Promise((r) => failing.listen(0, "127.0.0.1", r));
   const api = await rootApi(suite.gw.baseURL);
   // The newest channel is tested first: the failing one, then the two slow ones.

@@ -38,51 +38,50 @@ async function steady(baseURL, gap, ms) {
   return ok;
 }
 
-test("an open log page under a steady flow of calls stays within the per-IP API budget", async () => {
+/** openLogPage opens the log page as root, live and settled. */
+async function openLogPage() {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/log");
   await page.locator('[data-testid="log-filter-username"]').waitFor();
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await page.waitForLoadState("networkidle");
-  const before = Number((await page.locator('[data-testid="stat-rpm"]').textContent()).replace(/\D+/g, ""));
-  let reads = 0;
-  const refused = [];
+  return { context, page };
+}
+
+/** countApi counts the page's /api requests from now on, and the answers refused with 429. */
+function countApi(page) {
+  const seen = { reads: 0, refused: [] };
   page.on("request", (req) => {
-    if (new URL(req.url()).pathname.startsWith("/api/")) reads++;
+    if (new URL(req.url()).pathname.startsWith("/api/")) seen.reads++;
   });
   page.on("response", (res) => {
-    if (res.status() === 429) refused.push(res.url());
+    if (res.status() === 429) seen.refused.push(res.url());
   });
+  return seen;
+}
+
+test("an open log page under a steady flow of calls stays within the per-IP API budget", async () => {
+  const { context, page } = await openLogPage();
+  const before = Number((await page.locator('[data-testid="stat-rpm"]').textContent()).replace(/\D+/g, ""));
+  const seen = countApi(page);
   const made = await steady(suite.gw.baseURL, 150, 20000);
   assert.ok(made > 50, `${made} calls`);
   // The badges still follow the calls.
   const after = Number((await page.locator('[data-testid="stat-rpm"]').textContent()).replace(/\D+/g, ""));
   assert.ok(after > before, `RPM ${before} -> ${after}`);
-  assert.deepEqual(refused, [], `the console was refused (429) after ${reads} reads of its own in 20 s`);
-  assert.ok(reads <= 20, `${reads} reads of its own in 20 s of calls: more than the budget's one a second`);
+  assert.deepEqual(seen.refused, [], `the console was refused (429) after ${seen.reads} reads of its own in 20 s`);
+  assert.ok(seen.reads <= 20, `${seen.reads} reads of its own in 20 s of calls: more than the budget's one a second`);
   await context.close();
 });
 
 test("an open log page under calls that pause between them stays within the per-IP API budget", async () => {
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/log");
-  await page.locator('[data-testid="log-filter-username"]').waitFor();
-  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  await page.waitForLoadState("networkidle");
-  let reads = 0;
-  const refused = [];
-  page.on("request", (req) => {
-    if (new URL(req.url()).pathname.startsWith("/api/")) reads++;
-  });
-  page.on("response", (res) => {
-    if (res.status() === 429) refused.push(res.url());
-  });
+  const { context, page } = await openLogPage();
+  const seen = countApi(page);
   // A call, then a pause longer than the 300 ms the page waits for the pushes to pause.
   const made = await steady(suite.gw.baseURL, 450, 20000);
   assert.ok(made > 20, `${made} calls`);
-  assert.deepEqual(refused, [], `the console was refused (429) after ${reads} reads of its own in 20 s`);
-  assert.ok(reads <= 20, `${reads} reads of its own in 20 s of calls: more than the budget's one a second`);
+  assert.deepEqual(seen.refused, [], `the console was refused (429) after ${seen.reads} reads of its own in 20 s`);
+  assert.ok(seen.reads <= 20, `${seen.reads} reads of its own in 20 s of calls: more than the budget's one a second`);
   await context.close();
 });
