@@ -14,6 +14,12 @@ function splitList(csv: string | null | undefined): string[] {
 export interface TokenForm {
   name: string;
   expiry: string;
+  /**
+   * expiry_at is the instant the expiry text was written from (a quick button, a loaded token).
+   * While the text is unchanged it is sent as it is: in the hour a fall-back repeats, the text
+   * names two instants and reading it back would give the first one.
+   */
+  expiry_at?: number;
   remain_quota: string;
   /** loaded_quota is remain_quota as an edit loaded it (unset for a new token). */
   loaded_quota?: string;
@@ -45,6 +51,7 @@ export function formFromToken(tok: Token): TokenForm {
   return {
     name: tok.name,
     expiry: tok.expired_time === -1 || tok.expired_time <= 0 ? "" : formatTimestamp(tok.expired_time),
+    expiry_at: tok.expired_time > 0 ? tok.expired_time : undefined,
     remain_quota: String(tok.remain_quota ?? 0),
     loaded_quota: String(tok.remain_quota ?? 0),
     unlimited_quota: tok.unlimited_quota,
@@ -56,10 +63,17 @@ export function formFromToken(tok: Token): TokenForm {
   };
 }
 
-/** expiryIn returns the expiry text for now plus seconds; 0 means never (""). */
-export function expiryIn(seconds: number): string {
-  if (seconds === 0) return "";
-  return formatTimestamp(Math.floor(Date.now() / 1000) + seconds);
+/** expiryIn returns the form with its expiry set to now plus seconds; 0 means never (""). */
+export function expiryIn(f: TokenForm, seconds: number): TokenForm {
+  if (seconds === 0) return { ...f, expiry: "", expiry_at: undefined };
+  const at = Math.floor(Date.now() / 1000) + seconds;
+  return { ...f, expiry: formatTimestamp(at), expiry_at: at };
+}
+
+/** expirySeconds reads the form's expiry text: the instant it was written from while unchanged. */
+function expirySeconds(f: TokenForm, text: string): number | null {
+  if (f.expiry_at !== undefined && formatTimestamp(f.expiry_at) === text) return f.expiry_at;
+  return parseDateTime(text);
 }
 
 /** Expiry quick choices in seconds: never, one hour, one day, one month (30 days). */
@@ -107,7 +121,7 @@ export function toTokenInput(f: TokenForm): TokenInput {
   const expiry = f.expiry.trim();
   return {
     name: f.name.trim(),
-    expired_time: expiry === "" ? -1 : (parseDateTime(expiry) ?? -1),
+    expired_time: expiry === "" ? -1 : (expirySeconds(f, expiry) ?? -1),
     remain_quota: quotaUnchanged(f)
       ? undefined
       : f.unlimited_quota && !/^\d+$/.test(f.remain_quota.trim())

@@ -126,7 +126,7 @@ export function TokenDrawer() {
         />
         <Flex gap="2" wrap="wrap" mt="1">
           {EXPIRY_CHOICES.map((c) => (
-            <Button key={c.label} type="button" size="1" variant="soft" color="gray" onClick={() => set("expiry", expiryIn(c.seconds))}>
+            <Button key={c.label} type="button" size="1" variant="soft" color="gray" onClick={() => setForm((f) => expiryIn(f, c.seconds))}>
               {t(c.label)}
             </Button>
           ))}
