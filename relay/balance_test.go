@@ -112,7 +112,7 @@ func TestChannelBalance(t *testing.T) {
 	if len(orgs) != 1 || orgs[0] != "org-billed" {
 		t.Errorf("subscription asked for organisations %q", orgs)
 	}
-	now := time.Now()
+	now := time.Now().UTC()
 	q := paid.lastQuery(t)
 	if want := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"); q.Get("start_date") != want {
 		t.Errorf("paid start_date %q, want %q", q.Get("start_date"), want)
@@ -302,5 +302,44 @@ func TestChannelBalanceFailuresInWords(t *testing.T) {
 	}
 	if len(res) != 2 {
 		t.Errorf("update-all = %+v", res)
+	}
+}
+
+// The billing usage is asked for by UTC dates, as OpenAI's billing counts its days, whatever the
+// server's time zone: a gateway whose TZ is a day ahead of (or behind) UTC must not ask for
+// another day's (or month's) usage. Not parallel: it changes time.Local.
+func TestChannelBalanceDatesIgnoreServerTimeZone(t *testing.T) {
+	saved := time.Local
+	t.Cleanup(func() { time.Local = saved })
+	// A zone whose date differs from UTC's now: 14 hours ahead late in the UTC day, 12 behind early.
+	if time.Now().UTC().Hour() >= 10 {
+		time.Local = time.FixedZone("UTC+14", 14*3600)
+	} else {
+		time.Local = time.FixedZone("UTC-12", -12*3600)
+	}
+	g := MustOpenGateway(t, gatewayConfig{})
+	paid := newBillingUpstream(t, "sk-paid", true, 120, 2050)
+	trial := newBillingUpstream(t, "sk-trial", false, 5, 125)
+	openai := g.MustCreateChannel(t, paid.Upstream, "m-openai", nil)
+	custom := g.MustCreateChannel(t, trial.Upstream, "m-custom", func(c *store.Channel) {
+		c.Type = relay.TypeCustom
+		c.BaseURL = trial.URL + "/v1/chat/completions"
+	})
+	if _, err := g.rl.UpdateBalance(context.Background(), openai); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.rl.UpdateBalance(context.Background(), custom); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	q := paid.lastQuery(t)
+	if want := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"); q.Get("start_date") != want {
+		t.Errorf("paid start_date %q, want %q (UTC)", q.Get("start_date"), want)
+	}
+	if want := now.AddDate(0, 0, 1).Format("2006-01-02"); q.Get("end_date") != want {
+		t.Errorf("end_date %q, want %q (UTC)", q.Get("end_date"), want)
+	}
+	if want := now.AddDate(0, 0, -100).Format("2006-01-02"); trial.lastQuery(t).Get("start_date") != want {
+		t.Errorf("trial start_date %q, want %q (UTC)", trial.lastQuery(t).Get("start_date"), want)
 	}
 }

@@ -243,7 +243,8 @@ func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Chan
 	if sub.HardLimitUSD == nil {
 		return 0, errors.New("上游返回中没有 hard_limit_usd")
 	}
-	now := time.Now()
+	// OpenAI's billing counts UTC days: the dates are UTC ones, whatever the server's zone.
+	now := time.Now().UTC()
 	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	if !sub.HasPaymentMethod {
 		start = now.AddDate(0, 0, -100)
