@@ -53,9 +53,13 @@ func (m *ChannelMailer) ChannelDisabled(c *store.Channel) {
 	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Name)
 	subject := fmt.Sprintf("渠道「%s」（#%d）已被自动禁用", name, c.ID)
 	body := fmt.Sprintf("<p>渠道「%s」（#%d）已被自动禁用。</p><p>原因：%s</p><p>时间：%s</p>",
-		html.EscapeString(c.Name), c.ID, html.EscapeString(reason), at.Format(time.DateTime))
+		html.EscapeString(c.Name), c.ID, html.EscapeString(reason), at.Format(mailTimeLayout))
 	m.mailRoot(subject, body)
 }
+
+// mailTimeLayout writes a time in the server's zone with its offset: a reader
+// in another zone than the server's can tell the instant.
+const mailTimeLayout = "2006-01-02 15:04:05 (UTC-07:00)"
 
 // TestSummary counts the outcome of one test of all channels.
 type TestSummary struct {
@@ -66,7 +70,7 @@ type TestSummary struct {
 // from the console. It never blocks.
 func (m *ChannelMailer) TestAllFinished(sum TestSummary) {
 	body := fmt.Sprintf("<p>所有渠道测试已完成。</p><p>共测试 %d 个渠道，失败 %d 个，自动禁用 %d 个，自动启用 %d 个。</p><p>完成时间：%s</p>",
-		sum.Tested, sum.Failed, sum.Disabled, sum.Enabled, time.Now().Format(time.DateTime))
+		sum.Tested, sum.Failed, sum.Disabled, sum.Enabled, time.Now().Format(mailTimeLayout))
 	m.mailRoot("渠道测试完成", body)
 }
 

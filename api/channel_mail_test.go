@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gateway/store"
 )
@@ -52,5 +55,50 @@ func TestChannelMail_SMTP(t *testing.T) {
 	ts.API.ChannelMailer().Wait()
 	if n := len(smtp.Messages()); n != 2 {
 		t.Fatalf("%d mails sent, want 2", n)
+	}
+}
+
+// The disable mail names the instant the channel was disabled whatever the server's time zone:
+// an operator reading it in another zone than the server's (a UTC server, a console in China) must
+// not take a server-local time for their own. Not parallel: it changes time.Local.
+func TestChannelMail_TimeNamesItsZone(t *testing.T) {
+	saved := time.Local
+	t.Cleanup(func() { time.Local = saved })
+	time.Local = time.FixedZone("CST", 8*3600)
+	ts, smtp := MustStartMailServer(t)
+	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
+	email := "root@example.com"
+	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(up.Close)
+	ch := &store.Channel{Type: 1, Name: "revoked", Key: "sk-revoked", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1}
+	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{Name: "Test", URL: "/api/channel/test/" + strconv.FormatUint(ch.ID, 10), As: "root", WantStatus: 200,
+		WantContains: []string{`"success":false`}}.Test(t, ts)
+	ts.API.ChannelMailer().Wait()
+	m := smtp.Wait(t)
+	stored, err := ts.Store.Channel(ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info store.ChannelStatusInfo
+	if err := json.Unmarshal([]byte(stored.OtherInfo), &info); err != nil || info.StatusTime == 0 {
+		t.Fatalf("other_info %q: %v", stored.OtherInfo, err)
+	}
+	found := regexp.MustCompile(`时间：([^<]*)<`).FindStringSubmatch(m.Body)
+	if found == nil {
+		t.Fatalf("no time in the mail: %s", m.Body)
+	}
+	at, err := time.Parse("2006-01-02 15:04:05 (UTC-07:00)", found[1])
+	if err != nil || at.Unix() != info.StatusTime {
+		t.Fatalf("the mail says %q (%v, %v), the channel was disabled at %s", found[1], at, err, time.Unix(info.StatusTime, 0).UTC())
 	}
 }
