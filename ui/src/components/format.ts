@@ -20,22 +20,23 @@ const DATE_TIME = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d
 /**
  * parseDateTime reads a local date and time ("YYYY-MM-DD HH:mm:ss", seconds
  * and the time part optional, "T" accepted as separator) into unix seconds;
- * anything else, including impossible dates, gives null.
+ * anything else, including impossible dates, gives null. A time the clocks
+ * skip (the hour a spring-forward leaves out, which date pickers still offer)
+ * is read as the browser reads it, past the skip, not refused: a filter
+ * bound there stays a bound.
  */
 export function parseDateTime(text: string): number | null {
   const m = DATE_TIME.exec(text.trim());
   if (!m) return null;
-  const [y, mo, d, h = "0", mi = "0", s = "0"] = m.slice(1);
-  const date = new Date(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  if (
-    date.getFullYear() !== Number(y) ||
-    date.getMonth() !== Number(mo) - 1 ||
-    date.getDate() !== Number(d) ||
-    date.getHours() !== Number(h) ||
-    date.getMinutes() !== Number(mi)
-  ) {
-    return null;
-  }
+  const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? "0"));
+  if (y < 100 || h > 23 || mi > 59 || s > 59) return null;
+  // The calendar date must exist (no 30 February), checked away from any time zone.
+  const day = new Date(0);
+  day.setUTCFullYear(y, mo - 1, d);
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return null;
+  const date = new Date(0);
+  date.setFullYear(y, mo - 1, d);
+  date.setHours(h, mi, s, 0);
   return Math.floor(date.getTime() / 1000);
 }
 
