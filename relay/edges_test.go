@@ -433,3 +433,25 @@ func TestBody_NamesFoldedBeyondASCII(t *testing.T) {
 		}
 	}
 }
+
+// A fixed price is charged as the decimal amount it is written as: US$0.0157
+// at 500 000 quota per dollar is 7 850 quota, what the pricing page shows,
+// not the one unit less that truncating the float product (7849.999…) gives.
+func TestFixedPrice_ChargedAsWritten(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelPrice": `{"odd-price":0.0157}`,
+	}})
+	up := relaytest.NewChat(t, "sk-odd", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(fmt.Sprint(req.JSON["model"]), "ok", relaytest.NewUsage(10, 20)))
+	})
+	g.MustCreateChannel(t, up, "odd-price", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	if res := g.post(t, key, "/v1/chat/completions", chat("odd-price", "hi")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 1 || logs[0].Quota != 7850 {
+		t.Fatalf("US$0.0157 charged %d quota (%d logs), want 7850", sumQuota(logs), len(logs))
+	}
+}

@@ -130,7 +130,7 @@ const (
 // within its reservation whatever its modality.
 func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) int64 {
 	if p.fixed() {
-		return toQuota(p.ModelPrice * p.qpu * p.GroupRatio)
+		return moneyQuota(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
 	if k == kindSpeech {
 		// Speech is charged its prompt alone, counted here before the call:
@@ -205,7 +205,7 @@ func (p price) quota(u usage) int64 {
 // used nothing costs nothing; any usage at a non-zero ratio costs at least 1.
 func (p price) charge(prompt, completion int) int64 {
 	if p.fixed() {
-		return toQuota(p.ModelPrice * p.qpu * p.GroupRatio)
+		return moneyQuota(p.ModelPrice * p.qpu * p.GroupRatio)
 	}
 	if prompt+completion == 0 {
 		return 0
@@ -215,6 +215,18 @@ func (p price) charge(prompt, completion int) int64 {
 		q = 1
 	}
 	return toQuota(q)
+}
+
+// moneyQuota converts a price in dollars times QuotaPerUnit to quota units,
+// truncated as S §5.8 has it (int(price × QuotaPerUnit × GR)), but of the
+// decimal amount the product stands for: a float product a rounding error
+// short of a whole number (0.0157 × 500000 = 7849.999…) is that number, not
+// one unit less than the price the pricing page shows.
+func moneyQuota(f float64) int64 {
+	if r := math.Round(f); r > 0 && math.Abs(f-r) <= r*1e-9 {
+		f = r
+	}
+	return toQuota(f)
 }
 
 // maxQuota bounds any one price: far beyond any balance, so such a call is

@@ -728,7 +728,7 @@ func imageQuota(c *call, p price) int64 {
 			quality = 1.5
 		}
 	}
-	return toQuota(per * factor * quality * float64(n) * p.GroupRatio * p.qpu)
+	return moneyQuota(per * factor * quality * float64(n) * p.GroupRatio * p.qpu)
 }
 
 // mapModel applies the channel's model mapping; bad JSON is a local error.
