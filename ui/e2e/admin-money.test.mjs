@@ -161,6 +161,29 @@ test("the wallet explains missing top-up settings", async () => {
   await context.close();
 });
 
+test("an addition to a user's quota that is not a whole number is refused, not truncated", async () => {
+  const { username } = await registerUser(suite.gw.baseURL, "frac", "frac-pass-11");
+  const found = await root.call("GET", `/api/user/search?keyword=${username}&group=`);
+  const { id, quota: before } = found.json.data.find((u) => u.username === username);
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto(`/user/edit/${id}`);
+  const drawer = page.locator('[data-testid="user-edit-drawer"]');
+  await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, username);
+  await drawer.locator('[data-testid="user-add-quota"]').click();
+  // A number field takes 1e6 and 2.5 as typed: read as 1 and 2 they would add
+  // a millionth of what was asked, or less than it, without a word.
+  for (const typed of ["1e6", "2.5"]) {
+    await page.locator('[data-testid="add-quota-input"]').fill(typed);
+    assert.equal(await page.locator('[data-testid="add-quota-confirm"]').isDisabled(), true, `${typed} accepted`);
+    assert.equal(await page.locator('[data-testid="add-quota-invalid"]').textContent(), "额度必须是整数");
+    await page.locator('[data-testid="add-quota-input"]').press("Enter");
+    assert.equal(await drawer.locator("#edit-user-quota").inputValue(), String(before), `${typed} applied`);
+  }
+  await context.close();
+});
+
 test("root edits a user's quota, also by a negative addition, and the row updates", async () => {
   const { username } = await registerUser(suite.gw.baseURL, "edt", "edit-pass-11");
   const found = await root.call("GET", `/api/user/search?keyword=${username}&group=`);

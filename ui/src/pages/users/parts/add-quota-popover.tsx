@@ -15,8 +15,10 @@ export function AddQuotaPopover({ quota, onApply }: { quota: number; onApply: (n
   const [open, setOpen] = useState(false);
   const [amount, setAmount] = useState("");
   const delta = Number.parseInt(amount, 10);
+  // A whole number only: a number field takes 1e6 or 2.5, which parseInt would read as 1 and 2.
+  const whole = /^-?\d+$/.test(amount.trim());
   // The sum stays within the server's bound, as the drawer's own check then sees it.
-  const valid = Number.isFinite(delta) && quotaWithinBound(amount) && Math.abs(quota + delta) <= Number(MAX_QUOTA);
+  const valid = whole && Number.isFinite(delta) && quotaWithinBound(amount) && Math.abs(quota + delta) <= Number(MAX_QUOTA);
   const apply = () => {
     if (!valid) return;
     onApply(quota + delta);
@@ -56,6 +58,11 @@ export function AddQuotaPopover({ quota, onApply }: { quota: number; onApply: (n
             autoFocus
             data-testid="add-quota-input"
           />
+          {amount.trim() !== "" && !whole ? (
+            <Text size="1" color="red" data-testid="add-quota-invalid">
+              {t("userAdmin.quotaInvalid")}
+            </Text>
+          ) : null}
           <Flex gap="2" justify="end">
             <Popover.Close>
               <Button type="button" variant="soft" color="gray">
