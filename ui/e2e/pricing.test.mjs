@@ -88,3 +88,41 @@ test("a logged-in user sees their own group and can copy selected model names", 
   assert.deepEqual(copied.split(",").sort(), ["aa-model", "gpt-4o-mini"]);
   await context.close();
 });
+
+test("with another QuotaPerUnit the pricing page shows what a call is charged", async () => {
+  const opts = await getOptions(root);
+  const ratios = JSON.parse(opts.ModelRatio || "{}");
+  ratios["aa-model"] = 1;
+  await putOption(root, "ModelRatio", JSON.stringify(ratios));
+  // 1 000 000 quota per dollar: a token at ratio 1 costs one quota unit, US$1 per 1M tokens.
+  await putOption(root, "QuotaPerUnit", "1000000");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    const made = await root.call("POST", "/api/token/", { name: "qpu-price", remain_quota: 0, expired_time: -1, unlimited_quota: true });
+    assert.equal(made.json?.success, true, JSON.stringify(made.json));
+    const res = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer sk-${made.json.data.key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: "aa-model", messages: [{ role: "user", content: "hello" }] }),
+    });
+    const answer = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(answer));
+    const logs = await root.call("GET", "/api/log/?p=0&type=2&model_name=aa-model");
+    const row = logs.json.data.items[0];
+    const charged = row.quota / 1000000;
+
+    await login(page, "root", "123456");
+    await page.goto("/pricing");
+    const price = page.locator('[data-testid="pricing-row-aa-model"] [data-testid="pricing-price"]');
+    await price.waitFor();
+    const text = await price.textContent();
+    const prompt = Number(/提示 \$([\d.]+) \/ 1M tokens/.exec(text)[1]);
+    const completion = Number(/补全 \$([\d.]+) \/ 1M tokens/.exec(text)[1]);
+    const shown = (row.prompt_tokens * prompt + row.completion_tokens * completion) / 1e6;
+    assert.ok(Math.abs(shown - charged) < 1e-12, `the page prices ${row.prompt_tokens}+${row.completion_tokens} tokens at $${shown}, the call was charged $${charged} (${row.quota} quota): ${text}`);
+    assert.match(await page.locator('[data-testid="pricing-formula"]').textContent(), /\/ 1000000/);
+  } finally {
+    await putOption(root, "QuotaPerUnit", opts.QuotaPerUnit ?? "500000");
+    await context.close();
+  }
+});

@@ -174,7 +174,7 @@ const moneyEn: MoneyDictionary = {
     groups: "Groups",
     groupsHint: "Click a group to see its prices",
     backToOwn: "Back to my group",
-    formula: "Usage cost = group ratio × model ratio × (prompt tokens + completion tokens × completion ratio) / 500000 (US dollars)",
+    formula: "Usage cost = group ratio × model ratio × (prompt tokens + completion tokens × completion ratio) / {{perUnit}} (US dollars)",
     colAvailable: "Available",
     colModel: "Model",
     colType: "Billing",

@@ -176,7 +176,7 @@ const moneyZh = {
     groups: "分组",
     groupsHint: "点击分组可查看该分组的价格",
     backToOwn: "回到我的分组",
-    formula: "按量计费费用 = 分组倍率 × 模型倍率 × （提示token数 + 补全token数 × 补全倍率）/ 500000 （单位：美元）",
+    formula: "按量计费费用 = 分组倍率 × 模型倍率 × （提示token数 + 补全token数 × 补全倍率）/ {{perUnit}} （单位：美元）",
     colAvailable: "可用性",
     colModel: "模型名称",
     colType: "计费类型",

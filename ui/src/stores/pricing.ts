@@ -2,6 +2,7 @@ import { computed, signal } from "@preact/signals-react";
 import { handleError } from "../api/client";
 import { fetchPricing, QUOTA_TYPE_FIXED, type PricingItem } from "../api/pricing";
 import { t } from "../i18n";
+import { DEFAULT_QUOTA_PER_UNIT } from "../lib/quota";
 import { copyText } from "./clipboard";
 import { toast } from "./toast";
 import { user } from "./user";
@@ -85,12 +86,17 @@ export interface PriceView {
   completion: number;
 }
 
-/** priceFor applies the pricing rule: prompt $/1M = 2 × model ratio × group ratio, completion = prompt × completion ratio; a fixed price overrides. */
-export function priceFor(m: PricingItem, ratio: number): PriceView {
+/**
+ * priceFor applies the pricing rule: prompt $/1M = 2 × model ratio × group ratio, completion =
+ * prompt × completion ratio; a fixed price overrides. The 2 is 1M tokens at one quota unit each
+ * over the default 500 000 quota per dollar: with another QuotaPerUnit (perUnit) a token still
+ * costs its ratio in quota, so the dollars per 1M tokens are 1 000 000 / perUnit × the ratios.
+ */
+export function priceFor(m: PricingItem, ratio: number, perUnit = DEFAULT_QUOTA_PER_UNIT): PriceView {
   if (m.quota_type === QUOTA_TYPE_FIXED) {
     return { fixed: true, price: (Number(m.model_price) || 0) * ratio, prompt: 0, completion: 0 };
   }
-  const prompt = 2 * (Number(m.model_ratio) || 0) * ratio;
+  const prompt = (1e6 / perUnit) * (Number(m.model_ratio) || 0) * ratio;
   return { fixed: false, price: 0, prompt, completion: prompt * (Number(m.completion_ratio) || 0) };
 }
 

@@ -82,11 +82,14 @@ function isImageEntry(l: LogEntry, o: LogOther): boolean {
  * round((round(text_in + text_out × CR) + round(audio_in × AR + audio_out
  * × AR × ACR)) × model ratio × group ratio), at least 1 for any usage.
  * Other ratio mode entries: (prompt + completion × completion ratio) ×
- * model ratio × group ratio. A ratio of 1 is $2 per 1M tokens, so each
+ * model ratio × group ratio. A ratio of 1 is $2 per 1M tokens at the default
+ * QuotaPerUnit (1 000 000 / perUnit dollars in general), so each
  * price per 1M tokens is 2 × model ratio dollars times the part's ratios
  * and the group ratio.
  */
-export function billing(l: LogEntry, o: LogOther): Billing {
+export function billing(l: LogEntry, o: LogOther, perUnit = 500000): Billing {
+  // Dollars per 1M tokens at a ratio of 1: 2 at the default 500 000 quota per dollar.
+  const perM = 1e6 / perUnit;
   const gr = o.group_ratio ?? 1;
   const price = o.model_price ?? -1;
   const mr = o.model_ratio ?? 0;
@@ -133,10 +136,10 @@ export function billing(l: LogEntry, o: LogOther): Billing {
       text,
       audio,
       result,
-      promptPrice: trimNumber(mr * 2 * gr),
-      completionPrice: trimNumber(mr * 2 * cr * gr),
-      audioInputPrice: trimNumber(mr * 2 * ar * gr),
-      audioOutputPrice: trimNumber(mr * 2 * ar * acr * gr),
+      promptPrice: trimNumber(mr * perM * gr),
+      completionPrice: trimNumber(mr * perM * cr * gr),
+      audioInputPrice: trimNumber(mr * perM * ar * gr),
+      audioOutputPrice: trimNumber(mr * perM * ar * acr * gr),
     };
   }
   // Rounded like the server's charge (relay/pricing.go price.charge), so the
@@ -153,8 +156,8 @@ export function billing(l: LogEntry, o: LogOther): Billing {
     completionRatio: trimNumber(cr),
     groupRatio: trimNumber(gr),
     result: String(result),
-    promptPrice: trimNumber(mr * 2 * gr),
-    completionPrice: trimNumber(mr * 2 * cr * gr),
+    promptPrice: trimNumber(mr * perM * gr),
+    completionPrice: trimNumber(mr * perM * cr * gr),
   };
 }
 

@@ -5,7 +5,7 @@ import { useTranslation } from "react-i18next";
 import type { LogEntry } from "../../../api/logs";
 import { serverText } from "../../../i18n/server";
 import { parseOther } from "../../../stores/logs";
-import { renderQuota } from "../../../stores/status";
+import { quotaPerUnit, renderQuota } from "../../../stores/status";
 import { isAdmin } from "../../../stores/user";
 import { type Billing, billing, isConsume } from "../billing";
 import { retryChain } from "./cells";
@@ -33,7 +33,7 @@ export function LogDetail({ log }: { log: LogEntry }) {
       testId: "billing",
       value: (
         <Flex direction="column" gap="1">
-          <BillingLines b={billing(log, o)} />
+          <BillingLines b={billing(log, o, quotaPerUnit.value)} />
           <Text size="2" color="gray" data-testid="billing-quota">
             {t("logs.billing.quota", { quota: log.quota, amount: renderQuota(log.quota, 6) })}
           </Text>

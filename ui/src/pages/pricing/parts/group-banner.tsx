@@ -3,6 +3,7 @@ import { Badge, Button, Callout, Flex, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { Icon } from "../../../components/icons";
 import { chooseGroup, chosenGroup, groupRatio, ownGroup, ratioOf, viewedGroup } from "../../../stores/pricing";
+import { quotaPerUnit } from "../../../stores/status";
 import { isLoggedIn } from "../../../stores/user";
 
 /** GroupBanner says whose ratio the prices use and lets the visitor switch groups by click. */
@@ -62,8 +63,8 @@ export function GroupBanner() {
           ))}
         </Flex>
       ) : null}
-      <Text size="1" color="gray">
-        {t("pricing.formula")}
+      <Text size="1" color="gray" data-testid="pricing-formula">
+        {t("pricing.formula", { perUnit: quotaPerUnit.value })}
       </Text>
     </Flex>
   );

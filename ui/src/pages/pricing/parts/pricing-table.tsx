@@ -15,6 +15,7 @@ import {
   selectedModels,
   viewedGroup,
 } from "../../../stores/pricing";
+import { quotaPerUnit } from "../../../stores/status";
 
 /** shownRatio writes a ratio to six significant digits (a computed 4/3 is 1.33333, not 1.3333333333333333). */
 function shownRatio(r: number): string {
@@ -27,6 +28,7 @@ export function PricingTable() {
   const { t } = useTranslation();
   const group = viewedGroup.value;
   const ratio = ratioOf(group);
+  const perUnit = quotaPerUnit.value;
   const columns: Column<PricingItem>[] = [
     {
       key: "available",
@@ -91,7 +93,7 @@ export function PricingTable() {
       key: "price",
       header: t("pricing.colPrice"),
       cell: (m) => {
-        const p = priceFor(m, ratio);
+        const p = priceFor(m, ratio, perUnit);
         return p.fixed ? (
           <Text size="2" className="nowrap" data-testid="pricing-price">
             {t("pricing.fixedPrice", { price: formatPrice(p.price) })}
