@@ -846,3 +846,28 @@ test("the token list's chat button sends no key to the kept chat links when the 
     assert.deepEqual(popups, [], "the key went to the chat link the browser kept, the server's status never arrived");
   });
 });
+
+test("the token form's quota presets name the amount they set at any QuotaPerUnit", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  // 1 000 000 quota per dollar: the 500 000 preset is half a dollar.
+  await putOption(root, "QuotaPerUnit", "1000000");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    const { username, password } = await newUser(suite.gw.baseURL, "pre", "preset-pass-1");
+    await login(page, username, password);
+    await page.goto("/token");
+    await page.click('[data-testid="add-token"]');
+    await page.locator('[data-testid="token-drawer"]').waitFor();
+    const presets = page.locator('[data-testid="quota-preset"]');
+    await presets.first().waitFor();
+    for (let i = 0; i < (await presets.count()); i++) {
+      const label = (await presets.nth(i).textContent()).trim();
+      await presets.nth(i).click();
+      const set = Number(await page.inputValue('[data-testid="token-quota"]'));
+      assert.equal(Number(label.replace("$", "")) * 1000000, set, `the preset labelled ${label} sets ${set} quota`);
+    }
+  } finally {
+    await putOption(root, "QuotaPerUnit", "500000");
+    await context.close();
+  }
+});

@@ -9,7 +9,7 @@ import { Checkbox } from "../../../components/ui/checkbox";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { FormSheet } from "../../../components/ui/form-sheet";
-import { displayInCurrency, renderQuota } from "../../../stores/status";
+import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { COUNT_PRESETS, createTokens, QUOTA_PRESETS, saveToken } from "../../../stores/tokens";
 import { closeEditor, editorState } from "../dialogs";
@@ -154,7 +154,8 @@ export function TokenDrawer() {
         <Flex gap="2" wrap="wrap" mt="1">
           {QUOTA_PRESETS.map((q) => (
             <Button key={q} type="button" size="1" variant="soft" disabled={form.unlimited_quota} onClick={() => set("remain_quota", String(q))} data-testid="quota-preset">
-              {renderQuota(q, 0)}
+              {/* Whole dollars without decimals; a preset that is not (another QuotaPerUnit) keeps its cents, not rounded to $1 or $0. */}
+              {renderQuota(q, Number.isInteger(q / quotaPerUnit.value) ? 0 : 2)}
             </Button>
           ))}
         </Flex>
