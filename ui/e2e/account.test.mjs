@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { expectToast, gatewaySuite, loginToPersonalSettings, newPage, rootApi, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
+import { ApiSession, expectToast, gatewaySuite, loginToPersonalSettings, newPage, newUser, putOption, rootApi, submitLogin, toPersonalSettings, uniqueName } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -194,3 +194,32 @@ async function registerToPersonalSettings(page, username, password) {
   await page.waitForURL("**/login");
   await loginToPersonalSettings(page, username, password);
 }
+
+test("an invite transfer that is not a whole quota is refused, not cut to one", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  await putOption(root, "QuotaForInviter", "1000000");
+  try {
+    const inviter = await newUser(suite.gw.baseURL, "aff", "aff-pass-11");
+    const code = (await inviter.api.call("GET", "/api/user/aff")).json.data;
+    const invitee = uniqueName("affd");
+    const r = await new ApiSession(suite.gw.baseURL).call("POST", "/api/user/register?turnstile=", { username: invitee, password: "affd-pass-11", password2: "affd-pass-11", aff_code: code });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+    assert.equal((await inviter.api.call("GET", "/api/user/self")).json.data.aff_quota, 1000000);
+
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await loginToPersonalSettings(page, inviter.username, inviter.password);
+    await page.getByRole("button", { name: "划转到余额" }).click();
+    await page.fill("#transfer-amount", "600000.5");
+    await page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
+    await expectToast(page, "额度必须是整数");
+    // Read as 600000 it would move less than was asked, without a word.
+    assert.equal((await inviter.api.call("GET", "/api/user/self")).json.data.aff_quota, 1000000, "a transfer of 600000.5 moved quota");
+    await page.fill("#transfer-amount", "600000");
+    await page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
+    await expectToast(page, "划转成功");
+    assert.equal((await inviter.api.call("GET", "/api/user/self")).json.data.aff_quota, 400000);
+    await context.close();
+  } finally {
+    await putOption(root, "QuotaForInviter", "0");
+  }
+});

@@ -22,6 +22,11 @@ export function TransferDialog({ open, onOpenChange }: { open: boolean; onOpenCh
   }, [open, min]);
   const value = Math.floor(Number(amount));
   const submit = async () => {
+    // Quota is whole: 600000.5 is refused, not moved as 600000.
+    if (!/^\d+$/.test(amount.trim())) {
+      toast.error(t("userAdmin.quotaInvalid"));
+      return;
+    }
     if (!Number.isFinite(value) || value < min) {
       toast.error(t("invite.transferMin", { amount: renderQuota(min) }));
       return;
