@@ -176,10 +176,35 @@ test("a user pays online through the provider, the balance follows and root sees
   await row.waitFor();
   assert.equal((await row.locator('[data-testid="topup-order-status"]').textContent()).trim(), "已完成");
   assert.equal((await row.locator('[data-testid="topup-order-user"]').textContent()).trim(), String(userApi.userId));
-  assert.equal((await row.locator('[data-testid="topup-order-amount"]').textContent()).trim(), "2");
+  assert.equal((await row.locator('[data-testid="topup-order-amount"]').textContent()).trim(), money(2 * perUnit, perUnit));
   assert.equal((await row.locator('[data-testid="topup-order-money"]').textContent()).trim(), "14.60 元");
   assert.match(await row.textContent(), /alipay/);
   assert.equal(await card.locator('[data-testid="topup-orders-prev"]').isDisabled(), true);
   assert.equal(await card.locator('[data-testid="topup-orders-next"]').isDisabled(), true);
   await admin.context.close();
+});
+
+test("the order list shows the quota an order credits, also one asked for in quota units", async () => {
+  const { api: userApi } = await newUser(suite.gw.baseURL, "qord", "qord-pass-1");
+  // Quota display: the amount is in quota units; 750 000 is US$1.50 at 500 000 per dollar.
+  await putOption(root, "DisplayInCurrencyEnabled", "false");
+  const admin = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    const pay = await userApi.call("POST", "/api/user/pay", { amount: 750000, payment_method: "zfb" });
+    assert.equal(pay.json?.message, "success", JSON.stringify(pay.json));
+    const order = (await root.call("GET", "/api/topup/?p=0")).json.data.find((o) => o.trade_no === pay.json.data.out_trade_no);
+    assert.equal(order.quota, 750000);
+
+    await login(admin.page, "root", "123456");
+    await admin.page.goto("/topup");
+    const amount = admin.page.locator(`[data-testid="topup-order-${order.id}"] [data-testid="topup-order-amount"]`);
+    await amount.waitFor();
+    // As every page shows 750 000 quota in this mode, not the "1" of its truncated dollars.
+    assert.equal((await amount.textContent()).trim(), "750.0k");
+    await putOption(root, "DisplayInCurrencyEnabled", "true");
+    await amount.filter({ hasText: "$1.50" }).waitFor({ timeout: 10000 });
+  } finally {
+    await putOption(root, "DisplayInCurrencyEnabled", "true");
+    await admin.context.close();
+  }
 });

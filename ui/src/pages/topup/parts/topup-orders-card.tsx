@@ -1,12 +1,15 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Badge, Button, Card, Flex, Heading, Text } from "@radix-ui/themes";
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { listTopUpOrders, TOPUP_ORDERS_PAGE_SIZE, type TopUpOrder } from "../../../api/topup";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
+import { renderQuota } from "../../../stores/status";
 
 /** TopUpOrdersCard lists every user's online top-up orders, ten a page (admins only). */
 export function TopUpOrdersCard() {
+  useSignals();
   const { t } = useTranslation();
   const [page, setPage] = useState(0);
   const [rows, setRows] = useState<TopUpOrder[]>([]);
@@ -31,7 +34,9 @@ export function TopUpOrdersCard() {
   const columns: Column<TopUpOrder>[] = [
     { key: "id", header: t("topupOrders.colId"), cell: (o) => o.id, width: "64px" },
     { key: "user", header: t("topupOrders.colUser"), cell: (o) => <span data-testid="topup-order-user">{o.user_id}</span> },
-    { key: "amount", header: t("topupOrders.colAmount"), cell: (o) => <span data-testid="topup-order-amount">{o.amount}</span> },
+    // What the order credits, shown as every quota is: the stored amount is whole dollars,
+    // truncated for an order asked for in quota units (750 000 showed as 1).
+    { key: "amount", header: t("topupOrders.colAmount"), cell: (o) => <span data-testid="topup-order-amount">{renderQuota(o.quota)}</span> },
     { key: "money", header: t("topupOrders.colMoney"), cell: (o) => <span data-testid="topup-order-money">{t("wallet.money", { money: Number(o.money).toFixed(2) })}</span> },
     { key: "method", header: t("topupOrders.colMethod"), cell: (o) => o.payment_method },
     {
