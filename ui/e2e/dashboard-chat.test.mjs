@@ -930,3 +930,36 @@ test("an open dashboard keeps refreshing while calls keep coming, not only once 
   }
   await context.close();
 });
+
+test("an open dashboard's quota axis follows a change of the display option without a reload", async () => {
+  const user = await newUser("dsw", "dsw-token");
+  await relay(user.key, "dash-a");
+  await waitForDashboardRows(user.api, 1);
+  const { context, page } = await openAs(user);
+  try {
+    await page.evaluate(() => {
+      window.__drawn = [];
+      const fill = CanvasRenderingContext2D.prototype.fillText;
+      CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+        window.__drawn.push(String(text));
+        return fill.call(this, text, ...rest);
+      };
+    });
+    await page.locator('[data-testid="sidebar"] [data-nav="detail"]').click();
+    await page.waitForURL("**/detail");
+    await page.locator('[data-testid="detail-total-quota"]', { hasText: dollars(quotaOf("dash-a")) }).waitFor();
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    // The quota axis is labelled in dollars.
+    await page.waitForFunction(() => window.__drawn.some((s) => s.startsWith("$")));
+    await page.evaluate(() => (window.__drawn = []));
+    await setOption("DisplayInCurrencyEnabled", "false");
+    // The totals switch to quota units at once; the quota axis is drawn again in them (125.0k, 100.0k…).
+    await page.locator('[data-testid="detail-total-quota"]', { hasText: "125.0k" }).waitFor({ timeout: 10000 });
+    await page.waitForFunction(() => window.__drawn.some((s) => /^\d+(\.\d)?k$/.test(s)), null, { timeout: 5000 }).catch(async () => {
+      throw new Error(`the quota axis was not drawn again in quota units; drawn since: ${JSON.stringify(await page.evaluate(() => window.__drawn))}`);
+    });
+  } finally {
+    await setOption("DisplayInCurrencyEnabled", "true");
+    await context.close();
+  }
+});

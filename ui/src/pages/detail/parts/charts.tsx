@@ -56,6 +56,9 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
   const granularity = applied.value.granularity;
   const format = metric === "quota" ? (v: number) => renderQuota(v, v !== 0 && Math.abs(v) < quotaPerUnit.value ? 4 : 2) : (v: number) => String(Math.round(v));
   const names = s.models.map((m) => (m === OTHER_MODELS ? t("dashboard.other") : m));
+  // The quota axis and legend read the display rule when drawn: a change of it draws the chart again.
+  const inCurrency = displayInCurrency.value;
+  const perUnit = quotaPerUnit.value;
   const options = useMemo<Omit<uPlot.Options, "width" | "height">>(
     () => ({
       scales: {
@@ -79,8 +82,8 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
       ],
       axes: [{ values: timeAxisValues }, { size: 80, values: axisValues(metric) }],
     }),
-    // The series layout (names) and granularity decide the options; values go through data.
-    [names.join("\u0001"), granularity, metric, s.times.length < 60, t],
+    // The series layout (names), granularity and display rule decide the options; values go through data.
+    [names.join("\u0001"), granularity, metric, s.times.length < 60, t, inCurrency, perUnit],
   );
   const data = useMemo(() => [s.times, ...s.values[metric]] as uPlot.AlignedData, [s, metric]);
   return (
