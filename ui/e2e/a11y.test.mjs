@@ -49,3 +49,23 @@ test("a channel's delete confirmation, opened from the row's menu by keyboard, g
   assert.ok(await api.call("GET", `/api/channel/search?keyword=${name}`).then((r) => r.json.data.some((c) => c.name === name)), "the channel is kept");
   await context.close();
 });
+
+test("the search fields of the user list, the redemption list and the model price table are named in the page's language", async () => {
+  const fields = [
+    { path: "/user", testId: "user-search", zh: "支持搜索用户的 ID、用户名、显示名称和邮箱地址 ...", en: "ID, username, display name or e-mail" },
+    { path: "/redemption", testId: "redemption-search", zh: "关键字(id或者名称)", en: "Keyword (id or name)" },
+    { path: "/setting?tab=operation", testId: "pricing-search", zh: "搜索模型名称", en: "Search models" },
+  ];
+  for (const locale of ["zh", "en"]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale: locale === "zh" ? "zh-CN" : "en-US", viewport: { width: 1400, height: 900 } });
+    await login(page, "root", "123456");
+    for (const f of fields) {
+      await page.goto(f.path);
+      await page.locator(`[data-testid="${f.testId}"]`).waitFor();
+      const byLabel = page.getByLabel(f[locale], { exact: true });
+      assert.equal(await byLabel.count(), 1, `${f.path} (${locale}): no field labelled ${JSON.stringify(f[locale])}`);
+      assert.equal(await byLabel.getAttribute("data-testid"), f.testId);
+    }
+    await context.close();
+  }
+});

@@ -19,6 +19,7 @@ export function Toolbar() {
           className="grow"
           style={{ minWidth: 220 }}
           placeholder={t("redemption.searchPlaceholder")}
+          aria-label={t("redemption.searchPlaceholder")}
           value={redemptionKeyword.value}
           onChange={(e) => (redemptionKeyword.value = e.target.value)}
           data-testid="redemption-search"

@@ -23,6 +23,7 @@ export function SearchBar() {
           className="grow"
           style={{ minWidth: 240 }}
           placeholder={t("userAdmin.searchPlaceholder")}
+          aria-label={t("userAdmin.searchPlaceholder")}
           value={s.keyword}
           onChange={(e) => (userSearch.value = { ...s, keyword: e.target.value })}
           data-testid="user-search"

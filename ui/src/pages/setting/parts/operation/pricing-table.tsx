@@ -58,6 +58,7 @@ export function PricingTable() {
         <TextField.Root
           className="grow"
           placeholder={l("search")}
+          aria-label={l("search")}
           value={query}
           onChange={(e) => {
             setQuery(e.target.value);
