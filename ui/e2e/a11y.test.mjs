@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, rootApi, uniqueName } from "./harness.mjs";
+import { gatewaySuite, login, newPage, putOption, rootApi, uniqueName } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -68,4 +68,67 @@ test("the search fields of the user list, the redemption list and the model pric
     }
     await context.close();
   }
+});
+
+test("the fields of dialogs and popovers (model picker, add quota, delete account, manual copy, WeChat code) are named in the page's language", async () => {
+  const names = {
+    zh: { search: "搜索…", addQuota: "需要添加的额度（支持负数）", deleteAccount: "请输入你的账户名以确认：", copy: "要复制的内容", wechat: "验证码" },
+    en: { search: "Search…", addQuota: "Quota to add (may be negative)", deleteAccount: "Type your username to confirm:", copy: "Text to copy", wechat: "Verification code" },
+  };
+  const root = await rootApi(suite.gw.baseURL);
+  await root.call("POST", "/api/token/", { name: "a11y", remain_quota: 0, expired_time: -1, unlimited_quota: true });
+  await putOption(root, "WeChatServerAddress", "http://127.0.0.1:9");
+  await putOption(root, "WeChatServerToken", "a11y-token");
+  await putOption(root, "WeChatAuthEnabled", "true");
+  const labelled = async (page, name, testId, what) => {
+    const field = page.getByLabel(name, { exact: true });
+    assert.equal(await field.count(), 1, `${what}: no field labelled ${JSON.stringify(name)}`);
+    assert.equal(await field.getAttribute("data-testid"), testId, what);
+  };
+  for (const locale of ["zh", "en"]) {
+    const n = names[locale];
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale: locale === "zh" ? "zh-CN" : "en-US", viewport: { width: 1400, height: 900 } });
+    await page.addInitScript(() => {
+      Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) } });
+    });
+    await page.goto("/login");
+    await page.click('[data-testid="oauth-wechat"]');
+    await page.getByRole("dialog").waitFor();
+    await page.getByRole("dialog").getByRole("textbox").evaluate((el) => el.setAttribute("data-testid", "wechat-code-probe"));
+    await labelled(page, n.wechat, "wechat-code-probe", "WeChat code");
+    await page.keyboard.press("Escape");
+    await login(page, "root", "123456");
+
+    await page.goto("/token");
+    await page.click('[data-testid="add-token"]');
+    await page.click('[data-testid="token-limits-enabled"]');
+    await page.locator('[data-testid="token-models-open"]').focus();
+    await page.keyboard.press("Enter");
+    await page.locator('[data-testid="token-models-search"]').waitFor();
+    await labelled(page, n.search, "token-models-search", "model picker");
+    await page.keyboard.press("Escape");
+    await page.locator('[data-testid="token-models-search"]').waitFor({ state: "detached" });
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === "token-models-open");
+    await page.keyboard.press("Escape");
+    await page.locator('[data-testid="token-drawer"]').waitFor({ state: "detached" });
+
+    await page.locator('[data-testid="copy-key"]').first().click();
+    await page.locator('[data-testid="manual-copy-text"]').waitFor();
+    await labelled(page, n.copy, "manual-copy-text", "manual copy");
+    await page.keyboard.press("Escape");
+
+    await page.goto("/user");
+    await page.locator('[data-testid="user-edit"]').first().click();
+    await page.click('[data-testid="user-add-quota"]');
+    await page.locator('[data-testid="add-quota-input"]').waitFor();
+    await labelled(page, n.addQuota, "add-quota-input", "add quota");
+    await page.keyboard.press("Escape");
+
+    await page.goto("/setting?tab=personal");
+    await page.click('[data-testid="delete-account"]');
+    await page.locator('[data-testid="delete-confirm-input"]').waitFor();
+    await labelled(page, n.deleteAccount, "delete-confirm-input", "delete account");
+    await context.close();
+  }
+  await putOption(root, "WeChatAuthEnabled", "false");
 });

@@ -19,7 +19,7 @@ export function CopyDialog() {
       description={t("copy.manualHint")}
       footer={<Button onClick={closeManualCopy}>{t("common.close")}</Button>}
     >
-      <TextArea readOnly value={text ?? ""} rows={4} onFocus={(e) => e.currentTarget.select()} autoFocus data-testid="manual-copy-text" />
+      <TextArea readOnly value={text ?? ""} rows={4} aria-label={t("copy.manualText")} onFocus={(e) => e.currentTarget.select()} autoFocus data-testid="manual-copy-text" />
     </Dialog>
   );
 }

@@ -64,6 +64,7 @@ export function MultiSelect({ id, value, options, onChange, placeholder, disable
             <TextField.Root
               size="2"
               placeholder={t("picker.search")}
+              aria-label={t("picker.search")}
               value={query}
               onChange={(e) => setQuery(e.target.value)}
               onKeyDown={(e) => {

@@ -55,6 +55,7 @@ export function WeChatCodeDialog({ open, onOpenChange, title, submitLabel, onSub
         <TextField.Root
           className="full-width"
           placeholder={t("wechat.code")}
+          aria-label={t("wechat.code")}
           value={code}
           onChange={(e) => setCode(e.target.value)}
           onKeyDown={(e) => {

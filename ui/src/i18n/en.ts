@@ -120,6 +120,7 @@ const en: Dictionary = {
     done: "Copied to the clipboard!",
     manualTitle: "Cannot copy to the clipboard, please copy manually",
     manualHint: "The browser refused to copy; select the text below and copy it yourself.",
+    manualText: "Text to copy",
   },
   home: {
     notice: "Notice",

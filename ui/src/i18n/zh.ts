@@ -118,6 +118,7 @@ const zh = {
     done: "已复制到剪贴板！",
     manualTitle: "无法复制到剪贴板，请手动复制",
     manualHint: "浏览器拒绝了复制操作，请选中下面的内容手动复制。",
+    manualText: "要复制的内容",
   },
   home: {
     notice: "公告",

@@ -47,6 +47,7 @@ export function AddQuotaPopover({ quota, onApply }: { quota: number; onApply: (n
             type="number"
             step={1}
             placeholder={t("userAdmin.addQuotaPlaceholder")}
+            aria-label={t("userAdmin.addQuotaPlaceholder")}
             value={amount}
             onChange={(e) => setAmount(e.target.value)}
             onKeyDown={(e) => {

@@ -53,7 +53,7 @@ export function DeleteAccountDialog({ open, onOpenChange }: { open: boolean; onO
         <Text size="2">
           {t("deleteAccount.prompt")} <Strong>{username}</Strong>
         </Text>
-        <TextField.Root value={typed} onChange={(e) => setTyped(e.target.value)} placeholder={username} data-testid="delete-confirm-input" />
+        <TextField.Root value={typed} onChange={(e) => setTyped(e.target.value)} placeholder={username} aria-label={t("deleteAccount.prompt")} data-testid="delete-confirm-input" />
       </Flex>
     </ConfirmDialog>
   );
