@@ -132,3 +132,26 @@ test("the fields of dialogs and popovers (model picker, add quota, delete accoun
   }
   await putOption(root, "WeChatAuthEnabled", "false");
 });
+
+test("the download offer that replaces the redemption drawer gives the keyboard back to the add button when it closes", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  for (const close of ["Escape", "cancel"]) {
+    await page.locator('[data-testid="redemption-add"]').focus();
+    await page.keyboard.press("Enter");
+    await page.locator("#redemption-name").waitFor();
+    await page.locator("#redemption-name").fill(uniqueName("kb"));
+    await page.keyboard.press("Enter");
+    const offer = page.getByRole("dialog").filter({ has: page.locator('[data-testid="redemption-download-dialog"]') });
+    await offer.waitFor();
+    await page.waitForTimeout(500);
+    assert.ok(await page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]')), "the focus is in the offer");
+    if (close === "Escape") await page.keyboard.press("Escape");
+    else await offer.getByRole("button", { name: "取消" }).press("Enter");
+    await offer.waitFor({ state: "detached" });
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.tagName), "redemption-add", `closed by ${close}`);
+  }
+  await context.close();
+});

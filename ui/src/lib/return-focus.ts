@@ -1,4 +1,7 @@
-import { useRef } from "react";
+import { useRef, type RefObject } from "react";
+
+// openTargets holds, for each open overlay in the order they opened, where its close puts the focus.
+const openTargets: RefObject<HTMLElement | null>[] = [];
 
 /**
  * useReturnFocus gives an overlay opened without a Radix trigger (from a
@@ -6,7 +9,9 @@ import { useRef } from "react";
  * where it was when the overlay opened: on the button that opened it (for an
  * item of a dropdown menu, the button that opened the menu), or, if
  * that element is gone (a deleted row, a closed menu), nowhere in particular
- * as before.
+ * as before. An overlay that opens as another closes (the download offer that
+ * replaces the redemption drawer) takes over where the closing one would have
+ * put the focus, as its own opener went with the closing overlay.
  */
 export function useReturnFocus() {
   const returnTo = useRef<HTMLElement | null>(null);
@@ -18,12 +23,21 @@ export function useReturnFocus() {
       const menu = el instanceof HTMLElement ? el.closest<HTMLElement>('[role="menu"]') : null;
       if (menu?.id) el = document.querySelector(`[aria-controls="${CSS.escape(menu.id)}"]`) ?? el;
       returnTo.current = el instanceof HTMLElement && el !== document.body ? el : null;
+      if (!openTargets.includes(returnTo)) openTargets.push(returnTo);
     },
     onCloseAutoFocus: (e: Event) => {
       const el = returnTo.current;
       returnTo.current = null;
+      const at = openTargets.indexOf(returnTo);
+      if (at >= 0) openTargets.splice(at, 1);
       if (el?.isConnected) {
         e.preventDefault();
+        // An overlay still open whose opener is gone opened as this one closed: it gives the focus back here later.
+        const next = openTargets[openTargets.length - 1];
+        if (next && !next.current?.isConnected) {
+          next.current = el;
+          return;
+        }
         el.focus({ preventScroll: true });
       }
     },
