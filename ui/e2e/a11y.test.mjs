@@ -155,3 +155,23 @@ test("the download offer that replaces the redemption drawer gives the keyboard 
   }
   await context.close();
 });
+
+test("the dashboard's granularity choice is a group named in the page's language", async () => {
+  for (const [locale, name] of [["zh-CN", "时间粒度"], ["en-US", "Granularity"]]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale, viewport: { width: 1400, height: 900 } });
+    await login(page, "root", "123456");
+    await page.goto("/detail");
+    await page.locator('[data-testid="detail-granularity-day"]').waitFor();
+    const group = page.getByRole("radiogroup", { name, exact: true });
+    assert.equal(await group.count(), 1, `${locale}: no radio group named ${JSON.stringify(name)}`);
+    assert.equal(await group.getAttribute("data-testid"), "detail-granularity");
+    // Operable by keyboard: the arrow keys move the choice.
+    await page.waitForTimeout(500);
+    await page.locator('[data-testid="detail-granularity-hour"]').focus();
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction(() => document.activeElement?.dataset.testid === "detail-granularity-day");
+    await page.keyboard.press("Space");
+    await page.locator('[data-testid="detail-granularity-day"][aria-checked="true"]').waitFor();
+    await context.close();
+  }
+});

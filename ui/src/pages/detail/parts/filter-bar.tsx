@@ -61,7 +61,7 @@ export function FilterBar() {
             <Text size="2" weight="medium">
               {t("dashboard.granularity")}
             </Text>
-            <SegmentedControl.Root value={f.granularity} onValueChange={(v) => setGranularity(v as Granularity)} data-testid="detail-granularity">
+            <SegmentedControl.Root value={f.granularity} onValueChange={(v) => setGranularity(v as Granularity)} aria-label={t("dashboard.granularity")} data-testid="detail-granularity">
               {GRANULARITIES.map((g) => (
                 <SegmentedControl.Item key={g} value={g} data-testid={`detail-granularity-${g}`}>
                   {t(`dashboard.${g}`)}
