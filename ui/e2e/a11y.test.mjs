@@ -175,3 +175,27 @@ test("the dashboard's granularity choice is a group named in the page's language
     await context.close();
   }
 });
+
+test("saving a redemption code's edit gives the keyboard back to that row's edit button", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("ed");
+  assert.equal((await root.call("POST", "/api/redemption/", { name, count: 1, quota: 1000 })).json.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: name });
+  await row.locator('[data-testid="redemption-edit"]').focus();
+  await page.keyboard.press("Enter");
+  const drawer = page.getByRole("dialog");
+  await page.locator("#redemption-name").waitFor();
+  await page.waitForFunction(() => document.querySelector("#redemption-name")?.value !== "");
+  await page.locator("#redemption-name").fill(name + "x");
+  await drawer.locator('[data-testid="redemption-submit"]').press("Enter");
+  await drawer.waitFor({ state: "detached" });
+  await page.locator("tr", { hasText: name + "x" }).waitFor();
+  await page.waitForTimeout(500);
+  const focused = await page.evaluate(() => ({ testId: document.activeElement?.dataset.testid ?? document.activeElement?.tagName, row: document.activeElement?.closest("tr")?.textContent ?? "" }));
+  assert.equal(focused.testId, "redemption-edit");
+  assert.ok(focused.row.includes(name + "x"), "the edited row's button");
+  await context.close();
+});

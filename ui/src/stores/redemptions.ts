@@ -97,6 +97,23 @@ export async function setRedemptionStatus(row: Redemption, status: number): Prom
   }
 }
 
+/**
+ * refreshRedemptionRow reads one code again and updates its row in place, so that the row's
+ * buttons (the edit button a closed drawer gives the keyboard back to) stay; if it cannot be
+ * read, the list is read again.
+ */
+export async function refreshRedemptionRow(id: number): Promise<void> {
+  try {
+    const fresh = await redemptionsApi.getRedemption(id);
+    redemptionsList.update(
+      (r) => r.id === id,
+      (r) => ({ ...r, ...fresh }),
+    );
+  } catch {
+    await refreshRedemptions();
+  }
+}
+
 /** deleteRedemption removes a code and reloads the page it was on. */
 export async function deleteRedemption(row: Redemption): Promise<boolean> {
   try {

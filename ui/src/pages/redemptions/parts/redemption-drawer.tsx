@@ -6,7 +6,7 @@ import { createRedemptions, getRedemption, updateRedemption } from "../../../api
 import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { quotaWithinBound } from "../../../lib/quota";
-import { loadRedemptions, redemptionsDialog, refreshRedemptions } from "../../../stores/redemptions";
+import { loadRedemptions, redemptionsDialog, refreshRedemptionRow } from "../../../stores/redemptions";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 
@@ -75,7 +75,7 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
         await updateRedemption({ id, name, quota });
         toast.success(t("redemption.updateSuccess"));
         onClose();
-        await refreshRedemptions();
+        await refreshRedemptionRow(id);
         return;
       }
       const count = Number(form.count);
