@@ -199,3 +199,18 @@ test("saving a redemption code's edit gives the keyboard back to that row's edit
   assert.ok(focused.row.includes(name + "x"), "the edited row's button");
   await context.close();
 });
+
+test("the model price dialog's billing choice is a radio group named by its label", async () => {
+  for (const [locale, name] of [["zh-CN", "计费方式"], ["en-US", "Billing"]]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale, viewport: { width: 1400, height: 900 } });
+    await login(page, "root", "123456");
+    await page.goto("/setting?tab=operation");
+    await page.locator('[data-testid="pricing-add"]').focus();
+    await page.keyboard.press("Enter");
+    await page.locator("#model-row-name").waitFor();
+    const group = page.getByRole("dialog").getByRole("radiogroup", { name, exact: true });
+    assert.equal(await group.count(), 1, `${locale}: no radio group named ${JSON.stringify(name)}`);
+    assert.equal(await page.getByLabel(name, { exact: true }).getAttribute("id"), "model-row-mode");
+    await context.close();
+  }
+});

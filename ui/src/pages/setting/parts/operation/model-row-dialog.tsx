@@ -107,7 +107,7 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
           <TextField.Root id="model-row-name" value={form.model} onChange={set("model")} />
         </Field>
         <Field id="model-row-mode" label={l("mode")}>
-          <RadioGroup.Root id="model-row-mode" value={form.mode} onValueChange={(v) => setForm((f) => ({ ...f, mode: v as Mode }))}>
+          <RadioGroup.Root id="model-row-mode" aria-label={l("mode")} value={form.mode} onValueChange={(v) => setForm((f) => ({ ...f, mode: v as Mode }))}>
             <Flex gap="4">
               <RadioGroup.Item value="ratio" data-testid="model-row-mode-ratio">
                 {l("byRatio")}
