@@ -106,7 +106,12 @@ const recheckAfter = time.Second
 // session's account) still allows the call.
 func (rl *Relay) recheck(c *call) *Error {
 	if c.caller.Token != nil {
-		_, err := rl.authenticate(c.r)
+		// The call goes on with the token and owner as they are now: what
+		// they allow (model limits, IP list, group) is judged on them too.
+		caller, err := rl.authenticate(c.r)
+		if err == nil {
+			c.caller = caller
+		}
 		return err
 	}
 	u, err := rl.store.User(c.caller.User.ID)

@@ -531,3 +531,52 @@ func (g *gateway) slowUpload(t *testing.T, path string, body any, during func(),
 	pw.Close()
 	return <-done
 }
+
+// What the token allows is asked again after a slow upload, not only its
+// status: model limits narrowed while the body arrived refuse the call, and
+// a token group changed meanwhile prices it, as for a call made after the
+// change.
+func TestSlowUploadTakesTheTokenAsItIsNow(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", okChat(t, ratioModel, "ok", relaytest.NewUsage(5, 5)))
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+
+	t.Run("model limits narrowed", func(t *testing.T) {
+		tok, key := g.MustCreateToken(t, "alice", store.Token{Name: "limits", ModelLimitsEnabled: true, ModelLimits: ratioModel})
+		before := g.balances(t, "alice", tok.ID, ch)
+		hits := up.Hits()
+		res := g.slowUpload(t, "/v1/chat/completions", chat(ratioModel, "a long upload"), func() {
+			if _, err := g.st.UpdateToken(tok.UserID, tok.ID, store.TokenUpdate{ModelLimits: new(miniModel)}); err != nil {
+				t.Fatal(err)
+			}
+		}, "Authorization", "Bearer "+key)
+		res.wantError(t, http.StatusForbidden, "model_not_allowed")
+		if up.Hits() != hits {
+			t.Errorf("upstream hits moved by %d, want 0", up.Hits()-hits)
+		}
+		if after := g.balances(t, "alice", tok.ID, ch); !reflect.DeepEqual(after, before) {
+			t.Errorf("balances %+v, want %+v unchanged", after, before)
+		}
+	})
+
+	t.Run("token group changed", func(t *testing.T) {
+		tok, key := g.MustCreateToken(t, "alice", store.Token{Name: "vip", Group: "vip"})
+		res := g.slowUpload(t, "/v1/chat/completions", chat(ratioModel, "a long upload"), func() {
+			if _, err := g.st.UpdateToken(tok.UserID, tok.ID, store.TokenUpdate{Group: new("default")}); err != nil {
+				t.Fatal(err)
+			}
+		}, "Authorization", "Bearer "+key)
+		if res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+		logs, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, TokenID: tok.ID}, 1, 10)
+		if err != nil || len(logs.Items) != 1 {
+			t.Fatalf("logs %v, %v", logs, err)
+		}
+		if l := logs.Items[0]; l.Group != "default" || l.Quota != ratioQuota(5, 5, ratioModelMR, ratioModelCR, 1) {
+			t.Errorf("charged %d in group %q, want %d in default (the token's group when the call was priced)",
+				l.Quota, l.Group, ratioQuota(5, 5, ratioModelMR, ratioModelCR, 1))
+		}
+	})
+}
