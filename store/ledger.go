@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -38,6 +39,9 @@ type balanceDelta struct {
 	tokUsed int64
 	// unlimited, when set, is the token's unlimited flag as committed.
 	unlimited *bool
+	// setN and remainSetN, when not 0, number the set of the user's quota
+	// or the token's remaining quota this delta commits (see setFns).
+	setN, remainSetN uint64
 }
 
 // liveBalance is one user's live balance: quota is what new calls may
@@ -46,6 +50,11 @@ type liveBalance struct {
 	quota, used, count int64
 	held               int64
 	at                 int // the transaction the balance was read at
+	// setFns numbers the sets of this balance (an administrator's quota)
+	// as they are computed, setDone is the number of the last committed. A
+	// set takes the charges already settled as made: one of them that then
+	// cannot be written must not come back on top of the set value.
+	setFns, setDone uint64
 }
 
 // shown is the balance as if no call were in flight.
@@ -58,6 +67,8 @@ type liveToken struct {
 	held         int64
 	unlimited    bool
 	at           int // the transaction the balance was read at
+	// setFns and setDone: as liveBalance's, for sets of the remaining quota.
+	setFns, setDone uint64
 }
 
 func (t *liveToken) shown() int64 { return t.remain + t.held }
@@ -106,10 +117,13 @@ type charge struct {
 	// follow it, so memory and file agree even if the token's unlimited
 	// flag changes before the commit.
 	fromRemain bool
-	log        *Log // what the call was: model, user name, tokens
-	writeLog   bool // consume logging is on
-	dashboard  bool // dashboard data is collected
-	done       chan error
+	// userSeen and tokenSeen are the balances' setFns at Settle: a set
+	// numbered above them, committed, took this charge as made.
+	userSeen, tokenSeen uint64
+	log                 *Log // what the call was: model, user name, tokens
+	writeLog            bool // consume logging is on
+	dashboard           bool // dashboard data is collected
+	done                chan error
 }
 
 func (l *ledger) init(s *Store) {
@@ -208,12 +222,14 @@ func (l *ledger) applyLocked(ds []balanceDelta, txid int) {
 				b.quota += d.quota
 				b.used += d.used
 				b.count += d.count
+				b.setDone = max(b.setDone, d.setN)
 			}
 		}
 		if d.token != 0 {
 			if t := l.tokens[d.token]; t != nil && t.at < txid {
 				t.remain += d.remain
 				t.used += d.tokUsed
+				t.setDone = max(t.setDone, d.remainSetN)
 				if d.unlimited != nil {
 					t.unlimited = *d.unlimited
 				}
@@ -409,7 +425,9 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	l := &s.ledger
 	l.mu.Lock()
 	delta := quota - r.Amount
+	var userSeen, tokenSeen uint64
 	if u := l.users[r.UserID]; u != nil {
+		userSeen = u.setFns
 		u.quota -= delta
 		u.held -= r.Amount
 		u.used += quota
@@ -418,6 +436,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	fromRemain := false
 	if r.TokenID != 0 {
 		if t := l.tokens[r.TokenID]; t != nil {
+			tokenSeen = t.setFns
 			// Give back the hold, then charge: only a token that is
 			// limited now pays from its remaining quota.
 			if r.tokenHeld {
@@ -444,7 +463,8 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 		log.CreatedAt = s.nowUnix()
 	}
 	set := s.Settings()
-	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, fromRemain: fromRemain, log: log,
+	c := &charge{userID: r.UserID, tokenID: r.TokenID, channelID: channelID, quota: quota, fromRemain: fromRemain,
+		userSeen: userSeen, tokenSeen: tokenSeen, log: log,
 		writeLog: log != nil && set.Bool("LogConsumeEnabled"), dashboard: log != nil && set.Bool("DataExportEnabled")}
 	if l.interval == 0 {
 		c.done = make(chan error, 1)
@@ -452,9 +472,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 	if err := l.enqueue(c); err != nil {
 		// The ledger is closed: the charge will not be written, so it
 		// leaves memory too.
-		l.mu.Lock()
-		l.revertLocked(c)
-		l.mu.Unlock()
+		l.revert([]*charge{c})
 		return err
 	}
 	if c.done == nil {
@@ -649,11 +667,7 @@ func (l *ledger) commitDone(batch []*charge, now int64, err error) {
 	if err != nil {
 		// Nothing was written: take the charges back out of memory so live
 		// balances keep matching the file.
-		l.mu.Lock()
-		for _, c := range batch {
-			l.revertLocked(c)
-		}
-		l.mu.Unlock()
+		l.revert(batch)
 		for _, c := range batch {
 			// A caller in interval mode was already answered: this is the
 			// only trace of its lost charge.
@@ -682,18 +696,103 @@ func (l *ledger) commitDone(batch []*charge, now int64, err error) {
 	}
 }
 
-// revertLocked takes a settled charge that will not be written back out
-// of the live balances: what is left is as if the call had been refunded
-// (its reservation was already given back by Settle). l.mu is held.
-func (l *ledger) revertLocked(c *charge) {
+// revert takes settled charges that will not be written back out of the
+// live balances: what is left is as if the calls had been refunded (their
+// reservations were already given back by Settle). A balance set after a
+// charge settled took it as made (the set is the balance as shown, the
+// charge taken off): the set value stays, so the file, which the set moved
+// expecting the charge, gives up the charge's quota instead of memory
+// getting it back. It holds the write order (updateMu), so no set is
+// between its computation and its arrival in memory meanwhile.
+func (l *ledger) revert(batch []*charge) {
+	s := l.s
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	users, tokens := map[uint64]int64{}, map[uint64]int64{}
+	l.mu.Lock()
+	for _, c := range batch {
+		l.revertLocked(c, users, tokens)
+	}
+	l.mu.Unlock()
+	if len(users)+len(tokens) == 0 {
+		return
+	}
+	var err error = errWritesStopped
+	if !s.writesStopped.Load() {
+		err = s.commitTx(func(tx *bolt.Tx) error {
+			for id, q := range users {
+				if err := debit(tx, bucketUsers, id, keyQuota, q); err != nil {
+					return err
+				}
+			}
+			for id, q := range tokens {
+				if err := debit(tx, bucketTokens, id, keyRemainQuota, q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		// The file keeps the charge's quota: memory gets it back too, so
+		// both agree.
+		slog.Error("a set balance gets back a charge that was not written", "users", users, "tokens", tokens, "err", err)
+		l.mu.Lock()
+		for id, q := range users {
+			l.users[id].quota += q
+		}
+		for id, q := range tokens {
+			l.tokens[id].remain += q
+		}
+		l.mu.Unlock()
+	}
+}
+
+// debit takes q from the integer member key of record id in bucket.
+func debit(tx *bolt.Tx, bucket []byte, id uint64, key []byte, q int64) error {
+	b := tx.Bucket(bucket)
+	raw := b.Get(itob(id))
+	if raw == nil {
+		return Errorf(ENOTFOUND, "记录不存在")
+	}
+	if data, ok := patchInts(raw, []intEdit{{key: key, add: -q}}); ok {
+		return b.Put(itob(id), data)
+	}
+	if bytes.Equal(bucket, bucketUsers) {
+		u, err := getUser(tx, id)
+		if err != nil {
+			return err
+		}
+		u.Quota -= q
+		return putJSON(b, itob(id), u)
+	}
+	t, err := getTokenAny(tx, id)
+	if err != nil {
+		return err
+	}
+	t.RemainQuota -= q
+	return putJSON(b, itob(id), t)
+}
+
+// revertLocked is revert for one charge; the quota a set took as charged is
+// added to users and tokens (by id) for the file to give up. l.mu is held.
+func (l *ledger) revertLocked(c *charge, users, tokens map[uint64]int64) {
 	if u := l.users[c.userID]; u != nil {
-		u.quota += c.quota
+		if u.setDone > c.userSeen {
+			users[c.userID] += c.quota
+		} else {
+			u.quota += c.quota
+		}
 		u.used -= c.quota
 		u.count--
 	}
 	if t := l.tokens[c.tokenID]; t != nil {
 		if c.fromRemain {
-			t.remain += c.quota
+			if t.setDone > c.tokenSeen {
+				tokens[c.tokenID] += c.quota
+			} else {
+				t.remain += c.quota
+			}
 		}
 		t.used -= c.quota
 	}

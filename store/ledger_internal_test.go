@@ -379,3 +379,43 @@ func TestBalanceSeqGrowsAcrossRestarts(t *testing.T) {
 		t.Fatalf("after a restart reads are numbered %d, below the %d read before it", second, first)
 	}
 }
+
+// A balance set while a settled charge waits for its commit is that
+// balance: when the charge then cannot be written (the call answers
+// billing_failed and is charged nothing), the set value stays, in memory
+// and in the file, without the charge coming back on top of it.
+func TestSetThenChargeFails(t *testing.T) {
+	s, u, tok, r := openPayerWithHold(t)
+	s.SetSyncInterval(300 * time.Millisecond)
+	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
+		t.Fatal(err)
+	}
+	set, remain := int64(5000), int64(300)
+	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
+		t.Fatal(err)
+	}
+	failCommits(s, 1, false) // the charge's commit writes nothing
+	time.Sleep(600 * time.Millisecond)
+	var fu *User
+	var ft *Token
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		if fu, err = getUser(tx, u.ID); err != nil {
+			return err
+		}
+		ft, err = getToken(tx, tok.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lu, _ := s.User(u.ID)
+	lt, _ := s.Token(0, tok.ID)
+	if lu.Quota != set || fu.Quota != set || lu.UsedQuota != 0 || fu.UsedQuota != 0 {
+		t.Errorf("user quota live %d file %d (used %d/%d), want the set %d", lu.Quota, fu.Quota, lu.UsedQuota, fu.UsedQuota, set)
+	}
+	if lt.RemainQuota != remain || ft.RemainQuota != remain {
+		t.Errorf("token remain live %d file %d, want the set %d", lt.RemainQuota, ft.RemainQuota, remain)
+	}
+}

@@ -340,10 +340,16 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 			}
 			t.ExpiredTime = *upd.ExpiredTime
 		}
+		var setN uint64
 		if upd.RemainQuota != nil {
 			// The user sets the live value; the file moves by the same delta.
 			remainDelta = *upd.RemainQuota - live.RemainQuota
 			t.RemainQuota += remainDelta
+			if lt := s.ledger.tokens[id]; lt != nil {
+				// The charges settled so far count as made (see setFns).
+				lt.setFns++
+				setN = lt.setFns
+			}
 		}
 		if upd.UnlimitedQuota != nil {
 			t.UnlimitedQuota = *upd.UnlimitedQuota
@@ -392,7 +398,7 @@ func (s *Store) UpdateToken(userID, id uint64, upd TokenUpdate) (*Token, error) 
 		out = t
 		// The live flag changes with the commit, not before it.
 		unlimited := t.UnlimitedQuota
-		return []balanceDelta{{token: id, remain: remainDelta, unlimited: &unlimited}}, putTokenRecord(tx, t)
+		return []balanceDelta{{token: id, remain: remainDelta, unlimited: &unlimited, remainSetN: setN}}, putTokenRecord(tx, t)
 	})
 	if err != nil {
 		return nil, err

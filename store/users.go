@@ -707,6 +707,12 @@ func (s *Store) EditUserAsAdmin(adminName string, id uint64, upd UserUpdate, q Q
 		}
 		out = u
 		target := q.Set
+		var setN uint64
+		if b := s.ledger.users[id]; b != nil && q.Set != nil {
+			// A set takes the charges settled so far as made (see setFns).
+			b.setFns++
+			setN = b.setFns
+		}
 		if q.Add != nil {
 			live := s.ledger.liveQuotaLocked(u)
 			if err := checkQuotaMagnitude(*q.Add); err != nil {
@@ -719,10 +725,10 @@ func (s *Store) EditUserAsAdmin(adminName string, id uint64, upd UserUpdate, q Q
 			return nil, nil
 		}
 		d, err := s.setQuotaTx(tx, adminName, u, *target)
-		if err != nil || d == 0 {
+		if err != nil || (d == 0 && setN == 0) {
 			return nil, err
 		}
-		return []balanceDelta{{user: id, quota: d}}, nil
+		return []balanceDelta{{user: id, quota: d, setN: setN}}, nil
 	})
 	if err != nil {
 		return nil, err
