@@ -580,3 +580,34 @@ func TestSlowUploadTakesTheTokenAsItIsNow(t *testing.T) {
 		}
 	})
 }
+
+// A playground call whose body arrives slowly is priced at the group its
+// account has when the call is priced, as a token call is: a group changed
+// while the body arrived applies.
+func TestSlowPlaygroundUploadTakesTheGroupAsItIsNow(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", okChat(t, ratioModel, "ok", relaytest.NewUsage(5, 5)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	uid := fixture.IDs["alice"]
+	sid, _, err := g.st.CreateSession(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := g.slowUpload(t, "/pg/chat/completions", chat(ratioModel, "a long upload"), func() {
+		if _, err := g.st.UpdateUser(uid, store.UserUpdate{Group: new("vip")}); err != nil {
+			t.Error(err)
+		}
+	}, "New-Api-User", strconv.FormatUint(uid, 10), "Cookie", "session="+sid)
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	logs, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, UserID: uid}, 1, 10)
+	if err != nil || len(logs.Items) != 1 {
+		t.Fatalf("logs %v, %v", logs, err)
+	}
+	want := ratioQuota(5, 5, ratioModelMR, ratioModelCR, vipGroupRatio)
+	if l := logs.Items[0]; l.Group != "vip" || l.Quota != want {
+		t.Errorf("charged %d in group %q, want %d in vip (the account's group when the call was priced)", l.Quota, l.Group, want)
+	}
+}

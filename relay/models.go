@@ -220,6 +220,12 @@ func (rl *Relay) Playground(w http.ResponseWriter, r *http.Request, u *store.Use
 			}
 		}
 	}
+	// The account as it is now, once the body is in: a group changed while
+	// a slow body arrived prices the call (its status is asked again by
+	// serve).
+	if fresh, err := rl.store.User(u.ID); err == nil {
+		u = fresh
+	}
 	set := rl.store.Settings()
 	if group == "" {
 		group = u.Group
