@@ -717,32 +717,33 @@ func (l *ledger) revert(batch []*charge) {
 	if len(users)+len(tokens) == 0 {
 		return
 	}
-	var err error = errWritesStopped
-	if !s.writesStopped.Load() {
-		err = s.commitTx(func(tx *bolt.Tx) error {
-			for id, q := range users {
-				if err := debit(tx, bucketUsers, id, keyQuota, q); err != nil {
-					return err
-				}
+	err := s.updateLocked(func(tx *bolt.Tx) error {
+		for id, q := range users {
+			if err := debit(tx, bucketUsers, id, keyQuota, q); err != nil {
+				return err
 			}
-			for id, q := range tokens {
-				if err := debit(tx, bucketTokens, id, keyRemainQuota, q); err != nil {
-					return err
-				}
+		}
+		for id, q := range tokens {
+			if err := debit(tx, bucketTokens, id, keyRemainQuota, q); err != nil {
+				return err
 			}
-			return nil
-		})
-	}
+		}
+		return nil
+	}, nil)
 	if err != nil {
 		// The file keeps the charge's quota: memory gets it back too, so
 		// both agree.
 		slog.Error("a set balance gets back a charge that was not written", "users", users, "tokens", tokens, "err", err)
 		l.mu.Lock()
 		for id, q := range users {
-			l.users[id].quota += q
+			if u := l.users[id]; u != nil {
+				u.quota += q
+			}
 		}
 		for id, q := range tokens {
-			l.tokens[id].remain += q
+			if t := l.tokens[id]; t != nil {
+				t.remain += q
+			}
 		}
 		l.mu.Unlock()
 	}
@@ -753,7 +754,7 @@ func debit(tx *bolt.Tx, bucket []byte, id uint64, key []byte, q int64) error {
 	b := tx.Bucket(bucket)
 	raw := b.Get(itob(id))
 	if raw == nil {
-		return Errorf(ENOTFOUND, "记录不存在")
+		return nil // deleted meanwhile: nothing left to give up
 	}
 	if data, ok := patchInts(raw, []intEdit{{key: key, add: -q}}); ok {
 		return b.Put(itob(id), data)

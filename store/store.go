@@ -80,6 +80,11 @@ func (s *Store) update(fn func(*bolt.Tx) error) error { return s.updateThen(fn, 
 func (s *Store) updateThen(fn func(*bolt.Tx) error, then func()) (err error) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	return s.updateLocked(fn, then)
+}
+
+// updateLocked is updateThen for a caller that holds updateMu.
+func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 	if s.writesStopped.Load() {
 		return errWritesStopped
 	}
