@@ -587,6 +587,9 @@ test("saving a token edit keeps a remaining quota that changed while the form wa
   assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.remain_quota, 7000);
   await page.fill('[data-testid="token-quota"]', "9000");
   await page.click('[data-testid="token-submit"]');
+  // The toast of the first save may still be up (and a second one like it is not shown):
+  // the drawer closes only once this save is answered.
+  await page.locator('[data-testid="token-drawer"]').waitFor({ state: "detached" });
   await expectToast(page, "令牌更新成功！");
   assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.remain_quota, 9000);
   await context.close();
