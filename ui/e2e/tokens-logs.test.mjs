@@ -595,6 +595,43 @@ test("saving a token edit keeps a remaining quota that changed while the form wa
   await context.close();
 });
 
+test("a token saved while the list is being read again keeps what was saved when that read answers", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "reread", "token-pass-2");
+  assert.equal((await api.call("POST", "/api/token/", { name: "old-name", remain_quota: 5000, expired_time: -1 })).json?.success, true);
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.locator('[data-testid="token-name"]', { hasText: "old-name" }).waitFor();
+  // The next list read is answered by the server at once, but reaches the page only when released.
+  let release, answer;
+  const answered = new Promise((resolve) => (answer = resolve));
+  await page.route(
+    /\/api\/token\/\?p=/,
+    async (route) => {
+      const response = await route.fetch();
+      answer();
+      await new Promise((r) => (release = r));
+      await route.fulfill({ response });
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
+  await answered;
+  await row.locator('[data-testid="edit-token"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "old-name");
+  await page.fill('[data-testid="token-name-input"]', "new-name");
+  await page.click('[data-testid="token-submit"]');
+  await page.locator('[data-testid="token-drawer"]').waitFor({ state: "detached" });
+  await row.locator('[data-testid="token-name"]', { hasText: "new-name" }).waitFor();
+  release();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="token-table"]')?.hasAttribute("aria-busy"));
+  assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.name, "new-name");
+  assert.equal((await row.locator('[data-testid="token-name"]').textContent()).trim(), "new-name", "the read that began before the save undid it on the page");
+  await context.close();
+});
+
 test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
   const { username, api } = await newUser(suite.gw.baseURL, "adm", "token-pass-1");
   const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });

@@ -168,6 +168,8 @@ export async function setTokenPageSize(size: number): Promise<void> {
 }
 
 function patchToken(id: number, fields: Partial<Token>): void {
+  // A list read in flight may have been answered before this change: it must not undo it.
+  for (const saved of savedArriving) saved.set(id, { ...saved.get(id), ...fields });
   tokens.value = tokens.value.map((x) => (x.id === id ? { ...x, ...fields } : x));
 }
 
@@ -241,22 +243,42 @@ function withUsage(cur: Token, u: TokenUsage): Token {
  * the server may have read the list before those charges, and its answer must not undo them.
  */
 const arriving = new Set<Map<number, TokenUsage>>();
+/** savedArriving holds, for each list read in flight, the fields this tab saved meanwhile of each token (an edit, a status change). */
+const savedArriving = new Set<Map<number, Partial<Token>>>();
 
-/** readCatchingUsage runs a list read and returns its answer with the usage pushed while it ran. */
-async function readCatchingUsage(read: () => Promise<Token[]>): Promise<[Token[], Map<number, TokenUsage>]> {
+type CaughtRead = [Token[], Map<number, TokenUsage>, Map<number, Partial<Token>>];
+
+/** readCatchingUsage runs a list read and returns its answer with the usage pushed and the saves answered while it ran. */
+async function readCatchingUsage(read: () => Promise<Token[]>): Promise<CaughtRead> {
   const pushed = new Map<number, TokenUsage>();
+  const saved = new Map<number, Partial<Token>>();
   arriving.add(pushed);
+  savedArriving.add(saved);
   try {
-    return [await read(), pushed];
+    return [await read(), pushed, saved];
   } finally {
     arriving.delete(pushed);
+    savedArriving.delete(saved);
   }
 }
 
-/** withPushed takes into a list read the charges pushed while it ran that it does not show yet (a token's used quota only grows with its charges). */
-function withPushed([list, pushed]: [Token[], Map<number, TokenUsage>]): Token[] {
-  if (pushed.size === 0) return list;
-  return list.map((cur) => {
+/** withSaved is a listed token with what a save answered while the read ran; its quotas only when the list does not show later charges. */
+function withSaved(cur: Token, s: Partial<Token>): Token {
+  const { remain_quota, used_quota, ...rest } = s;
+  const next = { ...cur, ...rest };
+  if (used_quota !== undefined && used_quota >= (cur.used_quota ?? 0)) {
+    next.used_quota = used_quota;
+    if (remain_quota !== undefined) next.remain_quota = remain_quota;
+  } else if (used_quota === undefined && remain_quota !== undefined) next.remain_quota = remain_quota;
+  return next;
+}
+
+/** withPushed takes into a list read the saves answered and the charges pushed while it ran that it does not show yet (a token's used quota only grows with its charges). */
+function withPushed([list, pushed, saved]: CaughtRead): Token[] {
+  if (pushed.size === 0 && saved.size === 0) return list;
+  return list.map((listed) => {
+    const s = saved.get(listed.id);
+    const cur = s ? withSaved(listed, s) : listed;
     const u = pushed.get(cur.id);
     return u && u.used_quota > cur.used_quota ? withUsage(cur, u) : cur;
   });
