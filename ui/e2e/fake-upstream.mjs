@@ -23,8 +23,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * headers as Node gives them (lower-case names, e.g. headers.authorization),
  * body parsed as JSON or null. Call close() when done; it also drops the
  * gateway's kept-alive connections.
+ *
+ * beforeChunk, when given, is called with a chunk's index before that chunk is streamed; a
+ * promise it returns holds the stream there until it settles (a stream still coming, for as long
+ * as a test needs, however slow the machine).
  */
-export async function startFakeUpstream({ chunks = ["Hello", " world"], models = ["gpt-4o-mini"], delayMs = 40, failModels = [], usage = null } = {}) {
+export async function startFakeUpstream({ chunks = ["Hello", " world"], models = ["gpt-4o-mini"], delayMs = 40, failModels = [], usage = null, beforeChunk = null } = {}) {
   const requests = [];
   const server = createServer(async (req, res) => {
     let raw = "";
@@ -79,7 +83,8 @@ export async function startFakeUpstream({ chunks = ["Hello", " world"], models =
     const send = (obj) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
     const chunk = (delta, finish = null) => ({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
     send(chunk({ role: "assistant", content: "" }));
-    for (const c of chunks) {
+    for (const [i, c] of chunks.entries()) {
+      await beforeChunk?.(i);
       await sleep(delayMs);
       send(chunk({ content: c }));
     }

@@ -4,6 +4,8 @@ import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
 import { expectToast, gatewaySuite, login, newPage, registerUser, rootApi } from "./harness.mjs";
 
 let upstream;
+/** held, while set, holds every stream after its first chunk until it settles. */
+let held = null;
 
 // The reply mixes Markdown, raw HTML, an image on a same-origin URL and a
 // relative link: only the Markdown may take effect.
@@ -11,7 +13,7 @@ const CHUNKS = ["Hello", " **world**", "\n\n<b>raw</b> <img src=x onerror=\"wind
 
 const suite = gatewaySuite({
   setup: async ({ gw }) => {
-    upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"] });
+    upstream = await startFakeUpstream({ chunks: CHUNKS, models: ["gpt-4o-mini", "broken-model"], delayMs: 120, failModels: ["broken-model"], beforeChunk: (i) => (i > 0 ? held : null) });
     const root = await rootApi(gw.baseURL);
     await createChannel(root, upstream.url, ["gpt-4o-mini", "broken-model"]);
   },
@@ -194,13 +196,18 @@ test("a stopped reply keeps what came, marked stopped; one stopped before anythi
   await login(page, "root", "123456");
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
-  // Stopped after the first words: they stay, without the typing cursor, and say so.
+  // Stopped after the first words: they stay, without the typing cursor, and say so. The reply
+  // is held after them, so that it is still coming when the stop is clicked, however slow the machine.
+  let resume;
+  held = new Promise((r) => (resume = r));
   await page.fill('[data-testid="pg-input"]', "Say hello");
   await page.click('[data-testid="pg-send"]');
   await page.locator('[data-testid="message-assistant"][data-status="incomplete"]').waitFor({ timeout: 15000 });
   await page.click('[data-testid="pg-stop"]');
   const kept = page.locator('[data-testid="message-assistant"]');
   await kept.locator('[data-testid="message-stopped"]').waitFor();
+  held = null;
+  resume();
   assert.equal(await kept.getAttribute("data-status"), "incomplete");
   assert.match(await kept.textContent(), /Hello/);
   assert.equal(await kept.locator(".playground-cursor").count(), 0);
