@@ -963,3 +963,24 @@ test("an open dashboard's quota axis follows a change of the display option with
     await context.close();
   }
 });
+
+test("the dashboard's totals abbreviate by the figure they show: 999 999 is 1.0M, not 1000.0k", async () => {
+  const user = await newUser("abbr", null);
+  const { context, page } = await openAs(user);
+  // The server's rows for the range, as a busy account would have them: the totals are their sums.
+  const hour = nowSec() - (nowSec() % 3600) - 3600;
+  const rows = [
+    { user_id: 0, username: user.username, model_name: "m-a", created_at: hour, token_used: 999_000, count: 999_949, quota: 0 },
+    { user_id: 0, username: user.username, model_name: "m-b", created_at: hour, token_used: 999, count: 0, quota: 0 },
+  ];
+  await page.route(
+    (url) => url.pathname === "/api/data/self",
+    (route) => route.fulfill({ contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: rows }) }),
+  );
+  await page.goto("/detail");
+  await page.waitForFunction(() => /\d/.test(document.querySelector('[data-testid="detail-total-tokens"]')?.textContent ?? ""));
+  const shown = await totalsText(page);
+  assert.equal(shown.tokens, "1.0M", "999 999 tokens");
+  assert.equal(shown.count, "999.9k", "999 949 calls");
+  await context.close();
+});

@@ -9,9 +9,10 @@ export const DEFAULT_QUOTA_PER_UNIT = 500000;
 
 /** renderNumber abbreviates a count: k from 10 000, then M and B. */
 export function renderNumber(n: number): string {
+  // The unit is chosen by the figure as it is shown: 999 999 is 1.0M, not 1000.0k.
   const abs = Math.abs(n);
-  if (abs >= 1e9) return (n / 1e9).toFixed(1) + "B";
-  if (abs >= 1e6) return (n / 1e6).toFixed(1) + "M";
+  if (abs >= 999_950_000) return (n / 1e9).toFixed(1) + "B";
+  if (abs >= 999_950) return (n / 1e6).toFixed(1) + "M";
   if (abs >= 1e4) return (n / 1e3).toFixed(1) + "k";
   return String(n);
 }
