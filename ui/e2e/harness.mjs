@@ -273,9 +273,10 @@ export async function quotaPerUnit(api) {
   return (await api.call("GET", "/api/status")).json.data.quota_per_unit || 500000;
 }
 
-/** money shows quota as the console does: dollars with two decimals, e.g. "$1.50". */
+/** money shows quota as the console does: dollars with two decimals, e.g. "$1.50", "-$0.50". */
 export function money(quota, perUnit) {
-  return "$" + (quota / perUnit).toFixed(2);
+  const text = Math.abs(quota / perUnit).toFixed(2);
+  return (quota < 0 && /[1-9]/.test(text) ? "-$" : "$") + text;
 }
 
 /**

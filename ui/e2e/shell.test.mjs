@@ -204,3 +204,27 @@ test("a message raised in a drawer shows above it, on a wide screen and on a pho
     await context.close();
   }
 });
+
+test("a balance below zero shows its sign before the dollar sign, and one that rounds to nothing shows none", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await submitLogin(page, "root", "123456");
+  await page.waitForURL("**/setting?tab=personal");
+  // A call may end past what it reserved, leaving the account a little below zero.
+  let quota = -250000;
+  await page.route(
+    (url) => url.pathname === "/api/user/self",
+    async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      body.data.quota = quota;
+      await route.fulfill({ response: res, body: JSON.stringify(body) });
+    },
+  );
+  await page.goto("/topup");
+  const balance = page.locator('[data-testid="wallet-balance"]');
+  await balance.filter({ hasText: "-$0.50" }).waitFor({ timeout: 10000 });
+  quota = -1;
+  await page.reload();
+  await balance.filter({ hasText: /^\$0\.00$/ }).waitFor({ timeout: 10000 });
+  await context.close();
+});

@@ -22,7 +22,10 @@ export function formatQuota(quota: number, display: QuotaDisplay, digits = 2): s
   const q = Number.isFinite(quota) ? quota : 0;
   if (display.inCurrency) {
     const perUnit = display.quotaPerUnit > 0 ? display.quotaPerUnit : DEFAULT_QUOTA_PER_UNIT;
-    return "$" + (q / perUnit).toFixed(digits);
+    // A balance below zero (a call may end past its reservation) reads -$0.50, and one that rounds
+    // to nothing reads $0.00, not $-0.00.
+    const text = Math.abs(q / perUnit).toFixed(digits);
+    return (q < 0 && /[1-9]/.test(text) ? "-$" : "$") + text;
   }
   return renderNumber(q);
 }
