@@ -756,10 +756,13 @@ func debit(tx *bolt.Tx, bucket []byte, id uint64, key []byte, q int64) error {
 	if raw == nil {
 		return nil // deleted meanwhile: nothing left to give up
 	}
-	if data, ok := patchInts(raw, []intEdit{{key: key, add: -q}}); ok {
+	isUser := bytes.Equal(bucket, bucketUsers)
+	// A token left without quota is marked exhausted, as a commit of the
+	// charge would have (chargeToken).
+	if data, ok := patchInts(raw, []intEdit{{key: key, add: -q}}); ok && (isUser || !mayExhaust(data)) {
 		return b.Put(itob(id), data)
 	}
-	if bytes.Equal(bucket, bucketUsers) {
+	if isUser {
 		u, err := getUser(tx, id)
 		if err != nil {
 			return err
@@ -772,6 +775,10 @@ func debit(tx *bolt.Tx, bucket []byte, id uint64, key []byte, q int64) error {
 		return err
 	}
 	t.RemainQuota -= q
+	if !t.UnlimitedQuota && t.RemainQuota <= 0 && t.Status == TokenStatusEnabled {
+		t.Status = TokenStatusExhausted
+		return putTokenRecord(tx, t)
+	}
 	return putJSON(b, itob(id), t)
 }
 

@@ -419,3 +419,36 @@ func TestSetThenChargeFails(t *testing.T) {
 		t.Errorf("token remain live %d file %d, want the set %d", lt.RemainQuota, ft.RemainQuota, remain)
 	}
 }
+
+// A token's remaining quota set to 0 while a settled charge waits for its
+// commit ends exhausted whether that commit is made or fails: the set with
+// no charge in flight, and the commit that empties it, store it so (a token
+// that cannot serve a call is never enabled, docs/decisions.md).
+func TestSetRemainToZeroThenChargeFailsIsExhausted(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		s, u, tok, r := openPayerWithHold(t)
+		s.SetSyncInterval(300 * time.Millisecond)
+		if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
+			t.Fatal(err)
+		}
+		zero := int64(0)
+		if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		if fail {
+			failCommits(s, 1, false) // the charge's commit writes nothing
+		}
+		time.Sleep(600 * time.Millisecond)
+		var ft *Token
+		if err := s.db.View(func(tx *bolt.Tx) (err error) { ft, err = getToken(tx, tok.ID); return }); err != nil {
+			t.Fatal(err)
+		}
+		lt, _ := s.Token(0, tok.ID)
+		if ft.RemainQuota != 0 || lt.RemainQuota != 0 {
+			t.Errorf("commit failed %v: remain live %d file %d, want 0", fail, lt.RemainQuota, ft.RemainQuota)
+		}
+		if ft.Status != TokenStatusExhausted {
+			t.Errorf("commit failed %v: token status %d with nothing left, want exhausted (%d)", fail, ft.Status, TokenStatusExhausted)
+		}
+	}
+}
