@@ -632,6 +632,91 @@ test("a token saved while the list is being read again keeps what was saved when
   await context.close();
 });
 
+test("a token saved while the list is read again, then emptied by a call before that read, shows the read's exhausted status", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "rerd2", "token-pass-2");
+  const created = await api.call("POST", "/api/token/", { name: "soon-empty", remain_quota: 5000, expired_time: -1 });
+  assert.equal(created.json?.success, true);
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.locator('[data-testid="token-name"]', { hasText: "soon-empty" }).waitFor();
+  // The next list read reaches the server only when released: after the save and a call that empties the token.
+  let release, arrived;
+  const reached = new Promise((resolve) => (arrived = resolve));
+  const go = new Promise((r) => (release = r));
+  await page.route(
+    /\/api\/token\/\?p=/,
+    async (route) => {
+      arrived();
+      await go;
+      await route.fulfill({ response: await route.fetch() });
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
+  await reached;
+  await row.locator('[data-testid="edit-token"]').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "soon-empty");
+  await page.fill('[data-testid="token-name-input"]', "emptied");
+  await page.click('[data-testid="token-submit"]');
+  await page.locator('[data-testid="token-drawer"]').waitFor({ state: "detached" });
+  await row.locator('[data-testid="token-name"]', { hasText: "emptied" }).waitFor();
+  // A call costs more than the 5 000 the token holds: its commit stores the token exhausted.
+  const call = await chat("sk-" + tok.key);
+  assert.equal(call.status, 200, await call.clone().text());
+  await call.text();
+  for (let i = 0; i < 50 && (await api.call("GET", `/api/token/${tok.id}`)).json.data.status !== 4; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.status, 4);
+  // The charge's usage push reaches the page while the read is held: the row shows the token exhausted.
+  await row.locator('[data-testid="token-status"]', { hasText: "已耗尽" }).waitFor();
+  release();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="token-table"]')?.hasAttribute("aria-busy"));
+  await page.waitForTimeout(1500);
+  assert.equal((await row.locator('[data-testid="token-name"]').textContent()).trim(), "emptied");
+  assert.equal((await row.locator('[data-testid="token-status"]').textContent()).trim(), "已耗尽", "the save's enabled status was put over the exhausted token the later read listed");
+  await context.close();
+});
+
+test("a token enabled while the list is read again, then emptied by a call before that read, shows the read's exhausted status", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "rerd3", "token-pass-2");
+  assert.equal((await api.call("POST", "/api/token/", { name: "off-then-on", remain_quota: 5000, expired_time: -1 })).json?.success, true);
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  assert.equal((await api.call("PUT", "/api/token/?status_only=true", { id: tok.id, status: 2 })).json?.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.locator('[data-testid="token-status"]', { hasText: "已禁用" }).waitFor();
+  let release, arrived;
+  const reached = new Promise((resolve) => (arrived = resolve));
+  const go = new Promise((r) => (release = r));
+  await page.route(
+    /\/api\/token\/\?p=/,
+    async (route) => {
+      arrived();
+      await go;
+      await route.fulfill({ response: await route.fetch() });
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
+  await reached;
+  await row.locator('[data-testid="enable-token"]').click();
+  await row.locator('[data-testid="token-status"]', { hasText: "已启用" }).waitFor();
+  const call = await chat("sk-" + tok.key);
+  assert.equal(call.status, 200, await call.clone().text());
+  await call.text();
+  await row.locator('[data-testid="token-status"]', { hasText: "已耗尽" }).waitFor();
+  release();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="token-table"]')?.hasAttribute("aria-busy"));
+  await page.waitForTimeout(1500);
+  assert.equal((await api.call("GET", `/api/token/${tok.id}`)).json.data.status, 4);
+  assert.equal((await row.locator('[data-testid="token-status"]').textContent()).trim(), "已耗尽", "the enable's status was put over the exhausted token the later read listed");
+  await context.close();
+});
+
 test("an administrator's log page has channel and username filters, the retry chain and the user dialog", async () => {
   const { username, api } = await newUser(suite.gw.baseURL, "adm", "token-pass-1");
   const created = await api.call("POST", "/api/token/", { name: "adm-key", remain_quota: 500000, expired_time: -1 });

@@ -167,9 +167,10 @@ export async function setTokenPageSize(size: number): Promise<void> {
   else await loadTokens(0);
 }
 
-function patchToken(id: number, fields: Partial<Token>): void {
-  // A list read in flight may have been answered before this change: it must not undo it.
-  for (const saved of savedArriving) saved.set(id, { ...saved.get(id), ...fields });
+function patchToken(id: number, fields: Partial<Token>, seen: Partial<Token> = {}): void {
+  // A list read in flight may have been answered before this change: it must not undo it. seen is
+  // the token's quotas as the change's answer had them: they tell a read made after it.
+  for (const saved of savedArriving) saved.set(id, { ...saved.get(id), ...seen, ...fields });
   tokens.value = tokens.value.map((x) => (x.id === id ? { ...x, ...fields } : x));
 }
 
@@ -265,6 +266,9 @@ async function readCatchingUsage(read: () => Promise<Token[]>): Promise<CaughtRe
 /** withSaved is a listed token with what a save answered while the read ran; its quotas only when the list does not show later charges. */
 function withSaved(cur: Token, s: Partial<Token>): Token {
   const { remain_quota, used_quota, ...rest } = s;
+  // A list that shows charges the save did not was read after it: it holds the save and what came
+  // later (a status the charges changed, exhausted), so it stays as listed.
+  if (used_quota !== undefined && (cur.used_quota ?? 0) > used_quota) return cur;
   const next = { ...cur, ...rest };
   if (used_quota !== undefined && used_quota >= (cur.used_quota ?? 0)) {
     next.used_quota = used_quota;
@@ -309,7 +313,7 @@ export function toggleKey(id: number): void {
 export async function setStatus(id: number, status: number): Promise<void> {
   try {
     const saved = await tokenApi.setTokenStatus(id, status);
-    patchToken(id, saved ? { status: saved.status } : { status });
+    patchToken(id, saved ? { status: saved.status } : { status }, saved ? { remain_quota: saved.remain_quota, used_quota: saved.used_quota } : {});
     toast.success(t("tokens.msg.done"));
   } catch (err) {
     handleError(err);
