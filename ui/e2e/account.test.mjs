@@ -223,3 +223,26 @@ test("an invite transfer that is not a whole quota is refused, not cut to one", 
     await putOption(root, "QuotaForInviter", "0");
   }
 });
+
+test("the invite transfer dialog offers a minimum it accepts at a decimal QuotaPerUnit", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  await putOption(root, "QuotaForInviter", "5000");
+  await putOption(root, "QuotaPerUnit", "1000.5");
+  try {
+    const inviter = await newUser(suite.gw.baseURL, "affq", "aff-pass-11");
+    const code = (await inviter.api.call("GET", "/api/user/aff")).json.data;
+    const r = await new ApiSession(suite.gw.baseURL).call("POST", "/api/user/register?turnstile=", { username: uniqueName("affe"), password: "affd-pass-11", password2: "affd-pass-11", aff_code: code });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await loginToPersonalSettings(page, inviter.username, inviter.password);
+    await page.getByRole("button", { name: "划转到余额" }).click();
+    // The amount the dialog fills in is the least the server takes: 1001 quota (1000.5 rounded up).
+    await page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
+    await expectToast(page, "划转成功");
+    assert.equal((await inviter.api.call("GET", "/api/user/self")).json.data.aff_quota, 5000 - 1001);
+    await context.close();
+  } finally {
+    await putOption(root, "QuotaPerUnit", "500000");
+    await putOption(root, "QuotaForInviter", "0");
+  }
+});

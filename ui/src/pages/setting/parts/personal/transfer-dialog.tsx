@@ -16,7 +16,8 @@ export function TransferDialog({ open, onOpenChange }: { open: boolean; onOpenCh
   const { t } = useTranslation();
   const [amount, setAmount] = useState("");
   const [busy, setBusy] = useState(false);
-  const min = quotaPerUnit.value;
+  // Whole quota: a decimal QuotaPerUnit (1000.5) is rounded up, as the server's least transfer.
+  const min = Math.ceil(quotaPerUnit.value);
   useEffect(() => {
     if (open) setAmount(String(min));
   }, [open, min]);
