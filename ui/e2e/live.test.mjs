@@ -138,6 +138,31 @@ test("a session ended elsewhere logs the console out without a reload", async ()
   await context.close();
 });
 
+test("a tab whose session ended because another account logged in in the same browser keeps that account's record", async () => {
+  const x = await registerUser(suite.gw.baseURL, "tabx", "tabx-pass-1");
+  const y = await registerUser(suite.gw.baseURL, "taby", "taby-pass-1");
+  const { context, page: first } = await newPage(suite.browser, suite.gw.baseURL);
+  // The first tab's live socket is held by the test, so the tab learns that its session ended from
+  // its next call rather than at a moment of the server's choosing.
+  await first.routeWebSocket(/\/api\/ws$/, () => {});
+  await login(first, x.username, x.password);
+  await first.waitForURL("**/token");
+  // A second tab of the same browser logs in as another account: the first tab's session is over.
+  const second = await context.newPage();
+  await login(second, y.username, y.password);
+  await second.waitForURL("**/token");
+  await second.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  // The first tab's next call is refused: it goes to the login page, forgetting its own account only.
+  await first.click('[data-nav="log"]');
+  await first.waitForURL("**/login?expired=true", { timeout: 15000 });
+  const stored = await second.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null);
+  assert.equal(stored, y.username);
+  await second.reload();
+  await second.locator('[data-testid="user-menu"]', { hasText: y.username }).waitFor();
+  assert.match(second.url(), /\/token$/);
+  await context.close();
+});
+
 test("the console that changed the password stays logged in and live", async () => {
   const { username, password } = await registerUser(suite.gw.baseURL, "own", "own-pass-11");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);

@@ -79,11 +79,17 @@ export function mergeUser(fields: Partial<User>): void {
   writeJSON("user", next);
 }
 
-/** clearUser forgets the session locally. */
+/**
+ * clearUser forgets the session locally. The stored record goes only when it is this tab's: another
+ * tab of the browser may have logged in as another account meanwhile (which ended this tab's
+ * session), and that account stays logged in.
+ */
 export function clearUser(): void {
+  const held = user.value?.id ?? null;
   noteHolder(null);
   user.value = null;
-  removeKey("user");
+  const stored = readJSON<User | null>("user", null);
+  if (held === null || stored === null || stored.id === held) removeKey("user");
 }
 
 /**
