@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { gatewaySuite, loginToPersonalSettings, navEntries, newPage, registerUser, statusAsStoredUser } from "./harness.mjs";
+import { gatewaySuite, login, loginToPersonalSettings, navEntries, newPage, registerUser, statusAsStoredUser } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -59,6 +59,44 @@ test("a stored user whose session is gone is forgotten and sent to the login pag
   await page.locator("button", { hasText: "登录" }).first().waitFor();
   assert.match(page.url(), /\/about$/);
   assert.equal(await page.evaluate(() => localStorage.getItem("user")), null);
+  await context.close();
+});
+
+test("a refusal of a call the previous account made does not log out the account logged in since", async () => {
+  const x = await registerUser(suite.gw.baseURL, "slwx", "slow-pass-1");
+  const y = await registerUser(suite.gw.baseURL, "slwy", "slow-pass-2");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, x.username, x.password);
+  await page.waitForURL("**/token");
+  // The log page's summary is slow to answer (a large log table): it is still on its way when the
+  // first account logs out and the second logs in.
+  let release;
+  const released = new Promise((r) => (release = r));
+  let held = false;
+  await page.route(/\/api\/log\/self\/stat/, async (route) => {
+    if (held) return route.continue();
+    held = true;
+    await released;
+    await route.continue().catch(() => {});
+  });
+  await page.click('[data-nav="log"]');
+  await page.waitForURL("**/log");
+  for (let i = 0; i < 50 && !held; i++) await page.waitForTimeout(100);
+  assert.ok(held, "the summary read was not sent");
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  // Logged in from the login page the logout led to, without loading the page again.
+  await page.fill("#login-username", y.username);
+  await page.fill("#login-password", y.password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL("**/token");
+  // The first account's read is answered now: its session is gone (401).
+  release();
+  await page.waitForTimeout(1500);
+  assert.match(page.url(), /\/token$/);
+  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null), y.username);
+  await page.locator('[data-testid="user-menu"]', { hasText: y.username }).waitFor();
   await context.close();
 });
 

@@ -33,8 +33,12 @@ export class ApiError extends Error {
 /** SessionHooks connect the client to the session store without an import cycle. */
 export interface SessionHooks {
   userId: () => number | null;
-  /** onUnauthorized ends the local session; quiet skips the redirect to the login page. */
-  onUnauthorized: (quiet: boolean) => void;
+  /**
+   * onUnauthorized ends the local session of the account uid, the one the refused call was made
+   * for (another may have logged in while it was on its way); quiet skips the redirect to the login
+   * page.
+   */
+  onUnauthorized: (quiet: boolean, uid: number) => void;
 }
 
 let hooks: SessionHooks = { userId: () => null, onUnauthorized: () => {} };
@@ -130,7 +134,7 @@ export async function request<T = unknown>(method: string, path: string, opts: R
   const serverMessage = typeof env?.message === "string" ? env.message : "";
 
   if (res.status === 401 && uid !== null && uid !== undefined) {
-    hooks.onUnauthorized(opts.quietExpiry ?? false);
+    hooks.onUnauthorized(opts.quietExpiry ?? false, uid);
     throw new ApiError(serverMessage || t("error.expired"), 401, parsed);
   }
   if (res.status === 401) return fail(serverMessage || t("error.expired"), 401, parsed, silent);

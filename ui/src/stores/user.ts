@@ -132,8 +132,9 @@ export async function logout(): Promise<void> {
 
 setSessionHooks({
   userId: () => user.value?.id ?? null,
-  onUnauthorized: (quiet) => {
-    if (user.value) expireSession(quiet);
+  onUnauthorized: (quiet, uid) => {
+    // A call made for an account logged out since says nothing of the one logged in now.
+    if (user.value && user.value.id === uid) expireSession(quiet);
   },
 });
 
