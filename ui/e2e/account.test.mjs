@@ -138,6 +138,31 @@ test("a refused clipboard opens the manual-copy dialog", async () => {
   await context.close();
 });
 
+test("a token key waiting in the manual-copy dialog is gone once the session ends", async () => {
+  const x = await newUser(suite.gw.baseURL, "clk", "clip-pass-12");
+  const made = await x.api.call("POST", "/api/token/", { name: "clip-key", remain_quota: 0, unlimited_quota: true, expired_time: -1 });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await page.addInitScript(() => {
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) } });
+  });
+  await submitLogin(page, x.username, x.password);
+  await page.waitForURL("**/token");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.click('[data-testid="copy-key"]');
+  const text = page.locator('[data-testid="manual-copy-text"]');
+  await text.waitFor();
+  assert.match(await text.inputValue(), /^sk-/);
+  // The session ends elsewhere (a password change from another session) while the key is on screen.
+  const r = await x.api.call("PUT", "/api/user/self", { password: "clip-pass-13", original_password: x.password });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  await page.waitForURL("**/login?expired=true", { timeout: 15000 });
+  await page.locator('[data-testid="expired-notice"]').waitFor();
+  // The next person at the browser does not find the key on the login page.
+  await text.waitFor({ state: "detached", timeout: 5000 });
+  await context.close();
+});
+
 test("with registration off, neither the login form nor the top bar offers to register", async () => {
   const root = await rootApi(suite.gw.baseURL);
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);

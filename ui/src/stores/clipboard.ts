@@ -1,4 +1,5 @@
 import { signal } from "@preact/signals-react";
+import { onUserChange } from "./user";
 
 /** manualCopy holds text the browser refused to copy; a dialog shows it for manual copying. */
 export const manualCopy = signal<string | null>(null);
@@ -19,3 +20,7 @@ export async function copyText(text: string): Promise<boolean> {
 export function closeManualCopy(): void {
   manualCopy.value = null;
 }
+
+// What waits to be copied (a token key, an access token) is the account's: a logout, an ended
+// session or another login closes the dialog, so the next person at the browser never finds it.
+onUserChange(closeManualCopy);
