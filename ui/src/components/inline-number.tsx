@@ -1,5 +1,5 @@
 import { TextField } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { t } from "../i18n";
 import { toast } from "../stores/toast";
 
@@ -15,12 +15,15 @@ export interface InlineNumberProps {
   testId?: string;
 }
 
-/** InlineNumber edits an integer in a table cell and saves it on Enter or when it loses focus. */
+/** InlineNumber edits an integer in a table cell and saves it on Enter (keeping the focus) or when it loses focus. */
 export function InlineNumber({ value, min, onCommit, label, width = "84px", testId }: InlineNumberProps) {
   const [text, setText] = useState(String(value));
   const [busy, setBusy] = useState(false);
+  // Saving: Enter then leaving the field saves once.
+  const saving = useRef(false);
   useEffect(() => setText(String(value)), [value]);
   const commit = async () => {
+    if (saving.current) return;
     const trimmed = text.trim();
     if (trimmed === "" || !/^-?\d+$/.test(trimmed)) {
       // Emptied means never mind; anything else is said to be wrong.
@@ -35,8 +38,10 @@ export function InlineNumber({ value, min, onCommit, label, width = "84px", test
       return;
     }
     setText(String(n));
+    saving.current = true;
     setBusy(true);
     const ok = await onCommit(n);
+    saving.current = false;
     setBusy(false);
     if (!ok) setText(String(value));
   };
@@ -48,17 +53,16 @@ export function InlineNumber({ value, min, onCommit, label, width = "84px", test
       min={min}
       style={{ width }}
       value={text}
-      disabled={busy}
+      // Read-only rather than disabled while saving: a disabled field would drop the keyboard.
+      readOnly={busy}
       aria-label={label}
       data-testid={testId}
       onChange={(e) => setText(e.target.value)}
       onBlur={() => void commit()}
       onKeyDown={(e) => {
-        if (e.key === "Enter") e.currentTarget.blur();
-        if (e.key === "Escape") {
-          setText(String(value));
-          e.currentTarget.blur();
-        }
+        // Enter saves and Escape puts the value back; the keyboard stays on the field.
+        if (e.key === "Enter") void commit();
+        if (e.key === "Escape") setText(String(value));
       }}
     />
   );

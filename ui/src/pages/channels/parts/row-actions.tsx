@@ -1,9 +1,11 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Flex, IconButton } from "@radix-ui/themes";
+import { useRef } from "react";
 import { useTranslation } from "react-i18next";
 import type { Channel } from "../../../api/channels";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
+import { keepRowFocus } from "../../../lib/keep-focus";
 import { CHANNEL_ENABLED, duplicateChannel, refreshBalance, setChannelStatus, splitList, testOne, testingIds } from "../../../stores/channels";
 import { askConfirm, openEditor } from "../dialogs";
 
@@ -13,10 +15,20 @@ export function RowActions({ channel }: { channel: Channel }) {
   const { t } = useTranslation();
   const models = splitList(channel.models);
   const testing = testingIds.value.has(channel.id);
+  // The test button and the model menu's button are disabled while a test runs: the keyboard comes back to them after.
+  const testButton = useRef<HTMLButtonElement>(null);
   return (
     <Flex gap="1" align="center" wrap="wrap">
       <Flex gap="0" align="center">
-        <Button size="1" variant="soft" loading={testing} onClick={() => void testOne(channel)} data-testid="test-channel" className="split-left">
+        <Button
+          ref={testButton}
+          size="1"
+          variant="soft"
+          loading={testing}
+          onClick={(e) => void keepRowFocus(e.currentTarget, testOne(channel))}
+          data-testid="test-channel"
+          className="split-left"
+        >
           {t("channels.row.test")}
         </Button>
         <DropdownMenu.Root>
@@ -28,7 +40,7 @@ export function RowActions({ channel }: { channel: Channel }) {
           <DropdownMenu.Content className="menu-scroll">
             <DropdownMenu.Label>{t("channels.row.testModel")}</DropdownMenu.Label>
             {models.map((m) => (
-              <DropdownMenu.Item key={m} onSelect={() => void testOne(channel, m)} data-model={m}>
+              <DropdownMenu.Item key={m} onSelect={() => void keepRowFocus(testButton.current, testOne(channel, m))} data-model={m}>
                 {m}
               </DropdownMenu.Item>
             ))}

@@ -1,8 +1,9 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Flex } from "@radix-ui/themes";
-import { useState } from "react";
+import { useState, type MouseEvent } from "react";
 import { useTranslation } from "react-i18next";
 import type { AdminUser, UserAction } from "../../../api/users";
+import { keepRowFocus } from "../../../lib/keep-focus";
 import { ROLE_ADMIN, ROLE_ROOT, ROLE_USER } from "../../../lib/roles";
 import { manageUser, usersDialog } from "../../../stores/users";
 import { role as myRole } from "../../../stores/user";
@@ -39,10 +40,12 @@ export function UserActions({ user }: { user: AdminUser }) {
     const key = refusal(actor, user, action);
     return key ? t(key) : undefined;
   };
-  const run = async (action: UserAction) => {
+  // The button is disabled while its action runs: the keyboard comes back to it (or to its replacement, enable for disable) after.
+  const run = async (e: MouseEvent<HTMLButtonElement>, action: UserAction) => {
+    const control = e.currentTarget;
     setBusy(action);
     try {
-      await manageUser(user, action);
+      await keepRowFocus(control, manageUser(user, action));
     } finally {
       setBusy(null);
     }
@@ -57,7 +60,7 @@ export function UserActions({ user }: { user: AdminUser }) {
         loading={busy === action}
         disabled={disabled || reason !== undefined || (busy !== null && busy !== action)}
         title={reason}
-        onClick={() => void run(action)}
+        onClick={(e) => void run(e, action)}
         data-testid={`user-${action}`}
       >
         {label}

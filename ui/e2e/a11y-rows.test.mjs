@@ -1,0 +1,69 @@
+// The console's tables, pagers and drawers used with the keyboard: an action
+// that redraws its row, busies its button or turns the page leaves the
+// keyboard on that row or pager, not on the page's body (docs/decisions.md,
+// "Console keyboard use").
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createChannel } from "./fake-upstream.mjs";
+import { gatewaySuite, login, newPage, rootApi, uniqueName } from "./harness.mjs";
+
+const suite = gatewaySuite();
+
+/** focused says which control has the keyboard: its test id (or tag) and the key of its table row. */
+function focused(page) {
+  return page.evaluate(() => {
+    const a = document.activeElement;
+    return { testId: a?.dataset?.testid ?? a?.tagName, row: a?.closest("tr")?.dataset?.rowKey ?? null };
+  });
+}
+
+/** settle waits until the keyboard is on a control again (or gives up after a while) and returns it. */
+async function settle(page) {
+  await page.waitForFunction(() => document.activeElement && document.activeElement !== document.body && !document.activeElement.disabled, null, { timeout: 5000 }).catch(() => {});
+  await page.waitForTimeout(300);
+  return focused(page);
+}
+
+test("a row action that busies its button or redraws the row (user enable/disable, promote, channel test, priority) keeps the keyboard in that row", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const username = uniqueName("kr");
+  assert.equal((await api.call("POST", "/api/user/", { username, password: "12345678", display_name: "" })).json.success, true);
+  const chName = uniqueName("kc");
+  await createChannel(api, "http://127.0.0.1:9", ["gpt-4o-mini"], chName);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+
+  await page.goto("/user");
+  const row = page.locator("tr", { hasText: username });
+  await row.waitFor();
+  const key = await row.getAttribute("data-row-key");
+  for (const [press, next] of [
+    ["user-disable", "user-enable"],
+    ["user-enable", "user-disable"],
+    ["user-promote", "user-demote"],
+  ]) {
+    await row.locator(`[data-testid="${press}"]`).focus();
+    await page.keyboard.press("Enter");
+    assert.deepEqual(await settle(page), { testId: next, row: key }, `after ${press}`);
+  }
+
+  await page.goto("/channel");
+  const ch = page.locator("tr", { hasText: chName });
+  await ch.waitFor();
+  const chKey = await ch.getAttribute("data-row-key");
+  await ch.locator('[data-testid="test-channel"]').focus();
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(300);
+  assert.deepEqual(await settle(page), { testId: "test-channel", row: chKey }, "after a channel test");
+  const prio = ch.locator('[data-testid="channel-priority"]');
+  await prio.focus();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type("7");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(async (name) => {
+    const r = await (await fetch(`/api/channel/search?keyword=${name}`, { headers: { "New-Api-User": "1" } })).json();
+    return r.data.some((c) => c.name === name && c.priority === 7);
+  }, chName);
+  assert.deepEqual(await settle(page), { testId: "channel-priority", row: chKey }, "after saving the priority with Enter");
+  await context.close();
+});
