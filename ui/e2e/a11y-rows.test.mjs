@@ -67,3 +67,31 @@ test("a row action that busies its button or redraws the row (user enable/disabl
   assert.deepEqual(await settle(page), { testId: "channel-priority", row: chKey }, "after saving the priority with Enter");
   await context.close();
 });
+
+test("deleting a row by keyboard gives the keyboard to the same button of the row now in its place, or of the row before when it was the last", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const names = [uniqueName("kd"), uniqueName("kd"), uniqueName("kd")];
+  for (const name of names) assert.equal((await api.call("POST", "/api/token/", { name, remain_quota: 0, expired_time: -1, unlimited_quota: true })).json.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/token");
+  const rowOf = (name) => page.locator('[data-testid="token-table"] tr', { hasText: name });
+  await rowOf(names[0]).waitFor();
+  const rowKeys = () => page.locator('[data-testid="token-table"] tr[data-row-key]').evaluateAll((rows) => rows.map((r) => r.dataset.rowKey));
+  // names[1] has a row after it (names[0]); names[0] is then the last row when no older token is listed.
+  for (const name of [names[1], names[0]]) {
+    const keys = await rowKeys();
+    const at = keys.indexOf(await rowOf(name).getAttribute("data-row-key"));
+    await rowOf(name).locator('[data-testid="delete-token"]').focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("alertdialog");
+    await dialog.waitFor();
+    await page.waitForTimeout(400);
+    await dialog.getByRole("button", { name: "确定" }).press("Enter");
+    await dialog.waitFor({ state: "detached" });
+    await rowOf(name).waitFor({ state: "detached" });
+    const left = keys.filter((k, i) => i !== at);
+    assert.deepEqual(await settle(page), { testId: "delete-token", row: left[Math.min(at, left.length - 1)] }, `after deleting row ${at} of ${keys.length}`);
+  }
+  await context.close();
+});
