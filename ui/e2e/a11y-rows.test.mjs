@@ -95,3 +95,49 @@ test("deleting a row by keyboard gives the keyboard to the same button of the ro
   }
   await context.close();
 });
+
+test("Enter in a single-line field of the token and channel drawers submits, as it does in the user and redemption drawers; a textarea and the custom model field keep their Enter", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+
+  await page.goto("/token");
+  const tokenName = uniqueName("ke");
+  await page.locator('[data-testid="add-token"]').focus();
+  await page.keyboard.press("Enter");
+  const tokenDrawer = page.locator('[data-testid="token-drawer"]');
+  await tokenDrawer.waitFor();
+  // A new line in the IP allow-list, not a submit.
+  await page.locator("#tk-ips").focus();
+  await page.keyboard.type("10.0.0.1");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("10.0.0.2");
+  assert.equal(await page.locator("#tk-ips").inputValue(), "10.0.0.1\n10.0.0.2");
+  await page.locator("#tk-ips").fill("");
+  await page.locator("#tk-name").fill(tokenName);
+  await page.locator("#tk-name").press("Enter");
+  await tokenDrawer.waitFor({ state: "detached" });
+  const tokens = await api.call("GET", `/api/token/search?keyword=${tokenName}`);
+  assert.equal(tokens.json.data.filter((x) => x.name === tokenName).length, 1, "one token saved by Enter");
+
+  await page.goto("/channel");
+  const chName = uniqueName("ke");
+  await page.locator('[data-testid="add-channel"]').focus();
+  await page.keyboard.press("Enter");
+  const channelDrawer = page.locator('[data-testid="channel-drawer"]');
+  await channelDrawer.waitFor();
+  await page.locator("#ch-name").fill(chName);
+  await page.locator("#ch-key").fill("sk-enter");
+  await page.click('[data-testid="clear-models"]');
+  // Enter in the custom model field adds the model and does not send the form.
+  await page.locator('[data-testid="custom-model-input"]').fill("gpt-4o-mini");
+  await page.locator('[data-testid="custom-model-input"]').press("Enter");
+  await channelDrawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.waitForTimeout(300);
+  assert.ok(await channelDrawer.isVisible(), "the drawer stays open");
+  await page.locator("#ch-name").press("Enter");
+  await channelDrawer.waitFor({ state: "detached" });
+  const channels = await api.call("GET", `/api/channel/search?keyword=${chName}`);
+  assert.equal(channels.json.data.filter((c) => c.name === chName).length, 1, "one channel saved by Enter");
+  await context.close();
+});
