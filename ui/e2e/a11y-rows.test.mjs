@@ -141,3 +141,41 @@ test("Enter in a single-line field of the token and channel drawers submits, as 
   assert.equal(channels.json.data.filter((c) => c.name === chName).length, 1, "one channel saved by Enter");
   await context.close();
 });
+
+test("the redemption code's view popover and the model and group pickers are dialogs named in the page's language", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("kv");
+  assert.equal((await root.call("POST", "/api/redemption/", { name, count: 1, quota: 1000 })).json.success, true);
+  const names = {
+    zh: { view: "兑换码", tokenModels: "模型限制列表", channelModels: "模型", channelGroups: "分组" },
+    en: { view: "Redemption code", tokenModels: "Allowed models", channelModels: "Models", channelGroups: "Groups" },
+  };
+  for (const locale of ["zh", "en"]) {
+    const n = names[locale];
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale: locale === "zh" ? "zh-CN" : "en-US", viewport: { width: 1400, height: 900 } });
+    await login(page, "root", "123456");
+    const named = async (opener, name, what) => {
+      await page.locator(opener).first().focus();
+      await page.keyboard.press("Enter");
+      await page.locator('[role="dialog"][data-state="open"]').last().waitFor();
+      assert.equal(await page.getByRole("dialog", { name, exact: true }).count(), 1, `${locale}: ${what} is no dialog named ${JSON.stringify(name)}`);
+      await page.keyboard.press("Escape");
+      await page.waitForFunction((sel) => document.activeElement === document.querySelector(sel), opener);
+    };
+    await page.goto("/redemption");
+    await page.locator("tr", { hasText: name }).waitFor();
+    await named(`tr[data-row-key] [data-testid="redemption-view"]`, n.view, "the view popover");
+
+    await page.goto("/token");
+    await page.click('[data-testid="add-token"]');
+    await page.click('[data-testid="token-limits-enabled"]');
+    await named('[data-testid="token-models-open"]', n.tokenModels, "the token's model picker");
+    await page.keyboard.press("Escape");
+
+    await page.goto("/channel");
+    await page.click('[data-testid="add-channel"]');
+    await named('[data-testid="channel-models-open"]', n.channelModels, "the channel's model picker");
+    await named('[data-testid="channel-groups-open"]', n.channelGroups, "the channel's group picker");
+    await context.close();
+  }
+});

@@ -18,6 +18,8 @@ export interface MultiSelectProps {
   options: (string | Option)[];
   onChange: (next: string[]) => void;
   placeholder?: string;
+  /** label names the picker's popover for a screen reader: the label of its field. */
+  label?: string;
   disabled?: boolean;
   /** creatable lets the user add a value that is not among the options. */
   creatable?: boolean;
@@ -32,7 +34,7 @@ function normalise(options: (string | Option)[]): Option[] {
 }
 
 /** MultiSelect shows the chosen values as removable chips and picks more from a searchable list. */
-export function MultiSelect({ id, value, options, onChange, placeholder, disabled, creatable, testId }: MultiSelectProps) {
+export function MultiSelect({ id, value, options, onChange, placeholder, label, disabled, creatable, testId }: MultiSelectProps) {
   const { t } = useTranslation();
   const [query, setQuery] = useState("");
   const all = useMemo(() => {
@@ -60,7 +62,7 @@ export function MultiSelect({ id, value, options, onChange, placeholder, disable
               {t("picker.choose")}
             </Button>
           </Popover.Trigger>
-          <Popover.Content width="340px" className="multi-select-popover">
+          <Popover.Content width="340px" className="multi-select-popover" aria-label={label ?? t("picker.choose")}>
             <TextField.Root
               size="2"
               placeholder={t("picker.search")}

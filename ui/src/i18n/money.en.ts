@@ -100,6 +100,7 @@ const moneyEn: MoneyDictionary = {
     statusUsed: "Used",
     statusUnknown: "Unknown status",
     view: "View",
+    viewTitle: "Redemption code",
     copy: "Copy",
     delete: "Delete",
     enable: "Enable",

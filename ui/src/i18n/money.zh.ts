@@ -102,6 +102,7 @@ const moneyZh = {
     statusUsed: "已使用",
     statusUnknown: "未知状态",
     view: "查看",
+    viewTitle: "兑换码",
     copy: "复制",
     delete: "删除",
     enable: "启用",

@@ -202,7 +202,7 @@ export function ChannelDrawer() {
           />
         </Field>
         <Field id="ch-groups" label={t("channels.form.group")} hint={t("channels.form.groupHint")}>
-          <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} creatable testId="channel-groups" />
+          <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} label={t("channels.form.group")} creatable testId="channel-groups" />
         </Field>
 
         <OtherField form={form} set={set} />

@@ -43,6 +43,7 @@ export function ModelsField({ form, set, byType, allModels, fetching, onFetch }:
         options={modelOptions}
         onChange={(v) => set("models", v)}
         placeholder={t("channels.form.modelsPlaceholder")}
+        label={t("channels.form.models")}
         creatable
         testId="channel-models"
       />

@@ -20,7 +20,7 @@ export function RowActions({ row }: { row: Redemption }) {
             {t("redemption.view")}
           </Button>
         </Popover.Trigger>
-        <Popover.Content>
+        <Popover.Content aria-label={t("redemption.viewTitle")}>
           <Code size="2" className="selectable break-all" data-testid="redemption-key">
             {row.key}
           </Code>

@@ -218,6 +218,7 @@ export function TokenDrawer() {
             options={models}
             onChange={(v) => set("model_limits", v)}
             placeholder={t("tokens.form.modelLimitsPlaceholder")}
+            label={t("tokens.form.modelLimits")}
             disabled={!form.model_limits_enabled}
             testId="token-models"
           />
