@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, rootApi, uniqueName } from "./harness.mjs";
+import { gatewaySuite, login, newPage, newUser, rootApi, uniqueName } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -178,4 +178,35 @@ test("the redemption code's view popover and the model and group pickers are dia
     await named('[data-testid="channel-groups-open"]', n.channelGroups, "the channel's group picker");
     await context.close();
   }
+});
+
+test("turning the token list's pages and changing its page size by keyboard keeps the keyboard in the pager", async () => {
+  const { username, api } = await newUser(suite.gw.baseURL, "kp", "12345678");
+  for (let i = 0; i < 25; i++) assert.equal((await api.call("POST", "/api/token/", { name: `p${i}`, remain_quota: 0, expired_time: -1, unlimited_quota: true })).json.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, "12345678");
+  await page.goto("/token");
+  const pager = page.locator('[data-testid="pagination"]');
+  await pager.getByText("第 1 - 10 条").waitFor();
+  const where = () => page.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.tagName);
+  await page.locator('[data-testid="page-next"]').focus();
+  await page.keyboard.press("Enter");
+  await pager.getByText("第 11 - 20 条").waitFor();
+  assert.equal(await settle(page).then(where), "page-next", "after the next page");
+  await page.keyboard.press("Enter");
+  await pager.getByText("第 21 - 25 条").waitFor();
+  // The last page: next is off, the keyboard goes to the previous page's button.
+  assert.equal(await settle(page).then(where), "上一页", "after the last page");
+  await page.keyboard.press("Enter");
+  await pager.getByText("第 11 - 20 条").waitFor();
+  assert.equal(await settle(page).then(where), "上一页", "after the previous page");
+  await page.locator('[data-testid="page-size"]').focus();
+  await page.keyboard.press("Enter");
+  await page.getByRole("option", { name: "20 条/页" }).waitFor();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-testid="page-size"]', { hasText: "20 条/页" }).waitFor();
+  await page.locator('[data-testid="token-table"]:not([aria-busy])').waitFor();
+  assert.equal(await settle(page).then(where), "page-size", "after the page size");
+  await context.close();
 });

@@ -1,5 +1,6 @@
 import { signal } from "@preact/signals-react";
 import { Button, Flex, Text } from "@radix-ui/themes";
+import { useEffect, useRef } from "react";
 import { useTranslation } from "react-i18next";
 import { readString, writeString } from "../lib/storage";
 import { Icon } from "./icons";
@@ -68,13 +69,48 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
   const last = known ? Math.max(1, Math.ceil(total / pageSize)) : page + (hasMore ? 1 : 0);
   const start = itemCount === 0 ? 0 : (page - 1) * pageSize + 1;
   const end = (page - 1) * pageSize + itemCount;
+  // The pager is disabled while the page it asked for loads, which drops the keyboard: the control
+  // used (or, on the last page, the previous page's button) takes it back once the page is there.
+  const root = useRef<HTMLDivElement>(null);
+  const used = useRef<string | null>(null);
+  const use = (control: string) => {
+    used.current = control;
+  };
+  useEffect(() => {
+    const want = used.current;
+    const box = root.current;
+    if (want === null || disabled || box === null) return;
+    const at = document.activeElement;
+    if (at !== null && at !== document.body) {
+      // Still on an enabled control of the pager (a page read without loading), or gone elsewhere by choice.
+      if (!box.contains(at) || !(at as HTMLButtonElement).disabled) {
+        if (!box.contains(at)) used.current = null;
+        return;
+      }
+    }
+    used.current = null;
+    const pick = (sel: string) => box.querySelector<HTMLElement>(`${sel}:not(:disabled)`);
+    const target = pick(`[data-pager="${want}"]`) ?? pick('[aria-current="page"]') ?? pick('[data-pager="prev"]') ?? pick('[data-pager="next"]');
+    target?.focus({ preventScroll: true });
+  });
+  useEffect(() => {
+    // A click elsewhere on the page is a choice: the pager no longer calls the keyboard back.
+    const away = (e: PointerEvent) => {
+      if (!root.current?.contains(e.target as Node)) used.current = null;
+    };
+    document.addEventListener("pointerdown", away, true);
+    return () => document.removeEventListener("pointerdown", away, true);
+  }, []);
   return (
-    <Flex align="center" justify="between" gap="3" wrap="wrap" className="pagination" data-testid="pagination">
+    <Flex ref={root} align="center" justify="between" gap="3" wrap="wrap" className="pagination" data-testid="pagination">
       <Text size="2" color="gray">
         {known ? t("table.rangeOfTotal", { start, end, total }) : t("table.range", { start, end })}
       </Text>
       <Flex align="center" gap="1" wrap="wrap">
-        <Button variant="soft" color="gray" size="1" disabled={disabled || page <= 1} onClick={() => onPageChange(page - 1)} aria-label={t("table.prev")}>
+        <Button variant="soft" color="gray" size="1" disabled={disabled || page <= 1} onClick={() => {
+            use("prev");
+            onPageChange(page - 1);
+          }} aria-label={t("table.prev")} data-pager="prev">
           <Icon name="chevronLeft" size={14} />
         </Button>
         {known ? (
@@ -90,7 +126,11 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
                 variant={p === page ? "solid" : "soft"}
                 color={p === page ? undefined : "gray"}
                 disabled={disabled}
-                onClick={() => p !== page && onPageChange(p)}
+                onClick={() => {
+                  if (p === page) return;
+                  use("page");
+                  onPageChange(p);
+                }}
                 aria-current={p === page ? "page" : undefined}
               >
                 {p}
@@ -107,14 +147,21 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
           color="gray"
           size="1"
           disabled={disabled || page >= last}
-          onClick={() => onPageChange(page + 1)}
+          onClick={() => {
+            use("next");
+            onPageChange(page + 1);
+          }}
           aria-label={t("table.next")}
+          data-pager="next"
           data-testid="page-next"
         >
           <Icon name="chevronRight" size={14} />
         </Button>
-        <Select.Root size="1" value={String(pageSize)} onValueChange={(v) => onPageSizeChange(Number(v))} disabled={disabled}>
-          <Select.Trigger aria-label={t("table.pageSize")} data-testid="page-size" />
+        <Select.Root size="1" value={String(pageSize)} onValueChange={(v) => {
+            use("size");
+            onPageSizeChange(Number(v));
+          }} disabled={disabled}>
+          <Select.Trigger aria-label={t("table.pageSize")} data-testid="page-size" data-pager="size" />
           <Select.Content>
             {sizes.map((s) => (
               <Select.Item key={s} value={String(s)}>
