@@ -210,3 +210,46 @@ test("turning the token list's pages and changing its page size by keyboard keep
   assert.equal(await settle(page).then(where), "page-size", "after the page size");
   await context.close();
 });
+
+test("Enter pressed again while a drawer's save is on its way does not save again: one addition to a user's quota, one batch of codes", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const username = uniqueName("kq");
+  assert.equal((await api.call("POST", "/api/user/", { username, password: "12345678", display_name: "" })).json.success, true);
+  const before = (await api.call("GET", `/api/user/search?keyword=${username}`)).json.data.find((u) => u.username === username);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // The saves take a while, as on a slow link.
+  await page.route(/\/api\/(user|redemption)\/$/, async (route) => {
+    if (["PUT", "POST"].includes(route.request().method())) await new Promise((r) => setTimeout(r, 600));
+    await route.continue();
+  });
+  await login(page, "root", "123456");
+
+  await page.goto("/user");
+  const row = page.locator("tr", { hasText: username });
+  await row.locator('[data-testid="user-edit"]').click();
+  await page.locator("#edit-user-username").waitFor();
+  await page.click('[data-testid="user-add-quota"]');
+  await page.locator('[data-testid="add-quota-input"]').fill("1000");
+  await page.locator('[data-testid="add-quota-input"]').press("Enter");
+  await page.locator('[data-testid="add-quota-dialog"]').waitFor({ state: "detached" });
+  await page.locator("#edit-user-display").focus();
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(100);
+  await page.keyboard.press("Enter");
+  await page.locator("#edit-user-username").waitFor({ state: "detached" });
+  await page.waitForTimeout(1500);
+  const after = (await api.call("GET", `/api/user/search?keyword=${username}`)).json.data.find((u) => u.username === username);
+  assert.equal(after.quota, before.quota + 1000, "the addition is made once");
+
+  await page.goto("/redemption");
+  const name = uniqueName("kq");
+  await page.click('[data-testid="redemption-add"]');
+  await page.locator("#redemption-name").fill(name);
+  await page.locator("#redemption-name").press("Enter");
+  await page.waitForTimeout(100);
+  await page.locator("#redemption-name").press("Enter").catch(() => {});
+  await page.waitForTimeout(1500);
+  const codes = (await api.call("GET", `/api/redemption/search?keyword=${name}`)).json.data.filter((r) => r.name === name);
+  assert.equal(codes.length, 1, "one code made");
+  await context.close();
+});

@@ -52,7 +52,8 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
   const quotaValid = form !== null && /^\d+$/.test(form.quota.trim()) && Number(form.quota.trim()) > 0;
 
   const submit = async () => {
-    if (!form) return;
+    // Not again while a save is on its way (Enter pressed twice): the codes would be made twice.
+    if (!form || busy) return;
     const name = form.name.trim();
     // An empty name on create does nothing, as the field is marked required.
     if (mode === "add" && !name) return;

@@ -21,6 +21,8 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
     if (open) setForm(EMPTY);
   }, [open]);
   const submit = async () => {
+    // Not again while a save is on its way (Enter pressed twice).
+    if (busy) return;
     const username = form.username.trim();
     if (!username || !form.password) {
       toast.error(t("userAdmin.needUsernamePassword"));

@@ -62,7 +62,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
   const groupChoices = form && form.group && !groups.value.includes(form.group) ? [form.group, ...groups.value] : groups.value;
 
   const submit = async () => {
-    if (!form || id === null) return;
+    // Not again while a save is on its way (Enter pressed twice): an addition would be made twice.
+    if (!form || id === null || busy) return;
     if (!quotaValid) {
       toast.error(t("userAdmin.quotaInvalid"));
       return;
