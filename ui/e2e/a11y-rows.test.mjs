@@ -202,8 +202,10 @@ test("turning the token list's pages and changing its page size by keyboard keep
   assert.equal(await settle(page).then(where), "上一页", "after the previous page");
   await page.locator('[data-testid="page-size"]').focus();
   await page.keyboard.press("Enter");
-  await page.getByRole("option", { name: "20 条/页" }).waitFor();
+  // The list opens on the chosen size; the arrow moves to the next one once that has the keyboard.
+  await page.waitForFunction(() => document.activeElement?.getAttribute("role") === "option" && document.activeElement.textContent.includes("10 条/页"));
   await page.keyboard.press("ArrowDown");
+  await page.getByRole("option", { name: "20 条/页" }).and(page.locator("[data-highlighted]")).waitFor();
   await page.keyboard.press("Enter");
   await page.locator('[data-testid="page-size"]', { hasText: "20 条/页" }).waitFor();
   await page.locator('[data-testid="token-table"]:not([aria-busy])').waitFor();
