@@ -502,6 +502,29 @@ test("a page size picked on one list is the size of the lists opened after it in
 });
 
 /**
+ * refreshHeld clicks the token page's refresh and holds its list read: answered by the server at once
+ * (answerFirst) or only once released, it reaches the page when the returned release is called.
+ */
+async function refreshHeld(page, answerFirst) {
+  let release, reach;
+  const reached = new Promise((resolve) => (reach = resolve));
+  const go = new Promise((r) => (release = r));
+  await page.route(
+    /\/api\/token\/\?p=/,
+    async (route) => {
+      const response = answerFirst ? await route.fetch() : null;
+      reach();
+      await go;
+      await route.fulfill({ response: response ?? (await route.fetch()) });
+    },
+    { times: 1 },
+  );
+  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
+  await reached;
+  return release;
+}
+
+/**
  * pushedDuringRead opens a user's log page, starts a read of page one and makes a call while the
  * read is held: with readFirst the read reaches the server before the call (its answer lacks the
  * call's entry), otherwise after it (its answer has the entry, which was also pushed). It returns
@@ -605,20 +628,7 @@ test("a token saved while the list is being read again keeps what was saved when
   const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
   await row.locator('[data-testid="token-name"]', { hasText: "old-name" }).waitFor();
   // The next list read is answered by the server at once, but reaches the page only when released.
-  let release, answer;
-  const answered = new Promise((resolve) => (answer = resolve));
-  await page.route(
-    /\/api\/token\/\?p=/,
-    async (route) => {
-      const response = await route.fetch();
-      answer();
-      await new Promise((r) => (release = r));
-      await route.fulfill({ response });
-    },
-    { times: 1 },
-  );
-  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
-  await answered;
+  const release = await refreshHeld(page, true);
   await row.locator('[data-testid="edit-token"]').click();
   await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "old-name");
   await page.fill('[data-testid="token-name-input"]', "new-name");
@@ -643,20 +653,7 @@ test("a token saved while the list is read again, then emptied by a call before 
   const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
   await row.locator('[data-testid="token-name"]', { hasText: "soon-empty" }).waitFor();
   // The next list read reaches the server only when released: after the save and a call that empties the token.
-  let release, arrived;
-  const reached = new Promise((resolve) => (arrived = resolve));
-  const go = new Promise((r) => (release = r));
-  await page.route(
-    /\/api\/token\/\?p=/,
-    async (route) => {
-      arrived();
-      await go;
-      await route.fulfill({ response: await route.fetch() });
-    },
-    { times: 1 },
-  );
-  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
-  await reached;
+  const release = await refreshHeld(page, false);
   await row.locator('[data-testid="edit-token"]').click();
   await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "soon-empty");
   await page.fill('[data-testid="token-name-input"]', "emptied");
@@ -689,20 +686,7 @@ test("a token enabled while the list is read again, then emptied by a call befor
   await page.waitForURL("**/token");
   const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
   await row.locator('[data-testid="token-status"]', { hasText: "已禁用" }).waitFor();
-  let release, arrived;
-  const reached = new Promise((resolve) => (arrived = resolve));
-  const go = new Promise((r) => (release = r));
-  await page.route(
-    /\/api\/token\/\?p=/,
-    async (route) => {
-      arrived();
-      await go;
-      await route.fulfill({ response: await route.fetch() });
-    },
-    { times: 1 },
-  );
-  await page.locator('[data-testid="tokens-page"]').getByRole("button", { name: "刷新" }).click();
-  await reached;
+  const release = await refreshHeld(page, false);
   await row.locator('[data-testid="enable-token"]').click();
   await row.locator('[data-testid="token-status"]', { hasText: "已启用" }).waitFor();
   const call = await chat("sk-" + tok.key);
