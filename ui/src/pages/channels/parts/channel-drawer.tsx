@@ -101,6 +101,8 @@ export function ChannelDrawer() {
       const base = form.base_url.trim().replace(/\/+$/, "");
       // On edit without a new key the server uses the stored one, as long as the form keeps the stored type and base URL.
       const fetched = await channelApi.fetchFormModels(form.type, base, form.key, isEdit && form.key.trim() === "" ? editId : undefined);
+      // A drawer closed (or opened on another channel) meanwhile does not take this channel's list.
+      if (editorState.peek() !== state) return;
       // The upstream's list replaces a suggestion nobody picked; models someone chose stay.
       setForm((f) => ({ ...f, models: untouchedModels(f) ? Array.from(new Set(fetched)) : Array.from(new Set([...f.models, ...fetched])) }));
       toast.success(t("channels.msg.fetchModelsOk"));

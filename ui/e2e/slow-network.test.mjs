@@ -1,0 +1,73 @@
+// The console on a slow network: an answer that arrives after the user moved on
+// (closed the drawer, opened another record) must not change what is shown now.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { expectToast, gatewaySuite, login, newPage, rootApi, uniqueName } from "./harness.mjs";
+
+const FAKE_MODELS = ["gpt-4o-mini", "slow-upstream-only"];
+
+let upstream;
+
+const suite = gatewaySuite({
+  setup: async () => {
+    upstream = await startFakeUpstream({ models: FAKE_MODELS });
+  },
+  teardown: () => upstream?.close(),
+});
+
+async function createNamed(api, name) {
+  await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
+  return name;
+}
+
+async function channelByName(api, name) {
+  const r = await api.call("GET", `/api/channel/search?keyword=${encodeURIComponent(name)}`);
+  return (r.json?.data ?? []).find((c) => c.name === name);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** holdRoute delays the answers to requests matching url (and method) until release() is called. */
+async function holdRoute(page, url, method) {
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const held = [];
+  await page.route(url, async (route) => {
+    if (method && route.request().method() !== method) return route.fallback();
+    held.push(route.request());
+    await gate;
+    await route.fallback();
+  });
+  return { release: () => release(), held };
+}
+
+test("a model list fetched for one channel is not added to another channel opened meanwhile", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const a = await channelByName(api, await createNamed(api, uniqueName("cha")));
+  const b = await channelByName(api, await createNamed(api, uniqueName("chb")));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  const hold = await holdRoute(page, "**/api/channel/fetch_models", "POST");
+
+  // Channel A: ask its upstream for models, then give up and close the drawer.
+  await page.locator(`[data-testid="channel-row-${a.id}"] [data-testid="edit-channel"]`).click();
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.click('[data-testid="fetch-models"]');
+  while (hold.held.length === 0) await sleep(50);
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+
+  // Channel B is open when A's answer arrives.
+  await page.locator(`[data-testid="channel-row-${b.id}"] [data-testid="edit-channel"]`).click();
+  await drawer.locator('[data-testid="channel-models"] [data-value="gpt-4o-mini"]').waitFor();
+  await page.unroute("**/api/channel/fetch_models");
+  hold.release();
+  await sleep(1500);
+  const chosen = await drawer.locator('[data-testid="channel-models"] .multi-select-chip').evaluateAll((els) => els.map((e) => e.getAttribute("data-value")));
+  assert.deepEqual(chosen, ["gpt-4o-mini"], "channel B's models stay as B has them");
+  assert.equal(await page.locator(".toast", { hasText: "获取模型列表成功" }).count(), 0, "no success toast for a fetch of a closed drawer");
+  await context.close();
+});
