@@ -71,3 +71,37 @@ test("a model list fetched for one channel is not added to another channel opene
   assert.equal(await page.locator(".toast", { hasText: "获取模型列表成功" }).count(), 0, "no success toast for a fetch of a closed drawer");
   await context.close();
 });
+
+test("a token save answered after its drawer was closed does not close the drawer opened since", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const r = await api.call("POST", "/api/token/", { name: "slow-save", remain_quota: 500000, expired_time: -1, unlimited_quota: false });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/token");
+  const drawer = page.locator('[data-testid="token-drawer"]');
+  const row = page.locator("tr", { hasText: "slow-save" });
+  await row.waitFor();
+  const hold = await holdRoute(page, "**/api/token/", "PUT");
+
+  await row.locator('[data-testid="edit-token"]').click();
+  await drawer.locator('[data-testid="token-name-input"]').waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid="token-name-input"]')?.value === "slow-save");
+  await page.fill('[data-testid="token-name-input"]', "slow-save-2");
+  await page.click('[data-testid="token-submit"]');
+  while (hold.held.length === 0) await sleep(50);
+  // The user gives up waiting and starts a new token instead.
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  await page.click('[data-testid="add-token"]');
+  await drawer.locator('[data-testid="token-name-input"]').waitFor();
+  await page.fill('[data-testid="token-name-input"]', "typed-while-waiting");
+
+  await page.unroute("**/api/token/");
+  hold.release();
+  await expectToast(page, "令牌更新成功");
+  await sleep(500);
+  assert.equal(await drawer.count(), 1, "the new token's drawer is still open");
+  assert.equal(await page.inputValue('[data-testid="token-name-input"]'), "typed-while-waiting");
+  await context.close();
+});

@@ -74,11 +74,13 @@ export function TokenDrawer() {
     setBusy(true);
     try {
       const input = toTokenInput(form);
+      // Closes this drawer only: one the user opened since (after closing this one) keeps what was typed.
+      const closeThis = () => editorState.peek() === state && closeEditor();
       if (isEdit) {
-        if (await saveToken({ ...input, id: editId })) closeEditor();
+        if (await saveToken({ ...input, id: editId })) closeThis();
       } else {
         const created = await createTokens(input, Number.parseInt(form.count, 10));
-        if (created > 0) closeEditor();
+        if (created > 0) closeThis();
       }
     } finally {
       submitting.current = false;
