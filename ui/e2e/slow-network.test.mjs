@@ -105,3 +105,29 @@ test("a token save answered after its drawer was closed does not close the drawe
   assert.equal(await page.inputValue('[data-testid="token-name-input"]'), "typed-while-waiting");
   await context.close();
 });
+
+test("a channel search answered late does not replace the result of the search made after it", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const old = await createNamed(api, uniqueName("olds"));
+  const fresh = await createNamed(api, uniqueName("news"));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.locator('[data-testid="channel-name"]').first().waitFor();
+  const hold = await holdRoute(page, (u) => u.pathname === "/api/channel/search" && u.searchParams.get("keyword") === old);
+
+  // The first search is slow; the user then searches another name, in a group.
+  await page.fill('[data-testid="channel-search-keyword"]', old);
+  await page.keyboard.press("Enter");
+  while (hold.held.length === 0) await sleep(50);
+  await page.fill('[data-testid="channel-search-keyword"]', fresh);
+  await page.getByRole("combobox", { name: "分组" }).click();
+  await page.getByRole("option", { name: "default", exact: true }).click();
+  const names = page.locator('[data-testid="channel-name"]');
+  await names.filter({ hasText: fresh }).waitFor();
+
+  hold.release();
+  await sleep(1500);
+  assert.deepEqual(await names.allTextContents(), [fresh], "the newer search's result stays");
+  await context.close();
+});

@@ -119,11 +119,16 @@ function dropChannels(ids: number[]): void {
   selectedChannels.value = sel;
 }
 
+/** listReads counts the list and search reads started: only the latest one's answer is shown. */
+let listReads = 0;
+
 /** loadChannels reads a page of the plain list (leaving any search). */
 export async function loadChannels(page = channelPage.value): Promise<void> {
+  const at = ++listReads;
   channelsLoading.value = true;
   try {
     const list = withPushed(await readCatchingHealth(() => channelApi.listChannels(page, channelPageSize.value, idSort.value)));
+    if (at !== listReads) return;
     // Health pushed before this read began is in its answer; pushed while it ran, taken in above.
     undrawn = new Map();
     batch(() => {
@@ -134,7 +139,7 @@ export async function loadChannels(page = channelPage.value): Promise<void> {
   } catch (err) {
     handleError(err);
   } finally {
-    channelsLoading.value = false;
+    if (at === listReads) channelsLoading.value = false;
   }
 }
 
@@ -145,9 +150,12 @@ export async function searchChannels(s: ChannelSearch, keepPage = false): Promis
     await loadChannels(0);
     return;
   }
+  const at = ++listReads;
   channelsLoading.value = true;
   try {
     const list = withPushed(await readCatchingHealth(() => channelApi.searchChannels(q.keyword, q.group, q.model, idSort.value)));
+    // An older search answering late does not replace the result of a newer one.
+    if (at !== listReads) return;
     // Health pushed before this read began is in its answer; pushed while it ran, taken in above.
     undrawn = new Map();
     batch(() => {
@@ -159,7 +167,7 @@ export async function searchChannels(s: ChannelSearch, keepPage = false): Promis
   } catch (err) {
     handleError(err);
   } finally {
-    channelsLoading.value = false;
+    if (at === listReads) channelsLoading.value = false;
   }
 }
 
