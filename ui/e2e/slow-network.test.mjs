@@ -131,3 +131,27 @@ test("a channel search answered late does not replace the result of the search m
   assert.deepEqual(await names.allTextContents(), [fresh], "the newer search's result stays");
   await context.close();
 });
+
+test("a user search answered late does not replace the result of the search made after it", async () => {
+  const { registerUser } = await import("./harness.mjs");
+  const old = (await registerUser(suite.gw.baseURL, "olds", "password123")).username;
+  const fresh = (await registerUser(suite.gw.baseURL, "news", "password123")).username;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  await page.locator('[data-testid="user-username"]').first().waitFor();
+  const hold = await holdRoute(page, (u) => u.pathname === "/api/user/search" && u.searchParams.get("keyword") === old);
+
+  await page.fill('[data-testid="user-search"]', old);
+  await page.keyboard.press("Enter");
+  while (hold.held.length === 0) await sleep(50);
+  await page.fill('[data-testid="user-search"]', fresh);
+  await page.keyboard.press("Enter");
+  const names = page.locator('[data-testid="user-username"]');
+  await names.filter({ hasText: fresh }).waitFor();
+
+  hold.release();
+  await sleep(1500);
+  assert.deepEqual(await names.allTextContents(), [fresh], "the newer search's result stays");
+  await context.close();
+});

@@ -22,6 +22,12 @@ export interface AccumulatedPages<T> {
   setPageSize: (size: number) => Promise<void>;
   /** showAll replaces the rows by a complete result (a search) that is paged on the client only. */
   showAll: (rows: T[]) => void;
+  /**
+   * search shows what read answers (as showAll), unless a newer search, reload or page read
+   * started meanwhile: an older search answering late does not replace a newer result. It
+   * tells whether the result is shown.
+   */
+  search: (read: () => Promise<T[]>) => Promise<boolean>;
   /** update patches the rows that match. */
   update: (match: (row: T) => boolean, patch: (row: T) => T) => void;
 }
@@ -66,6 +72,15 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
     }
   };
 
+  const showAll = (all: T[]): void => {
+    generation++;
+    searched = true;
+    rows.value = all;
+    exhausted.value = true;
+    loading.value = false;
+    page.value = 1;
+  };
+
   return {
     rows,
     visible: computed(() => rows.value.slice((page.value - 1) * pageSize.value, page.value * pageSize.value)),
@@ -91,13 +106,18 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
       pageSize.value = size;
       await goTo(Math.floor(first / size) + 1);
     },
-    showAll: (all) => {
-      generation++;
-      searched = true;
-      rows.value = all;
-      exhausted.value = true;
-      loading.value = false;
-      page.value = 1;
+    showAll,
+    search: async (read) => {
+      const gen = ++generation;
+      loading.value = true;
+      try {
+        const all = await read();
+        if (gen !== generation) return false;
+        showAll(all);
+        return true;
+      } finally {
+        if (gen === generation) loading.value = false;
+      }
     },
     update: (match, patch) => {
       rows.value = rows.value.map((r) => (match(r) ? patch(r) : r));

@@ -42,8 +42,7 @@ export async function loadRedemptions(keepPage = false): Promise<void> {
 
 async function showSearch(keyword: string): Promise<void> {
   try {
-    redemptionsList.showAll(await redemptionsApi.searchRedemptions(keyword));
-    shownSearch = keyword;
+    if (await redemptionsList.search(() => redemptionsApi.searchRedemptions(keyword))) shownSearch = keyword;
   } catch (err) {
     handleError(err);
   }

@@ -52,7 +52,7 @@ export async function searchUsers(): Promise<void> {
     return;
   }
   try {
-    usersList.showAll(await usersApi.searchUsers(keyword.trim(), group));
+    await usersList.search(() => usersApi.searchUsers(keyword.trim(), group));
   } catch (err) {
     handleError(err);
   }
