@@ -155,3 +155,33 @@ test("a user search answered late does not replace the result of the search made
   assert.deepEqual(await names.allTextContents(), [fresh], "the newer search's result stays");
   await context.close();
 });
+
+test("copying a channel on a slow network is not offered again until the copy answered", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const name = await createNamed(api, uniqueName("cpy"));
+  const ch = await channelByName(api, name);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await row.waitFor();
+  const hold = await holdRoute(page, `**/api/channel/copy/${ch.id}`, "POST");
+
+  // Nothing seems to happen: the user picks "copy" once more.
+  await row.locator('[data-testid="channel-menu"]').click();
+  await page.locator('[data-testid="copy-channel"]').click();
+  while (hold.held.length === 0) await sleep(50);
+  await row.locator('[data-testid="channel-menu"]').click();
+  const again = page.locator('[data-testid="copy-channel"]');
+  await again.waitFor();
+  await again.click({ timeout: 2000 }).catch(() => {});
+  await page.keyboard.press("Escape");
+  await sleep(500);
+  hold.release();
+  await expectToast(page, "渠道复制成功");
+  await sleep(1000);
+  const copies = ((await api.call("GET", `/api/channel/search?keyword=${encodeURIComponent(name)}`)).json?.data ?? []).filter((c) => c.name !== name);
+  assert.equal(hold.held.length, 1, "one copy request");
+  assert.equal(copies.length, 1, "one copy stored");
+  await context.close();
+});

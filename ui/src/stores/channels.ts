@@ -264,8 +264,13 @@ export async function removeChannel(id: number): Promise<boolean> {
   }
 }
 
+/** copyingIds holds the channels with a copy in flight: one is not copied again until it answered. */
+export const copyingIds = signal<Set<number>>(new Set());
+
 /** duplicateChannel copies a channel on the server and reloads the list. */
 export async function duplicateChannel(id: number): Promise<void> {
+  if (copyingIds.value.has(id)) return;
+  copyingIds.value = new Set(copyingIds.value).add(id);
   try {
     await channelApi.copyChannel(id);
     toast.success(t("channels.msg.copied"));
@@ -273,6 +278,10 @@ export async function duplicateChannel(id: number): Promise<void> {
   } catch (err) {
     const reason = channelApi.errorText(err);
     toast.error(reason ? t("channels.msg.copyFailedWith", { reason }) : t("channels.msg.copyFailed"));
+  } finally {
+    const next = new Set(copyingIds.value);
+    next.delete(id);
+    copyingIds.value = next;
   }
 }
 

@@ -6,7 +6,7 @@ import type { Channel } from "../../../api/channels";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
 import { keepRowFocus } from "../../../lib/keep-focus";
-import { CHANNEL_ENABLED, duplicateChannel, refreshBalance, setChannelStatus, splitList, testOne, testingIds } from "../../../stores/channels";
+import { CHANNEL_ENABLED, copyingIds, duplicateChannel, refreshBalance, setChannelStatus, splitList, testOne, testingIds } from "../../../stores/channels";
 import { askConfirm, openEditor } from "../dialogs";
 
 /** RowActions holds a channel's actions: test (default or chosen model), enable/disable, edit, and a menu with copy, balance and delete. */
@@ -66,7 +66,7 @@ export function RowActions({ channel }: { channel: Channel }) {
           </IconButton>
         </DropdownMenu.Trigger>
         <DropdownMenu.Content align="end">
-          <DropdownMenu.Item onSelect={() => void duplicateChannel(channel.id)} data-testid="copy-channel">
+          <DropdownMenu.Item disabled={copyingIds.value.has(channel.id)} onSelect={() => void duplicateChannel(channel.id)} data-testid="copy-channel">
             {t("channels.row.copy")}
           </DropdownMenu.Item>
           <DropdownMenu.Item onSelect={() => void refreshBalance(channel)}>{t("channels.row.updateBalance")}</DropdownMenu.Item>
