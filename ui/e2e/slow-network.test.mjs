@@ -185,3 +185,65 @@ test("copying a channel on a slow network is not offered again until the copy an
   assert.equal(copies.length, 1, "one copy stored");
   await context.close();
 });
+test("a channel save answered after its drawer was closed does not close the drawer opened since", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const a = await channelByName(api, await createNamed(api, uniqueName("sva")));
+  const b = await channelByName(api, await createNamed(api, uniqueName("svb")));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  const hold = await holdRoute(page, "**/api/channel/", "PUT");
+
+  await page.locator(`[data-testid="channel-row-${a.id}"] [data-testid="edit-channel"]`).click();
+  await page.waitForFunction((name) => document.querySelector('[data-testid="channel-name-input"]')?.value === name, a.name);
+  await page.click('[data-testid="channel-submit"]');
+  while (hold.held.length === 0) await sleep(50);
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  await page.locator(`[data-testid="channel-row-${b.id}"] [data-testid="edit-channel"]`).click();
+  await page.waitForFunction((name) => document.querySelector('[data-testid="channel-name-input"]')?.value === name, b.name);
+  await page.fill('[data-testid="channel-name-input"]', "typed-while-waiting");
+
+  await page.unroute("**/api/channel/");
+  hold.release();
+  await expectToast(page, "渠道更新成功");
+  await sleep(800);
+  assert.equal(await drawer.count(), 1, "channel B's drawer is still open");
+  assert.equal(await page.inputValue('[data-testid="channel-name-input"]'), "typed-while-waiting");
+  assert.ok(page.url().endsWith(`/channel/edit/${b.id}`), page.url());
+  await context.close();
+});
+
+test("a user save answered after its drawer was closed does not close the drawer opened since", async () => {
+  const { registerUser } = await import("./harness.mjs");
+  const api = await rootApi(suite.gw.baseURL);
+  const ua = (await registerUser(suite.gw.baseURL, "sva", "password123")).username;
+  const ub = (await registerUser(suite.gw.baseURL, "svb", "password123")).username;
+  const idOf = async (name) => (await api.call("GET", `/api/user/search?keyword=${name}&group=`)).json.data.find((u) => u.username === name).id;
+  const [ida, idb] = [await idOf(ua), await idOf(ub)];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  await page.locator(`[data-testid="user-row-${ida}"]`).waitFor();
+  const drawer = page.locator('[data-testid="user-edit-drawer"]');
+  const hold = await holdRoute(page, "**/api/user/", "PUT");
+
+  await page.locator(`[data-testid="user-row-${ida}"] [data-testid="user-edit"]`).click();
+  await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, ua);
+  await page.click('[data-testid="user-edit-submit"]');
+  while (hold.held.length === 0) await sleep(50);
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  await page.locator(`[data-testid="user-row-${idb}"] [data-testid="user-edit"]`).click();
+  await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, ub);
+  await page.fill("#edit-user-display", "typed-while-waiting");
+
+  await page.unroute("**/api/user/");
+  hold.release();
+  await expectToast(page, "用户信息更新成功！");
+  await sleep(800);
+  assert.equal(await drawer.count(), 1, "user B's drawer is still open");
+  assert.equal(await page.inputValue("#edit-user-display"), "typed-while-waiting");
+  await context.close();
+});

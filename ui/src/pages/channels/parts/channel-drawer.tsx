@@ -135,7 +135,8 @@ export function ChannelDrawer() {
         await channelApi.createChannels(input);
         toast.success(t("channels.msg.created"));
       }
-      closeEditor();
+      // Closes this drawer only: one the user opened since (after closing this one) keeps what was typed.
+      if (editorState.peek() === state) closeEditor();
       await refreshChannels();
     } catch (err) {
       handleError(err);

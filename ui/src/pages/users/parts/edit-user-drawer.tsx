@@ -1,6 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Flex, Spinner, Text, TextField } from "@radix-ui/themes";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import { getUser, updateUser, type AdminUser, type UserUpdate } from "../../../api/users";
@@ -40,6 +40,14 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
   // What the add-quota button added to the loaded quota.
   const [added, setAdded] = useState(0);
   const [busy, setBusy] = useState(false);
+  // mounted is false once this drawer was closed (another user's drawer is keyed anew).
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
 
   useEffect(() => {
     if (id === null) return;
@@ -99,7 +107,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
     try {
       await updateUser(update);
       toast.success(t("userAdmin.updateSuccess"));
-      onClose();
+      // Closes this drawer only: one the user opened since keeps what was typed.
+      if (mounted.current) onClose();
       await refreshUserRow(id);
     } catch (err) {
       handleError(err);
