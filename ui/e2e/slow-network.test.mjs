@@ -247,3 +247,27 @@ test("a user save answered after its drawer was closed does not close the drawer
   assert.equal(await page.inputValue("#edit-user-display"), "typed-while-waiting");
   await context.close();
 });
+
+test("a profile save answered after its dialog was closed does not close the e-mail dialog opened since", async () => {
+  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "prof", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await loginToPersonalSettings(page, username, password);
+  const hold = await holdRoute(page, "**/api/user/self", "PUT");
+
+  await page.click('[data-testid="edit-profile"]');
+  await page.locator('[data-testid="save-profile"]').click();
+  while (hold.held.length === 0) await sleep(50);
+  // The user gives up on the profile and binds an e-mail address instead.
+  await page.keyboard.press("Escape");
+  await page.locator('[data-testid="save-profile"]').waitFor({ state: "detached" });
+  await page.click('[data-testid="bind-email"]');
+  await page.fill("#bind-email", "typed@example.com");
+
+  await page.unroute("**/api/user/self");
+  hold.release();
+  await sleep(1500);
+  assert.equal(await page.locator("#bind-email").count(), 1, "the e-mail dialog is still open");
+  assert.equal(await page.inputValue("#bind-email"), "typed@example.com");
+  await context.close();
+});

@@ -16,7 +16,9 @@ export function dialogProps(d: PersonalDialog): { open: boolean; onOpenChange: (
   return {
     open: openDialog.value === d,
     onOpenChange: (open) => {
-      openDialog.value = open ? d : null;
+      // A late answer closing this dialog leaves alone another one opened since.
+      if (open) openDialog.value = d;
+      else if (openDialog.peek() === d) openDialog.value = null;
     },
   };
 }
