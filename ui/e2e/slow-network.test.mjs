@@ -271,3 +271,36 @@ test("a profile save answered after its dialog was closed does not close the e-m
   assert.equal(await page.inputValue("#bind-email"), "typed@example.com");
   await context.close();
 });
+
+test("a double click on a token's or a channel's disable button sends one request", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const tokenName = uniqueName("dbl");
+  assert.equal((await api.call("POST", "/api/token/", { name: tokenName, remain_quota: 500000, expired_time: -1, unlimited_quota: false })).json?.success, true);
+  const ch = await channelByName(api, await createNamed(api, uniqueName("dbl")));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+
+  await page.goto("/token");
+  const row = page.locator("tr", { hasText: tokenName });
+  await row.waitFor();
+  let hold = await holdRoute(page, "**/api/token/?status_only=true", "PUT");
+  await row.locator('[data-testid="disable-token"]').dblclick();
+  await sleep(500);
+  hold.release();
+  await row.locator('[data-testid="enable-token"]').waitFor();
+  await sleep(500);
+  assert.equal(hold.held.length, 1, "one token status change sent");
+  await page.unrouteAll();
+
+  await page.goto("/channel");
+  const chRow = page.locator(`[data-testid="channel-row-${ch.id}"]`);
+  await chRow.waitFor();
+  hold = await holdRoute(page, "**/api/channel/", "PUT");
+  await chRow.locator('[data-testid="disable-channel"]').dblclick();
+  await sleep(500);
+  hold.release();
+  await chRow.locator('[data-testid="enable-channel"]').waitFor();
+  await sleep(500);
+  assert.equal(hold.held.length, 1, "one channel status change sent");
+  await context.close();
+});

@@ -234,9 +234,20 @@ function pickListFields(c: Channel): Partial<Channel> {
   return rest;
 }
 
+/** statusChanging holds the channels with a status change in flight: a second click waits for its answer. */
+export const statusChanging = signal<Set<number>>(new Set());
+
 /** setChannelStatus enables (1) or disables (2) a channel. */
-export function setChannelStatus(id: number, status: number): Promise<boolean> {
-  return update(id, { status });
+export async function setChannelStatus(id: number, status: number): Promise<boolean> {
+  if (statusChanging.value.has(id)) return false;
+  statusChanging.value = new Set(statusChanging.value).add(id);
+  try {
+    return await update(id, { status });
+  } finally {
+    const next = new Set(statusChanging.value);
+    next.delete(id);
+    statusChanging.value = next;
+  }
 }
 
 /** setChannelPriority saves a priority, raised to PRIORITY_MIN when lower. */

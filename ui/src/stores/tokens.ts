@@ -309,14 +309,23 @@ export function toggleKey(id: number): void {
   shownKeys.value = next;
 }
 
+/** statusChanging holds the tokens with a status change in flight: a second click waits for its answer. */
+export const statusChanging = signal<Set<number>>(new Set());
+
 /** setStatus enables (1) or disables (2) a token. */
 export async function setStatus(id: number, status: number): Promise<void> {
+  if (statusChanging.value.has(id)) return;
+  statusChanging.value = new Set(statusChanging.value).add(id);
   try {
     const saved = await tokenApi.setTokenStatus(id, status);
     patchToken(id, saved ? { status: saved.status } : { status }, saved ? { remain_quota: saved.remain_quota, used_quota: saved.used_quota } : {});
     toast.success(t("tokens.msg.done"));
   } catch (err) {
     handleError(err);
+  } finally {
+    const next = new Set(statusChanging.value);
+    next.delete(id);
+    statusChanging.value = next;
   }
 }
 

@@ -6,7 +6,7 @@ import type { Channel } from "../../../api/channels";
 import { Icon } from "../../../components/icons";
 import { DropdownMenu } from "../../../components/ui/dropdown-menu";
 import { keepRowFocus } from "../../../lib/keep-focus";
-import { CHANNEL_ENABLED, copyingIds, duplicateChannel, refreshBalance, setChannelStatus, splitList, testOne, testingIds } from "../../../stores/channels";
+import { CHANNEL_ENABLED, copyingIds, duplicateChannel, refreshBalance, setChannelStatus, splitList, statusChanging, testOne, testingIds } from "../../../stores/channels";
 import { askConfirm, openEditor } from "../dialogs";
 
 /** RowActions holds a channel's actions: test (default or chosen model), enable/disable, edit, and a menu with copy, balance and delete. */
@@ -17,6 +17,7 @@ export function RowActions({ channel }: { channel: Channel }) {
   const testing = testingIds.value.has(channel.id);
   // The test button and the model menu's button are disabled while a test runs: the keyboard comes back to them after.
   const testButton = useRef<HTMLButtonElement>(null);
+  const changing = statusChanging.value.has(channel.id);
   return (
     <Flex gap="1" align="center" wrap="wrap">
       <Flex gap="0" align="center">
@@ -48,11 +49,11 @@ export function RowActions({ channel }: { channel: Channel }) {
         </DropdownMenu.Root>
       </Flex>
       {channel.status === CHANNEL_ENABLED ? (
-        <Button size="1" variant="soft" color="orange" onClick={() => void setChannelStatus(channel.id, 2)} data-testid="disable-channel">
+        <Button size="1" variant="soft" color="orange" loading={changing} onClick={(e) => void keepRowFocus(e.currentTarget, setChannelStatus(channel.id, 2))} data-testid="disable-channel">
           {t("channels.row.disable")}
         </Button>
       ) : (
-        <Button size="1" variant="soft" color="green" onClick={() => void setChannelStatus(channel.id, 1)} data-testid="enable-channel">
+        <Button size="1" variant="soft" color="green" loading={changing} onClick={(e) => void keepRowFocus(e.currentTarget, setChannelStatus(channel.id, 1))} data-testid="enable-channel">
           {t("channels.row.enable")}
         </Button>
       )}

@@ -6,10 +6,26 @@ import type { Token } from "../../../api/tokens";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
 import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
-import { selectedTokens, selectTokens, setStatus, shownTokens, TOKEN_ENABLED, tokensLoading } from "../../../stores/tokens";
+import { selectedTokens, selectTokens, setStatus, shownTokens, statusChanging, TOKEN_ENABLED, tokensLoading } from "../../../stores/tokens";
 import { deleteTarget, openEditor } from "../dialogs";
 import { ChatButton } from "./chat-button";
 import { KeyCell, TokenStatus } from "./cells";
+
+/** StatusButton enables or disables a token; it is busy while the change is in flight. */
+function StatusButton({ token: x }: { token: Token }) {
+  useSignals();
+  const { t } = useTranslation();
+  const busy = statusChanging.value.has(x.id);
+  return x.status === TOKEN_ENABLED ? (
+    <Button size="1" variant="soft" color="orange" loading={busy} onClick={() => void setStatus(x.id, 2)} data-testid="disable-token">
+      {t("tokens.row.disable")}
+    </Button>
+  ) : (
+    <Button size="1" variant="soft" color="green" loading={busy} onClick={() => void setStatus(x.id, 1)} data-testid="enable-token">
+      {t("tokens.row.enable")}
+    </Button>
+  );
+}
 
 /** TokenTable lists the tokens with their quota, times, key and actions. */
 export function TokenTable() {
@@ -46,15 +62,7 @@ export function TokenTable() {
         cell: (x) => (
           <Flex gap="1" align="center" wrap="wrap">
             <ChatButton token={x} />
-            {x.status === TOKEN_ENABLED ? (
-              <Button size="1" variant="soft" color="orange" onClick={() => void setStatus(x.id, 2)} data-testid="disable-token">
-                {t("tokens.row.disable")}
-              </Button>
-            ) : (
-              <Button size="1" variant="soft" color="green" onClick={() => void setStatus(x.id, 1)} data-testid="enable-token">
-                {t("tokens.row.enable")}
-              </Button>
-            )}
+            <StatusButton token={x} />
             <Button size="1" variant="soft" color="gray" onClick={() => openEditor(x.id)} data-testid="edit-token">
               {t("tokens.row.edit")}
             </Button>
