@@ -5,23 +5,24 @@ import { useTranslation } from "react-i18next";
 import type { Token } from "../../../api/tokens";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
+import { keepRowFocus } from "../../../lib/keep-focus";
 import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
 import { selectedTokens, selectTokens, setStatus, shownTokens, statusChanging, TOKEN_ENABLED, tokensLoading } from "../../../stores/tokens";
 import { deleteTarget, openEditor } from "../dialogs";
 import { ChatButton } from "./chat-button";
 import { KeyCell, TokenStatus } from "./cells";
 
-/** StatusButton enables or disables a token; it is busy while the change is in flight. */
+/** StatusButton enables or disables a token; it is busy while the change is in flight, and keeps the keyboard after it. */
 function StatusButton({ token: x }: { token: Token }) {
   useSignals();
   const { t } = useTranslation();
   const busy = statusChanging.value.has(x.id);
   return x.status === TOKEN_ENABLED ? (
-    <Button size="1" variant="soft" color="orange" loading={busy} onClick={() => void setStatus(x.id, 2)} data-testid="disable-token">
+    <Button size="1" variant="soft" color="orange" loading={busy} onClick={(e) => void keepRowFocus(e.currentTarget, setStatus(x.id, 2))} data-testid="disable-token">
       {t("tokens.row.disable")}
     </Button>
   ) : (
-    <Button size="1" variant="soft" color="green" loading={busy} onClick={() => void setStatus(x.id, 1)} data-testid="enable-token">
+    <Button size="1" variant="soft" color="green" loading={busy} onClick={(e) => void keepRowFocus(e.currentTarget, setStatus(x.id, 1))} data-testid="enable-token">
       {t("tokens.row.enable")}
     </Button>
   );
