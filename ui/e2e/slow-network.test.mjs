@@ -304,3 +304,54 @@ test("a double click on a token's or a channel's disable button sends one reques
   assert.equal(hold.held.length, 1, "one channel status change sent");
   await context.close();
 });
+
+test("a delete answered after its confirmation was dismissed does not close the confirmation of another row", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const [ta, tb] = [uniqueName("dla"), uniqueName("dlb")];
+  for (const name of [ta, tb]) assert.equal((await api.call("POST", "/api/token/", { name, remain_quota: 500000, expired_time: -1, unlimited_quota: false })).json?.success, true);
+  const ca = await channelByName(api, await createNamed(api, uniqueName("dla")));
+  const cb = await channelByName(api, await createNamed(api, uniqueName("dlb")));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  const dialog = page.getByRole("alertdialog");
+
+  // Tokens.
+  await page.goto("/token");
+  await page.locator("tr", { hasText: ta }).waitFor();
+  let hold = await holdRoute(page, "**/api/token/*/", "DELETE");
+  await page.locator("tr", { hasText: ta }).locator('[data-testid="delete-token"]').click();
+  await dialog.getByRole("button", { name: "确定" }).click();
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the delete was sent");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  await page.locator("tr", { hasText: tb }).locator('[data-testid="delete-token"]').click();
+  await dialog.getByText(tb).waitFor();
+  await page.unrouteAll();
+  hold.release();
+  await page.locator("tr", { hasText: ta }).waitFor({ state: "detached" });
+  await sleep(800);
+  assert.equal(await dialog.count(), 1, "the confirmation of token B is still open (B was not deleted)");
+  await page.keyboard.press("Escape");
+
+  // Channels.
+  await page.goto("/channel");
+  await page.locator(`[data-testid="channel-row-${ca.id}"]`).waitFor();
+  hold = await holdRoute(page, `**/api/channel/${ca.id}/`, "DELETE");
+  await page.locator(`[data-testid="channel-row-${ca.id}"] [data-testid="channel-menu"]`).click();
+  await page.locator('[data-testid="delete-channel"]').click();
+  await dialog.getByRole("button", { name: "确定" }).click();
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the delete was sent");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  await page.locator(`[data-testid="channel-row-${cb.id}"] [data-testid="channel-menu"]`).click();
+  await page.locator('[data-testid="delete-channel"]').click();
+  await dialog.waitFor();
+  await page.unrouteAll();
+  hold.release();
+  await page.locator(`[data-testid="channel-row-${ca.id}"]`).waitFor({ state: "detached" });
+  await sleep(800);
+  assert.equal(await dialog.count(), 1, "the confirmation of channel B is still open (B was not deleted)");
+  await context.close();
+});

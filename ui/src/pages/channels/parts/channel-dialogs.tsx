@@ -55,7 +55,8 @@ export function ChannelDialogs() {
       if (kind === "fix") await fixAbilities();
     } finally {
       setBusy(false);
-      closeConfirm();
+      // Another confirmation, opened since this one was dismissed, stays open.
+      if (confirmState.peek() === state) closeConfirm();
     }
   };
 

@@ -26,7 +26,8 @@ export function TokenDialogs() {
         setBusy(true);
         await removeToken(target.id);
         setBusy(false);
-        deleteTarget.value = null;
+        // The confirmation of another token, opened since this one was dismissed, stays open.
+        if (deleteTarget.peek() === target) deleteTarget.value = null;
       }}
     />
   );
