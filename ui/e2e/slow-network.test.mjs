@@ -355,3 +355,20 @@ test("a delete answered after its confirmation was dismissed does not close the 
   assert.equal(await dialog.count(), 1, "the confirmation of channel B is still open (B was not deleted)");
   await context.close();
 });
+
+test("the data dashboard says it is loading, not that there is no data, while its first read is in flight", async () => {
+  const { newUser } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "dash", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  const hold = await holdRoute(page, "**/api/data/self?*", "GET");
+  await page.goto("/detail");
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the dashboard read was sent");
+  await page.locator('[data-testid="detail-page"]').waitFor();
+  await sleep(300);
+  assert.equal(await page.getByText("所选时间范围内没有数据").count(), 0, "no 'no data' while the read is in flight");
+  hold.release();
+  await page.getByText("所选时间范围内没有数据").first().waitFor();
+  await context.close();
+});

@@ -1,11 +1,11 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { Card, Flex, Grid, Heading, Text } from "@radix-ui/themes";
+import { Card, Flex, Grid, Heading, Spinner, Text } from "@radix-ui/themes";
 import { useMemo } from "react";
 import { useTranslation } from "react-i18next";
 import type uPlot from "uplot";
 import { SERIES_COLORS, UPlotChart } from "../../../components/uplot-chart";
 import { renderNumber } from "../../../lib/quota";
-import { applied, OTHER_MODELS, series, type Metric } from "../../../stores/dashboard";
+import { applied, dashboardLoading, OTHER_MODELS, series, type Metric } from "../../../stores/dashboard";
 import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
 
 /** BUCKET_SECONDS is about one bucket of each granularity. */
@@ -91,7 +91,13 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
       <Heading size="3" mb="2">
         {title}
       </Heading>
-      {s.times.length === 0 ? (
+      {s.times.length === 0 && dashboardLoading.value ? (
+        // A read in flight: its rows are not known yet, so "no data" would be a guess.
+        <Flex justify="center" align="center" gap="2" py="6" aria-busy="true">
+          <Spinner />
+          <Text color="gray">{t("table.loading")}</Text>
+        </Flex>
+      ) : s.times.length === 0 ? (
         <Flex justify="center" py="6">
           <Text color="gray">{t("dashboard.empty")}</Text>
         </Flex>
