@@ -372,3 +372,32 @@ test("the data dashboard says it is loading, not that there is no data, while it
   await page.getByText("所选时间范围内没有数据").first().waitFor();
   await context.close();
 });
+
+test("a double click on a mail button (send code, reset mail) sends one request while the first is in flight", async () => {
+  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "mail", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+
+  // The reset page's submit button.
+  await page.goto("/reset");
+  await page.fill("#reset-email", "someone@example.com");
+  let hold = await holdRoute(page, "**/api/reset_password?*", "GET");
+  await page.getByRole("button", { name: "提交" }).dblclick();
+  await sleep(500);
+  hold.release();
+  await sleep(800);
+  assert.equal(hold.held.length, 1, "one reset mail asked for");
+  await page.unrouteAll();
+
+  // The e-mail binding's send-code button.
+  await loginToPersonalSettings(page, username, password);
+  await page.click('[data-testid="bind-email"]');
+  await page.fill("#bind-email", "someone@example.com");
+  hold = await holdRoute(page, "**/api/verification?*", "GET");
+  await page.locator('[data-testid="send-code"]').dblclick();
+  await sleep(500);
+  hold.release();
+  await sleep(800);
+  assert.equal(hold.held.length, 1, "one code asked for");
+  await context.close();
+});

@@ -31,6 +31,7 @@ export function SendCodeButton({ send, label, disabled }: SendCodeButtonProps) {
   const [left, start] = useCountdown();
   const [busy, setBusy] = useState(false);
   const onClick = async () => {
+    if (busy) return;
     setBusy(true);
     try {
       if (await send()) start(CODE_COOLDOWN_S);
@@ -41,7 +42,8 @@ export function SendCodeButton({ send, label, disabled }: SendCodeButtonProps) {
     }
   };
   return (
-    <Button type="button" variant="soft" loading={busy} disabled={disabled || left > 0} onClick={onClick} data-testid="send-code">
+    // An explicit disabled overrides loading's: busy is named too, so a double click sends once.
+    <Button type="button" variant="soft" loading={busy} disabled={busy || disabled || left > 0} onClick={onClick} data-testid="send-code">
       {left > 0 ? t("code.resendIn", { seconds: left }) : (label ?? t("code.send"))}
     </Button>
   );

@@ -17,6 +17,7 @@ export default function ResetPage() {
   const turnstile = useTurnstile();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    if (busy) return;
     if (!email.trim()) {
       toast.error(t("profile.needEmail"));
       return;
@@ -59,7 +60,8 @@ export default function ResetPage() {
               />
             </Field>
             {turnstile.widget}
-            <Button type="submit" size="3" loading={busy} disabled={left > 0}>
+            {/* An explicit disabled overrides loading's: busy is named too, so a double click asks once. */}
+            <Button type="submit" size="3" loading={busy} disabled={busy || left > 0}>
               {left > 0 ? t("code.resendIn", { seconds: left }) : t("reset.submit")}
             </Button>
           </Flex>
