@@ -401,3 +401,23 @@ test("a double click on a mail button (send code, reset mail) sends one request 
   assert.equal(hold.held.length, 1, "one code asked for");
   await context.close();
 });
+
+test("a double click on a user row's action (promote) sends one request while the first is in flight", async () => {
+  const { registerUser } = await import("./harness.mjs");
+  const api = await rootApi(suite.gw.baseURL);
+  const { username } = await registerUser(suite.gw.baseURL, "prom", "password123");
+  const id = (await api.call("GET", `/api/user/search?keyword=${username}&group=`)).json.data.find((u) => u.username === username).id;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  const row = page.locator(`[data-testid="user-row-${id}"]`);
+  await row.waitFor();
+  const hold = await holdRoute(page, "**/api/user/manage", "POST");
+  await row.locator('[data-testid="user-promote"]').dblclick();
+  await sleep(500);
+  hold.release();
+  await row.locator('[data-testid="user-role"]', { hasText: "管理员" }).waitFor();
+  await sleep(800);
+  assert.equal(hold.held.length, 1, "one promotion sent");
+  await context.close();
+});

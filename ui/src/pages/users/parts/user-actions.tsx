@@ -43,6 +43,7 @@ export function UserActions({ user }: { user: AdminUser }) {
   // The button is disabled while its action runs: the keyboard comes back to it (or to its replacement, enable for disable) after.
   const run = async (e: MouseEvent<HTMLButtonElement>, action: UserAction) => {
     const control = e.currentTarget;
+    if (busy !== null) return;
     setBusy(action);
     try {
       await keepRowFocus(control, manageUser(user, action));
@@ -58,7 +59,8 @@ export function UserActions({ user }: { user: AdminUser }) {
         variant="soft"
         color={color}
         loading={busy === action}
-        disabled={disabled || reason !== undefined || (busy !== null && busy !== action)}
+        // An explicit disabled overrides loading's: the action in flight is disabled too, so a double click sends once.
+        disabled={disabled || reason !== undefined || busy !== null}
         title={reason}
         onClick={(e) => void run(e, action)}
         data-testid={`user-${action}`}
