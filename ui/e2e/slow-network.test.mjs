@@ -421,3 +421,23 @@ test("a double click on a user row's action (promote) sends one request while th
   assert.equal(hold.held.length, 1, "one promotion sent");
   await context.close();
 });
+
+test("a double click on a redemption code's disable button sends one request", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("rs");
+  const r = await api.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: name });
+  await row.waitFor();
+  const hold = await holdRoute(page, "**/api/redemption/?status_only=true", "PUT");
+  await row.locator('[data-testid="redemption-disable"]').dblclick();
+  await sleep(500);
+  hold.release();
+  await row.locator('[data-testid="redemption-enable"]').waitFor();
+  await sleep(800);
+  assert.equal(hold.held.length, 1, "one status change sent");
+  await context.close();
+});

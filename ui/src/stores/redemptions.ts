@@ -82,8 +82,13 @@ export async function copySelectedRedemptions(): Promise<void> {
   if (await copyText(text)) toast.success(t("copy.done"));
 }
 
+/** statusChanging holds the codes with a status change in flight: a second click waits for its answer. */
+export const statusChanging = signal<Set<number>>(new Set());
+
 /** setRedemptionStatus enables or disables a code and updates its row. */
 export async function setRedemptionStatus(row: Redemption, status: number): Promise<void> {
+  if (statusChanging.value.has(row.id)) return;
+  statusChanging.value = new Set(statusChanging.value).add(row.id);
   try {
     await redemptionsApi.setRedemptionStatus(row.id, status);
     toast.success(t("redemption.actionDone"));
@@ -93,6 +98,10 @@ export async function setRedemptionStatus(row: Redemption, status: number): Prom
     );
   } catch (err) {
     handleError(err);
+  } finally {
+    const next = new Set(statusChanging.value);
+    next.delete(row.id);
+    statusChanging.value = next;
   }
 }
 

@@ -1,8 +1,9 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Code, Flex } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { REDEMPTION_DISABLED, REDEMPTION_UNUSED, REDEMPTION_USED, type Redemption } from "../../../api/redemptions";
 import { Popover } from "../../../components/ui/popover";
-import { copyRedemptionKey, redemptionsDialog, setRedemptionStatus } from "../../../stores/redemptions";
+import { copyRedemptionKey, redemptionsDialog, setRedemptionStatus, statusChanging } from "../../../stores/redemptions";
 
 /**
  * RowActions are view, copy, delete, enable/disable and edit. A used code
@@ -10,8 +11,10 @@ import { copyRedemptionKey, redemptionsDialog, setRedemptionStatus } from "../..
  * one can be edited.
  */
 export function RowActions({ row }: { row: Redemption }) {
+  useSignals();
   const { t } = useTranslation();
   const used = row.status === REDEMPTION_USED;
+  const changing = statusChanging.value.has(row.id);
   return (
     <Flex gap="1" wrap="wrap">
       <Popover.Root>
@@ -33,7 +36,7 @@ export function RowActions({ row }: { row: Redemption }) {
         {t("redemption.delete")}
       </Button>
       {row.status === REDEMPTION_UNUSED ? (
-        <Button size="1" variant="soft" color="orange" onClick={() => void setRedemptionStatus(row, REDEMPTION_DISABLED)} data-testid="redemption-disable">
+        <Button size="1" variant="soft" color="orange" loading={changing} onClick={() => void setRedemptionStatus(row, REDEMPTION_DISABLED)} data-testid="redemption-disable">
           {t("redemption.disable")}
         </Button>
       ) : (
@@ -41,7 +44,8 @@ export function RowActions({ row }: { row: Redemption }) {
           size="1"
           variant="soft"
           color="green"
-          disabled={used}
+          loading={changing}
+          disabled={used || changing}
           title={used ? t("redemption.usedCannotEnable") : undefined}
           onClick={() => void setRedemptionStatus(row, REDEMPTION_UNUSED)}
           data-testid="redemption-enable"
