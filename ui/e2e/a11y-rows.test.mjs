@@ -68,6 +68,44 @@ test("a row action that busies its button or redraws the row (user enable/disabl
   await context.close();
 });
 
+test("enable and disable of a token, a channel and a redemption code, busy while the change is on its way, keep the keyboard on the row's toggle", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const tokName = uniqueName("kt");
+  assert.equal((await api.call("POST", "/api/token/", { name: tokName, remain_quota: 0, expired_time: -1, unlimited_quota: true })).json.success, true);
+  const chName = uniqueName("kd");
+  await createChannel(api, "http://127.0.0.1:9", ["gpt-4o-mini"], chName);
+  const codeName = uniqueName("kx");
+  assert.equal((await api.call("POST", "/api/redemption/", { name: codeName, quota: 1000, count: 1 })).json.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // The changes take a while, as on a slow link: the toggle is busy (disabled) meanwhile.
+  await page.route(/\/api\/(token|channel|redemption)\/(\?.*)?$/, async (route) => {
+    if (route.request().method() === "PUT") await new Promise((r) => setTimeout(r, 500));
+    await route.continue();
+  });
+  await login(page, "root", "123456");
+  for (const [path, name, kind] of [
+    ["/token", tokName, "token"],
+    ["/channel", chName, "channel"],
+    ["/redemption", codeName, "redemption"],
+  ]) {
+    await page.goto(path);
+    const row = page.locator("tr[data-row-key]", { hasText: name });
+    await row.waitFor();
+    const key = await row.getAttribute("data-row-key");
+    const [off, on] = kind === "redemption" ? ["redemption-disable", "redemption-enable"] : [`disable-${kind}`, `enable-${kind}`];
+    for (const [press, next] of [
+      [off, on],
+      [on, off],
+    ]) {
+      await row.locator(`[data-testid="${press}"]`).focus();
+      await page.keyboard.press("Enter");
+      await row.locator(`[data-testid="${next}"]`).waitFor();
+      assert.deepEqual(await settle(page), { testId: next, row: key }, `${kind}: after ${press}`);
+    }
+  }
+  await context.close();
+});
+
 test("deleting a row by keyboard gives the keyboard to the same button of the row now in its place, or of the row before when it was the last", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const names = [uniqueName("kd"), uniqueName("kd"), uniqueName("kd")];

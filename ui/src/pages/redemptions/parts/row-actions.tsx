@@ -3,6 +3,7 @@ import { Button, Code, Flex } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { REDEMPTION_DISABLED, REDEMPTION_UNUSED, REDEMPTION_USED, type Redemption } from "../../../api/redemptions";
 import { Popover } from "../../../components/ui/popover";
+import { keepRowFocus } from "../../../lib/keep-focus";
 import { copyRedemptionKey, redemptionsDialog, setRedemptionStatus, statusChanging } from "../../../stores/redemptions";
 
 /**
@@ -36,7 +37,7 @@ export function RowActions({ row }: { row: Redemption }) {
         {t("redemption.delete")}
       </Button>
       {row.status === REDEMPTION_UNUSED ? (
-        <Button size="1" variant="soft" color="orange" loading={changing} onClick={() => void setRedemptionStatus(row, REDEMPTION_DISABLED)} data-testid="redemption-disable">
+        <Button size="1" variant="soft" color="orange" loading={changing} onClick={(e) => void keepRowFocus(e.currentTarget, setRedemptionStatus(row, REDEMPTION_DISABLED))} data-testid="redemption-disable">
           {t("redemption.disable")}
         </Button>
       ) : (
@@ -47,7 +48,7 @@ export function RowActions({ row }: { row: Redemption }) {
           loading={changing}
           disabled={used || changing}
           title={used ? t("redemption.usedCannotEnable") : undefined}
-          onClick={() => void setRedemptionStatus(row, REDEMPTION_UNUSED)}
+          onClick={(e) => void keepRowFocus(e.currentTarget, setRedemptionStatus(row, REDEMPTION_UNUSED))}
           data-testid="redemption-enable"
         >
           {t("redemption.enable")}
