@@ -185,6 +185,7 @@ test("copying a channel on a slow network is not offered again until the copy an
   assert.equal(copies.length, 1, "one copy stored");
   await context.close();
 });
+
 test("a channel save answered after its drawer was closed does not close the drawer opened since", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const a = await channelByName(api, await createNamed(api, uniqueName("sva")));
