@@ -38,7 +38,8 @@ export function UsersDialogs() {
           if (d?.kind !== "delete") return;
           setBusy(true);
           try {
-            if (await manageUser(d.user, "delete")) close();
+            // The confirmation of another user, opened since this one was dismissed, stays open.
+            if ((await manageUser(d.user, "delete")) && usersDialog.peek() === d) close();
           } finally {
             setBusy(false);
           }
