@@ -171,6 +171,8 @@ test("copying a channel on a slow network is not offered again until the copy an
   await row.locator('[data-testid="channel-menu"]').click();
   await page.locator('[data-testid="copy-channel"]').click();
   while (hold.held.length === 0) await sleep(50);
+  // The menu closes (its exit animation ends) before the user opens it again.
+  await page.getByRole("menu").waitFor({ state: "detached" });
   await row.locator('[data-testid="channel-menu"]').click();
   const again = page.locator('[data-testid="copy-channel"]');
   await again.waitFor();
@@ -354,6 +356,27 @@ test("a delete answered after its confirmation was dismissed does not close the 
   await page.locator(`[data-testid="channel-row-${ca.id}"]`).waitFor({ state: "detached" });
   await sleep(800);
   assert.equal(await dialog.count(), 1, "the confirmation of channel B is still open (B was not deleted)");
+  await page.keyboard.press("Escape");
+
+  // Users.
+  const [ua, ub] = [uniqueName("dla"), uniqueName("dlb")];
+  for (const username of [ua, ub]) assert.equal((await api.call("POST", "/api/user/", { username, password: "12345678", display_name: "" })).json?.success, true);
+  await page.goto("/user");
+  await page.locator("tr", { hasText: ub }).waitFor();
+  hold = await holdRoute(page, "**/api/user/manage", "POST");
+  await page.locator("tr", { hasText: ua }).locator('[data-testid="user-delete"]').click();
+  await dialog.getByRole("button", { name: "注销" }).click();
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the delete was sent");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  await page.locator("tr", { hasText: ub }).locator('[data-testid="user-delete"]').click();
+  await dialog.waitFor();
+  await page.unrouteAll();
+  hold.release();
+  await expectToast(page, "操作成功");
+  await sleep(800);
+  assert.equal(await dialog.count(), 1, "the confirmation of user B is still open (B was not deleted)");
   await context.close();
 });
 
@@ -440,5 +463,30 @@ test("a double click on a redemption code's disable button sends one request", a
   await row.locator('[data-testid="redemption-enable"]').waitFor();
   await sleep(800);
   assert.equal(hold.held.length, 1, "one status change sent");
+  await context.close();
+});
+
+test("a log clearing answered after its confirmation was dismissed does not close the ratio reset confirmation opened since", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/setting?tab=operation");
+  await page.locator("#log-clear-date").fill("2000-01-01T00:00");
+  const hold = await holdRoute(page, "**/api/log/?*", "DELETE");
+  await page.click('[data-testid="clear-logs"]');
+  const dialog = page.getByRole("alertdialog");
+  await dialog.locator("button").filter({ hasNotText: "取消" }).click();
+  while (hold.held.length === 0) await sleep(50);
+  // Nothing seems to happen on a slow link: the administrator gives up and opens the ratio reset instead.
+  await dialog.getByRole("button", { name: "取消" }).click();
+  await dialog.waitFor({ state: "detached" });
+  await page.click('[data-testid="reset-model-ratio"]');
+  await dialog.waitFor();
+  const reset = dialog.getByRole("button", { name: "重置模型倍率" });
+  assert.equal(await reset.isEnabled(), true, "the ratio reset is not shown busy with the clearing");
+  hold.release();
+  await expectToast(page, /日志/);
+  await sleep(500);
+  assert.equal(await dialog.count(), 1, "the ratio reset confirmation is still open");
+  assert.equal(await reset.isEnabled(), true);
   await context.close();
 });

@@ -29,9 +29,9 @@ export function editModelRow(model: string | null): void {
   openDialog.value = "modelRow";
 }
 
-/** closeDialog closes whichever dialog is open. */
-export function closeDialog(): void {
-  openDialog.value = null;
+/** closeDialog closes dialog d when it is the one open (a late answer leaves alone one opened since), or whichever is open without d. */
+export function closeDialog(d?: OperationDialog): void {
+  if (d === undefined || openDialog.peek() === d) openDialog.value = null;
 }
 
 /** dialogProps gives a dialog its open state and close handler. */
@@ -39,7 +39,8 @@ export function dialogProps(d: OperationDialog): { open: boolean; onOpenChange: 
   return {
     open: openDialog.value === d,
     onOpenChange: (open) => {
-      openDialog.value = open ? d : null;
+      if (open) openDialog.value = d;
+      else closeDialog(d);
     },
   };
 }

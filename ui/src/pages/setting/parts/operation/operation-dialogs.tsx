@@ -4,20 +4,21 @@ import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../../components/confirm-dialog";
 import { formatTimestamp } from "../../../../components/format";
 import { clearLogs, resetModelRatios } from "../../../../stores/options";
-import { clearLogsBefore, closeDialog, dialogProps } from "./dialogs";
+import { clearLogsBefore, closeDialog, dialogProps, type OperationDialog } from "./dialogs";
 import { ModelRowDialog } from "./model-row-dialog";
 
 /** OperationDialogs mounts every dialog of the operation tab in one place. */
 export function OperationDialogs() {
   useSignals();
   const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
-  const run = async (action: () => Promise<boolean>) => {
-    setBusy(true);
+  // The dialog whose action is on its way: only its button shows it.
+  const [busy, setBusy] = useState<OperationDialog | null>(null);
+  const run = async (d: OperationDialog, action: () => Promise<boolean>) => {
+    setBusy(d);
     try {
-      if (await action()) closeDialog();
+      if (await action()) closeDialog(d);
     } finally {
-      setBusy(false);
+      setBusy(null);
     }
   };
   const when = formatTimestamp(clearLogsBefore.value);
@@ -29,8 +30,8 @@ export function OperationDialogs() {
         description={t("options.log.confirmText", { date: when })}
         confirmLabel={t("options.log.clear")}
         destructive
-        busy={busy}
-        onConfirm={() => void run(() => clearLogs(clearLogsBefore.value))}
+        busy={busy === "clearLogs"}
+        onConfirm={() => void run("clearLogs", () => clearLogs(clearLogsBefore.value))}
       />
       <ConfirmDialog
         {...dialogProps("resetRatio")}
@@ -38,8 +39,8 @@ export function OperationDialogs() {
         description={t("options.ratio.resetConfirm")}
         confirmLabel={t("options.ratio.reset")}
         destructive
-        busy={busy}
-        onConfirm={() => void run(resetModelRatios)}
+        busy={busy === "resetRatio"}
+        onConfirm={() => void run("resetRatio", resetModelRatios)}
       />
       <ModelRowDialog {...dialogProps("modelRow")} />
     </>
