@@ -490,3 +490,52 @@ test("a log clearing answered after its confirmation was dismissed does not clos
   assert.equal(await reset.isEnabled(), true);
   await context.close();
 });
+
+test("an invite transfer that succeeded closes its dialog and says so even when the refresh of the user after it fails", async () => {
+  const { ApiSession, newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
+  const root = await rootApi(suite.gw.baseURL);
+  await putOption(root, "QuotaForInviter", "1000000");
+  try {
+    const inviter = await newUser(suite.gw.baseURL, "afs", "aff-pass-11");
+    const code = (await inviter.api.call("GET", "/api/user/aff")).json.data;
+    const r = await new ApiSession(suite.gw.baseURL).call("POST", "/api/user/register?turnstile=", { username: uniqueName("afsd"), password: "affd-pass-11", password2: "affd-pass-11", aff_code: code });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    await loginToPersonalSettings(page, inviter.username, inviter.password);
+    await page.getByRole("button", { name: "划转到余额" }).click();
+    await page.fill("#transfer-amount", "600000");
+    // The transfer is answered; the read of the user after it fails.
+    await page.route("**/api/user/self", (route) => (route.request().method() === "GET" ? route.fulfill({ status: 500, body: "down" }) : route.fallback()));
+    await page.getByRole("dialog").getByRole("button", { name: "确定" }).click();
+    await expectToast(page, "划转成功");
+    await page.locator("#transfer-amount").waitFor({ state: "detached", timeout: 3000 });
+    assert.equal(await page.locator(".toast-error").count(), 0, "the failed refresh does not read as a failed transfer");
+    assert.equal((await inviter.api.call("GET", "/api/user/self")).json.data.aff_quota, 400000);
+    await context.close();
+  } finally {
+    await putOption(root, "QuotaForInviter", "0");
+  }
+});
+
+test("an e-mail binding that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
+  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "ebs", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await loginToPersonalSettings(page, username, password);
+  let binds = 0;
+  await page.route("**/api/oauth/email/bind?*", (route) => {
+    binds++;
+    // The code is used up by the first binding: a second one is refused.
+    return route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(binds === 1 ? { success: true, message: "" } : { success: false, message: "验证码错误或已过期" }) });
+  });
+  await page.route("**/api/user/self", (route) => (route.request().method() === "GET" ? route.abort() : route.fallback()));
+  await page.click('[data-testid="bind-email"]');
+  await page.fill("#bind-email", "bound@example.com");
+  await page.fill("#bind-code", "123456");
+  await page.click('[data-testid="confirm-bind-email"]');
+  await expectToast(page, "邮箱账户绑定成功");
+  await page.locator("#bind-email").waitFor({ state: "detached", timeout: 3000 });
+  assert.equal(await page.locator(".toast-error").count(), 0, "the failed refresh does not read as a failed binding");
+  assert.equal(binds, 1);
+  await context.close();
+});

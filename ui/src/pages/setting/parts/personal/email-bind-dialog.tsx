@@ -50,8 +50,9 @@ export function EmailBindDialog({ open, onOpenChange }: { open: boolean; onOpenC
     try {
       await bindEmail(email.trim(), code.trim());
       toast.success(t("profile.emailBound"));
-      await refreshSelf();
       onOpenChange(false);
+      // Done: the dialog closes whatever the refresh after it does; its failure is not the action's.
+      void refreshSelf(true).catch(() => {});
     } catch (err) {
       handleError(err);
     } finally {

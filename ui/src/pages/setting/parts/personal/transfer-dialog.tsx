@@ -36,8 +36,9 @@ export function TransferDialog({ open, onOpenChange }: { open: boolean; onOpenCh
     try {
       await transferAffQuota(value);
       toast.success(t("invite.transferDone"));
-      await refreshSelf();
       onOpenChange(false);
+      // Done: the dialog closes whatever the refresh after it does; its failure is not the action's.
+      void refreshSelf(true).catch(() => {});
     } catch (err) {
       handleError(err);
     } finally {
