@@ -539,3 +539,43 @@ test("an e-mail binding that succeeded closes its dialog even when the refresh o
   assert.equal(binds, 1);
   await context.close();
 });
+
+test("the WeChat binding code is sent once while the first binding is in flight (button or Enter)", async () => {
+  const { newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
+  const root = await rootApi(suite.gw.baseURL);
+  for (const [key, value] of [
+    ["WeChatServerAddress", "http://127.0.0.1:59999"],
+    ["WeChatServerToken", "e2e-wechat-token"],
+    ["WeChatAuthEnabled", "true"],
+  ]) {
+    await putOption(root, key, value);
+  }
+  try {
+    const { username, password } = await newUser(suite.gw.baseURL, "wxb", "password123");
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    await loginToPersonalSettings(page, username, password);
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const held = [];
+    await page.route("**/api/oauth/wechat/bind?*", async (route) => {
+      held.push(route.request());
+      await gate;
+      await route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: false, message: "验证码错误或已过期" }) }).catch(() => {});
+    });
+    await page.click('[data-testid="bind-wechat"]');
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("textbox").fill("246810");
+    await dialog.getByRole("button", { name: "绑定" }).click();
+    while (held.length === 0) await sleep(50);
+    await dialog.getByRole("textbox").press("Enter");
+    await dialog.getByRole("button", { name: "绑定" }).click({ force: true, timeout: 2000 }).catch(() => {});
+    await sleep(500);
+    assert.equal(held.length, 1, "one binding request while the first is in flight");
+    release();
+    await expectToast(page, "验证码错误或已过期");
+    await page.unrouteAll();
+    await context.close();
+  } finally {
+    await putOption(root, "WeChatAuthEnabled", "false");
+  }
+});

@@ -24,7 +24,8 @@ export function WeChatCodeDialog({ open, onOpenChange, title, submitLabel, onSub
   const [busy, setBusy] = useState(false);
   const qr = status.value.wechat_qrcode;
   const submit = async () => {
-    if (!code.trim()) return;
+    // Enter in the field while a code is in flight does not send it again.
+    if (busy || !code.trim()) return;
     setBusy(true);
     try {
       await onSubmit(code.trim());
@@ -42,7 +43,8 @@ export function WeChatCodeDialog({ open, onOpenChange, title, submitLabel, onSub
       onOpenChange={onOpenChange}
       title={title}
       footer={
-        <Button loading={busy} onClick={submit} disabled={!code.trim()}>
+        // An explicit disabled overrides loading's: busy is named too, so a double click sends once.
+        <Button loading={busy} onClick={submit} disabled={busy || !code.trim()}>
           {submitLabel}
         </Button>
       }
