@@ -579,3 +579,24 @@ test("the WeChat binding code is sent once while the first binding is in flight 
     await putOption(root, "WeChatAuthEnabled", "false");
   }
 });
+
+test("the data dashboard's totals say they are loading, not $0.00, while the first read is in flight", async () => {
+  const { newUser } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "dtot", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  const hold = await holdRoute(page, "**/api/data/self?*", "GET");
+  await page.goto("/detail");
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the dashboard read was sent");
+  const quota = page.locator('[data-testid="detail-total-quota"]');
+  await quota.waitFor();
+  await sleep(300);
+  for (const id of ["detail-total-quota", "detail-total-count", "detail-total-tokens"]) {
+    const text = (await page.locator(`[data-testid="${id}"]`).textContent()) ?? "";
+    assert.doesNotMatch(text, /\d/, `${id} shows no figure while the read is in flight: ${text}`);
+  }
+  hold.release();
+  await page.locator('[data-testid="detail-total-count"]', { hasText: /^0$/ }).waitFor();
+  await context.close();
+});
