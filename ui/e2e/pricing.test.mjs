@@ -126,3 +126,35 @@ test("with another QuotaPerUnit the pricing page shows what a call is charged", 
     await context.close();
   }
 });
+
+test("the pricing page does not keep the previous account's chosen group and ticked models after a logout and another login", async () => {
+  const { newUser } = await import("./harness.mjs");
+  const other = await newUser(suite.gw.baseURL, "prc", "password123");
+  const opts = await getOptions(root);
+  const groups = JSON.parse(opts.GroupRatio || "{}");
+  groups.vip = 2;
+  await putOption(root, "GroupRatio", JSON.stringify(groups));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await login(page, "root", "123456");
+  await page.goto("/pricing");
+  await page.locator('[data-testid="pricing-own-group"]', { hasText: "default" }).waitFor();
+  await page.locator('[data-testid="pricing-groups"] [data-group="vip"]').click();
+  await page.locator('[data-testid="pricing-viewing-group"]').waitFor();
+  await page.locator('[data-testid="pricing-row-gpt-4o-mini"] [data-testid="select-row"]').click();
+
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  await page.fill("#login-username", other.username);
+  await page.fill("#login-password", other.password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL((u) => u.pathname !== "/login");
+  await page.click('[data-nav="pricing"]');
+  await page.locator('[data-testid="pricing-own-group"]', { hasText: "default" }).waitFor();
+  await page.locator('[data-testid="pricing-row-gpt-4o-mini"]').waitFor();
+  assert.equal(await page.locator('[data-testid="pricing-viewing-group"]').count(), 0, "the previous account's chosen group is not shown");
+  assert.equal(await page.locator('[data-testid="pricing-groups"] [data-group="default"]').getAttribute("aria-pressed"), "true");
+  await page.locator('[data-testid="pricing-copy-selected"]').click();
+  await page.locator(".toast", { hasText: "请至少选择一个模型！" }).waitFor({ timeout: 3000 });
+  await context.close();
+});

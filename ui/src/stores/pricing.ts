@@ -5,7 +5,7 @@ import { t } from "../i18n";
 import { DEFAULT_QUOTA_PER_UNIT } from "../lib/quota";
 import { copyText } from "./clipboard";
 import { toast } from "./toast";
-import { user } from "./user";
+import { onUserChange, user } from "./user";
 
 /** pricingItems is the price list in display order (gpt-named models first). */
 export const pricingItems = signal<PricingItem[]>([]);
@@ -24,6 +24,12 @@ export const chosenGroup = signal<string | null>(null);
 
 /** selectedModels holds the ticked model names. */
 export const selectedModels = signal<Set<string | number>>(new Set());
+
+// Another account in this tab starts from its own group, with nothing ticked.
+onUserChange(() => {
+  chosenGroup.value = null;
+  selectedModels.value = new Set();
+});
 
 /** ownGroup is the logged-in user's group, or "default" for visitors. */
 export const ownGroup = computed(() => user.value?.group || "default");
