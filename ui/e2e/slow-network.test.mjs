@@ -600,3 +600,38 @@ test("the data dashboard's totals say they are loading, not $0.00, while the fir
   await page.locator('[data-testid="detail-total-count"]', { hasText: /^0$/ }).waitFor();
   await context.close();
 });
+
+test("a WeChat binding that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
+  const { newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
+  const root = await rootApi(suite.gw.baseURL);
+  for (const [key, value] of [
+    ["WeChatServerAddress", "http://127.0.0.1:59999"],
+    ["WeChatServerToken", "e2e-wechat-token"],
+    ["WeChatAuthEnabled", "true"],
+  ]) {
+    await putOption(root, key, value);
+  }
+  try {
+    const { username, password } = await newUser(suite.gw.baseURL, "wxr", "password123");
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+    await loginToPersonalSettings(page, username, password);
+    let binds = 0;
+    await page.route("**/api/oauth/wechat/bind?*", (route) => {
+      binds++;
+      // The code is used up by the first binding: a second one is refused.
+      return route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(binds === 1 ? { success: true, message: "" } : { success: false, message: "验证码错误或已过期" }) });
+    });
+    await page.route("**/api/user/self", (route) => (route.request().method() === "GET" ? route.fulfill({ status: 500, body: "down" }) : route.fallback()));
+    await page.click('[data-testid="bind-wechat"]');
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("textbox").fill("246810");
+    await dialog.getByRole("button", { name: "绑定" }).click();
+    await expectToast(page, "微信账户绑定成功");
+    await dialog.waitFor({ state: "detached", timeout: 3000 });
+    assert.equal(await page.locator(".toast-error").count(), 0, "the failed refresh does not read as a failed binding");
+    assert.equal(binds, 1);
+    await context.close();
+  } finally {
+    await putOption(root, "WeChatAuthEnabled", "false");
+  }
+});

@@ -26,7 +26,8 @@ export function PersonalDialogs() {
         onSubmit={async (code) => {
           await wechatBind(code);
           toast.success(t("wechat.bindSuccess"));
-          await refreshSelf();
+          // Done: the dialog closes whatever the refresh after it does; its failure is not the binding's.
+          void refreshSelf(true).catch(() => {});
         }}
       />
       <DeleteAccountDialog {...dialogProps("delete")} />
