@@ -635,3 +635,29 @@ test("a WeChat binding that succeeded closes its dialog even when the refresh of
     await putOption(root, "WeChatAuthEnabled", "false");
   }
 });
+
+test("a redemption code's delete answered after its confirmation was dismissed does not close the confirmation of another code", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const [na, nb] = [uniqueName("rda"), uniqueName("rdb")];
+  for (const name of [na, nb]) assert.equal((await api.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 })).json?.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  const dialog = page.getByRole("alertdialog");
+  await page.goto("/redemption");
+  await page.locator("tr", { hasText: nb }).waitFor();
+  const hold = await holdRoute(page, "**/api/redemption/*/", "DELETE");
+  await page.locator("tr", { hasText: na }).locator('[data-testid="redemption-delete"]').click();
+  await dialog.getByRole("button", { name: "删除" }).click();
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the delete was sent");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  await page.locator("tr", { hasText: nb }).locator('[data-testid="redemption-delete"]').click();
+  await dialog.waitFor();
+  await page.unrouteAll();
+  hold.release();
+  await page.locator("tr", { hasText: na }).waitFor({ state: "detached" });
+  await sleep(800);
+  assert.equal(await dialog.count(), 1, "the confirmation of code B is still open (B was not deleted)");
+  await context.close();
+});

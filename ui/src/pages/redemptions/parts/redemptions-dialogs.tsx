@@ -32,7 +32,8 @@ export function RedemptionsDialogs() {
           if (d?.kind !== "delete") return;
           setBusy(true);
           try {
-            if (await deleteRedemption(d.row)) close();
+            // The confirmation of another code (or a drawer), opened since this one was dismissed, stays open.
+            if ((await deleteRedemption(d.row)) && redemptionsDialog.peek() === d) close();
           } finally {
             setBusy(false);
           }
