@@ -661,3 +661,34 @@ test("a redemption code's delete answered after its confirmation was dismissed d
   assert.equal(await dialog.count(), 1, "the confirmation of code B is still open (B was not deleted)");
   await context.close();
 });
+
+test("a redemption code's save answered after its drawer was closed does not close the drawer opened since", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const na = uniqueName("rsa");
+  assert.equal((await api.call("POST", "/api/redemption/", { name: na, quota: 100000, count: 1 })).json?.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: na });
+  await row.waitFor();
+  const drawer = page.locator('[data-testid="redemption-drawer"]');
+  const hold = await holdRoute(page, "**/api/redemption/", "PUT");
+  await row.locator('[data-testid="redemption-edit"]').click();
+  await page.waitForFunction((name) => document.querySelector("#redemption-name")?.value === name, na);
+  await page.click('[data-testid="redemption-submit"]');
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the save was sent");
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  await page.click('[data-testid="redemption-add"]');
+  await page.locator("#redemption-name").waitFor();
+  await page.fill("#redemption-name", "typed-wait");
+
+  await page.unrouteAll();
+  hold.release();
+  await expectToast(page, "兑换码更新成功");
+  await sleep(800);
+  assert.equal(await drawer.count(), 1, "the new code's drawer is still open");
+  assert.equal(await page.inputValue("#redemption-name"), "typed-wait");
+  await context.close();
+});

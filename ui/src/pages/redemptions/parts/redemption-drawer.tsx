@@ -70,12 +70,14 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
       return;
     }
     const quota = Number.parseInt(form.quota, 10);
+    // The drawer this save is for: a late answer leaves alone a drawer or dialog opened since.
+    const mine = redemptionsDialog.peek();
     setBusy(true);
     try {
       if (mode === "edit" && id !== null) {
         await updateRedemption({ id, name, quota });
         toast.success(t("redemption.updateSuccess"));
-        onClose();
+        if (redemptionsDialog.peek() === mine) onClose();
         await refreshRedemptionRow(id);
         return;
       }
