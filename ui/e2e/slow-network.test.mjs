@@ -692,3 +692,36 @@ test("a redemption code's save answered after its drawer was closed does not clo
   assert.equal(await page.inputValue("#redemption-name"), "typed-wait");
   await context.close();
 });
+
+test("a new user's save answered after its drawer was closed does not close the drawer opened since", async () => {
+  const { registerUser } = await import("./harness.mjs");
+  const api = await rootApi(suite.gw.baseURL);
+  const ub = (await registerUser(suite.gw.baseURL, "nub", "password123")).username;
+  const idb = (await api.call("GET", `/api/user/search?keyword=${ub}&group=`)).json.data.find((u) => u.username === ub).id;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  await page.locator(`[data-testid="user-row-${idb}"]`).waitFor();
+  const hold = await holdRoute(page, "**/api/user/", "POST");
+  await page.getByRole("button", { name: "添加用户" }).click();
+  const add = page.locator('[data-testid="user-add-drawer"]');
+  await page.fill("#add-user-username", uniqueName("nua"));
+  await page.fill("#add-user-password", "password123");
+  await page.click('[data-testid="user-add-submit"]');
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the creation was sent");
+  await add.getByRole("button", { name: "取消" }).click();
+  await add.waitFor({ state: "detached" });
+  const drawer = page.locator('[data-testid="user-edit-drawer"]');
+  await page.locator(`[data-testid="user-row-${idb}"] [data-testid="user-edit"]`).click();
+  await page.waitForFunction((name) => document.querySelector("#edit-user-username")?.value === name, ub);
+  await page.fill("#edit-user-display", "typed-wait");
+
+  await page.unrouteAll();
+  hold.release();
+  await expectToast(page, "用户账户创建成功！");
+  await sleep(800);
+  assert.equal(await drawer.count(), 1, "user B's drawer is still open");
+  assert.equal(await page.inputValue("#edit-user-display"), "typed-wait");
+  await context.close();
+});

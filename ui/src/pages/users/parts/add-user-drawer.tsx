@@ -6,7 +6,7 @@ import { createUser } from "../../../api/users";
 import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
-import { loadUsers } from "../../../stores/users";
+import { loadUsers, usersDialog } from "../../../stores/users";
 import { USERNAME_MAX } from "../../register/parts/register-form";
 
 const EMPTY = { username: "", display_name: "", password: "" };
@@ -36,11 +36,13 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       toast.error(t("userAdmin.passwordTooLong"));
       return;
     }
+    // The drawer this save is for: a late answer leaves alone a drawer or dialog opened since.
+    const mine = usersDialog.peek();
     setBusy(true);
     try {
       await createUser({ username, display_name: form.display_name.trim(), password: form.password });
       toast.success(t("userAdmin.createSuccess"));
-      onClose();
+      if (usersDialog.peek() === mine) onClose();
       await loadUsers();
     } catch (err) {
       handleError(err);
