@@ -725,3 +725,34 @@ test("a new user's save answered after its drawer was closed does not close the 
   assert.equal(await page.inputValue("#edit-user-display"), "typed-wait");
   await context.close();
 });
+
+test("a log clearing answered while the ratio reset opened since is on its way leaves the reset busy, so it is not sent twice", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/setting?tab=operation");
+  await page.locator("#log-clear-date").fill("2000-01-01T00:00");
+  const clearing = await holdRoute(page, "**/api/log/?*", "DELETE");
+  await page.click('[data-testid="clear-logs"]');
+  const dialog = page.getByRole("alertdialog");
+  await dialog.locator("button").filter({ hasNotText: "取消" }).click();
+  while (clearing.held.length === 0) await sleep(50);
+  await dialog.getByRole("button", { name: "取消" }).click();
+  await dialog.waitFor({ state: "detached" });
+  const resetting = await holdRoute(page, "**/api/option/rest_model_ratio", "POST");
+  await page.click('[data-testid="reset-model-ratio"]');
+  await dialog.waitFor();
+  const reset = dialog.getByRole("button", { name: "重置模型倍率" });
+  await reset.click();
+  while (resetting.held.length === 0) await sleep(50);
+  assert.equal(await reset.isEnabled(), false, "the reset is busy while it is on its way");
+  // The clearing answers first: the reset is still on its way.
+  clearing.release();
+  await expectToast(page, /日志/);
+  await sleep(300);
+  assert.equal(await reset.isEnabled(), false, "the reset is still busy while it is on its way");
+  await reset.click({ force: true }).catch(() => {});
+  resetting.release();
+  await sleep(1000);
+  assert.equal(resetting.held.length, 1, "one ratio reset sent");
+  await context.close();
+});

@@ -18,7 +18,8 @@ export function OperationDialogs() {
     try {
       if (await action()) closeDialog(d);
     } finally {
-      setBusy(null);
+      // Another dialog's action started since stays busy until its own answer.
+      setBusy((b) => (b === d ? null : b));
     }
   };
   const when = formatTimestamp(clearLogsBefore.value);
