@@ -293,3 +293,30 @@ test("Enter pressed again while a drawer's save is on its way does not save agai
   assert.equal(codes.length, 1, "one code made");
   await context.close();
 });
+
+test("deleting a user by keyboard leaves the keyboard in the user table, not on the page's body", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const username = uniqueName("ku");
+  assert.equal((await api.call("POST", "/api/user/", { username, password: "12345678", display_name: "" })).json.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  const row = page.locator("tr", { hasText: username });
+  await row.waitFor();
+  await row.locator('[data-testid="user-delete"]').focus();
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("alertdialog");
+  await dialog.waitFor();
+  await page.waitForTimeout(400);
+  await dialog.getByRole("button", { name: "注销" }).press("Enter");
+  await dialog.waitFor({ state: "detached" });
+  await row.locator('[data-testid="user-delete"]').waitFor({ state: "detached" });
+  await page.waitForTimeout(1000);
+  const where = await page.evaluate(() => {
+    const a = document.activeElement;
+    return { body: a === document.body || a === null, inTable: !!a?.closest('[data-testid="users-page"] .data-table, [data-testid="users-page"] table') };
+  });
+  assert.equal(where.body, false, "the keyboard is not dropped on the page's body");
+  assert.equal(where.inTable, true, "the keyboard stays in the user table");
+  await context.close();
+});

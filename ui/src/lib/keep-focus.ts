@@ -47,10 +47,20 @@ export function placeTarget(p: RowPlace): HTMLElement | null {
   if (p.el.isConnected) return enabled(p.el) ? p.el : null;
   if (!p.table?.isConnected || p.rowKey === null) return null;
   const row = p.table.querySelector<HTMLElement>(`tr[data-row-key="${CSS.escape(p.rowKey)}"]`);
-  if (row) return inRow(row, p.testId);
   const rows = Array.from(p.table.querySelectorAll<HTMLElement>("tr[data-row-key]"));
-  const near = rows[Math.min(p.rowIndex, rows.length - 1)];
-  if (near) return inRow(near, p.testId);
+  if (row) {
+    const own = inRow(row, p.testId);
+    if (own) return own;
+    // Drawn again without a control (a deleted user's row stays, without actions): the rows after it, then before it.
+    const at = rows.indexOf(row);
+    for (const r of [...rows.slice(at + 1), ...rows.slice(0, at).reverse()]) {
+      const c = inRow(r, p.testId);
+      if (c) return c;
+    }
+  } else {
+    const near = rows[Math.min(p.rowIndex, rows.length - 1)];
+    if (near) return inRow(near, p.testId);
+  }
   if (!p.table.hasAttribute("tabindex")) p.table.tabIndex = -1;
   return p.table;
 }
