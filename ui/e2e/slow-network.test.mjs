@@ -540,6 +540,21 @@ test("an e-mail binding that succeeded closes its dialog even when the refresh o
   await context.close();
 });
 
+test("a profile save that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
+  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
+  const { username, password } = await newUser(suite.gw.baseURL, "pfs", "password123");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await loginToPersonalSettings(page, username, password);
+  await page.route("**/api/user/self", (route) => (route.request().method() === "GET" ? route.abort() : route.fallback()));
+  await page.click('[data-testid="edit-profile"]');
+  await page.fill("#profile-display-name", "Saved Name");
+  await page.click('[data-testid="save-profile"]');
+  await expectToast(page, "用户信息更新成功！");
+  await page.locator('[data-testid="save-profile"]').waitFor({ state: "detached", timeout: 3000 });
+  assert.equal(await page.locator(".toast-error").count(), 0, "the failed refresh does not read as a failed save");
+  await context.close();
+});
+
 test("the WeChat binding code is sent once while the first binding is in flight (button or Enter)", async () => {
   const { newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
   const root = await rootApi(suite.gw.baseURL);

@@ -32,8 +32,9 @@ export function ProfileDialog({ open, onOpenChange }: { open: boolean; onOpenCha
     try {
       await updateProfile({ username: username.trim(), display_name: displayName.trim() });
       toast.success(t("profile.updated"));
-      await refreshSelf();
       onOpenChange(false);
+      // Done: the dialog closes whatever the refresh after it does; its failure is not the save's.
+      void refreshSelf(true).catch(() => {});
     } catch (err) {
       handleError(err);
     } finally {
