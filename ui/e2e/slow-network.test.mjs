@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { expectToast, gatewaySuite, login, newPage, rootApi, uniqueName } from "./harness.mjs";
+import { ApiSession, expectToast, gatewaySuite, login, loginToPersonalSettings, newPage, newUser, putOption, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
 const FAKE_MODELS = ["gpt-4o-mini", "slow-upstream-only"];
 
@@ -40,6 +40,23 @@ async function holdRoute(page, url, method) {
     await route.fallback();
   });
   return { release: () => release(), held };
+}
+
+/** withWeChatLogin runs run with WeChat login switched on (its server never asked: the tests answer its routes), and off again after. */
+async function withWeChatLogin(run) {
+  const root = await rootApi(suite.gw.baseURL);
+  for (const [key, value] of [
+    ["WeChatServerAddress", "http://127.0.0.1:59999"],
+    ["WeChatServerToken", "e2e-wechat-token"],
+    ["WeChatAuthEnabled", "true"],
+  ]) {
+    await putOption(root, key, value);
+  }
+  try {
+    await run();
+  } finally {
+    await putOption(root, "WeChatAuthEnabled", "false");
+  }
 }
 
 test("a model list fetched for one channel is not added to another channel opened meanwhile", async () => {
@@ -133,7 +150,6 @@ test("a channel search answered late does not replace the result of the search m
 });
 
 test("a user search answered late does not replace the result of the search made after it", async () => {
-  const { registerUser } = await import("./harness.mjs");
   const old = (await registerUser(suite.gw.baseURL, "olds", "password123")).username;
   const fresh = (await registerUser(suite.gw.baseURL, "news", "password123")).username;
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
@@ -219,7 +235,6 @@ test("a channel save answered after its drawer was closed does not close the dra
 });
 
 test("a user save answered after its drawer was closed does not close the drawer opened since", async () => {
-  const { registerUser } = await import("./harness.mjs");
   const api = await rootApi(suite.gw.baseURL);
   const ua = (await registerUser(suite.gw.baseURL, "sva", "password123")).username;
   const ub = (await registerUser(suite.gw.baseURL, "svb", "password123")).username;
@@ -252,7 +267,6 @@ test("a user save answered after its drawer was closed does not close the drawer
 });
 
 test("a profile save answered after its dialog was closed does not close the e-mail dialog opened since", async () => {
-  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "prof", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await loginToPersonalSettings(page, username, password);
@@ -381,7 +395,6 @@ test("a delete answered after its confirmation was dismissed does not close the 
 });
 
 test("the data dashboard says it is loading, not that there is no data, while its first read is in flight", async () => {
-  const { newUser } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "dash", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, username, password);
@@ -398,7 +411,6 @@ test("the data dashboard says it is loading, not that there is no data, while it
 });
 
 test("a double click on a mail button (send code, reset mail) sends one request while the first is in flight", async () => {
-  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "mail", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
 
@@ -427,7 +439,6 @@ test("a double click on a mail button (send code, reset mail) sends one request 
 });
 
 test("a double click on a user row's action (promote) sends one request while the first is in flight", async () => {
-  const { registerUser } = await import("./harness.mjs");
   const api = await rootApi(suite.gw.baseURL);
   const { username } = await registerUser(suite.gw.baseURL, "prom", "password123");
   const id = (await api.call("GET", `/api/user/search?keyword=${username}&group=`)).json.data.find((u) => u.username === username).id;
@@ -492,7 +503,6 @@ test("a log clearing answered after its confirmation was dismissed does not clos
 });
 
 test("an invite transfer that succeeded closes its dialog and says so even when the refresh of the user after it fails", async () => {
-  const { ApiSession, newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
   const root = await rootApi(suite.gw.baseURL);
   await putOption(root, "QuotaForInviter", "1000000");
   try {
@@ -518,7 +528,6 @@ test("an invite transfer that succeeded closes its dialog and says so even when 
 });
 
 test("an e-mail binding that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
-  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "ebs", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await loginToPersonalSettings(page, username, password);
@@ -541,7 +550,6 @@ test("an e-mail binding that succeeded closes its dialog even when the refresh o
 });
 
 test("a profile save that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
-  const { newUser, loginToPersonalSettings } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "pfs", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await loginToPersonalSettings(page, username, password);
@@ -556,16 +564,7 @@ test("a profile save that succeeded closes its dialog even when the refresh of t
 });
 
 test("the WeChat binding code is sent once while the first binding is in flight (button or Enter)", async () => {
-  const { newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
-  const root = await rootApi(suite.gw.baseURL);
-  for (const [key, value] of [
-    ["WeChatServerAddress", "http://127.0.0.1:59999"],
-    ["WeChatServerToken", "e2e-wechat-token"],
-    ["WeChatAuthEnabled", "true"],
-  ]) {
-    await putOption(root, key, value);
-  }
-  try {
+  await withWeChatLogin(async () => {
     const { username, password } = await newUser(suite.gw.baseURL, "wxb", "password123");
     const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
     await loginToPersonalSettings(page, username, password);
@@ -590,13 +589,10 @@ test("the WeChat binding code is sent once while the first binding is in flight 
     await expectToast(page, "验证码错误或已过期");
     await page.unrouteAll();
     await context.close();
-  } finally {
-    await putOption(root, "WeChatAuthEnabled", "false");
-  }
+  });
 });
 
 test("the data dashboard's totals say they are loading, not $0.00, while the first read is in flight", async () => {
-  const { newUser } = await import("./harness.mjs");
   const { username, password } = await newUser(suite.gw.baseURL, "dtot", "password123");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, username, password);
@@ -617,16 +613,7 @@ test("the data dashboard's totals say they are loading, not $0.00, while the fir
 });
 
 test("a WeChat binding that succeeded closes its dialog even when the refresh of the user after it fails", async () => {
-  const { newUser, loginToPersonalSettings, putOption } = await import("./harness.mjs");
-  const root = await rootApi(suite.gw.baseURL);
-  for (const [key, value] of [
-    ["WeChatServerAddress", "http://127.0.0.1:59999"],
-    ["WeChatServerToken", "e2e-wechat-token"],
-    ["WeChatAuthEnabled", "true"],
-  ]) {
-    await putOption(root, key, value);
-  }
-  try {
+  await withWeChatLogin(async () => {
     const { username, password } = await newUser(suite.gw.baseURL, "wxr", "password123");
     const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
     await loginToPersonalSettings(page, username, password);
@@ -646,9 +633,7 @@ test("a WeChat binding that succeeded closes its dialog even when the refresh of
     assert.equal(await page.locator(".toast-error").count(), 0, "the failed refresh does not read as a failed binding");
     assert.equal(binds, 1);
     await context.close();
-  } finally {
-    await putOption(root, "WeChatAuthEnabled", "false");
-  }
+  });
 });
 
 test("a redemption code's delete answered after its confirmation was dismissed does not close the confirmation of another code", async () => {
@@ -709,7 +694,6 @@ test("a redemption code's save answered after its drawer was closed does not clo
 });
 
 test("a new user's save answered after its drawer was closed does not close the drawer opened since", async () => {
-  const { registerUser } = await import("./harness.mjs");
   const api = await rootApi(suite.gw.baseURL);
   const ub = (await registerUser(suite.gw.baseURL, "nub", "password123")).username;
   const idb = (await api.call("GET", `/api/user/search?keyword=${ub}&group=`)).json.data.find((u) => u.username === ub).id;
