@@ -477,19 +477,25 @@ test("a double click on a redemption code's disable button sends one request", a
   await context.close();
 });
 
-test("a log clearing answered after its confirmation was dismissed does not close the ratio reset confirmation opened since", async () => {
+/** clearingDismissed confirms a log clearing as root, holds its request and dismisses the confirmation while it is on its way. */
+async function clearingDismissed() {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/setting?tab=operation");
   await page.locator("#log-clear-date").fill("2000-01-01T00:00");
-  const hold = await holdRoute(page, "**/api/log/?*", "DELETE");
+  const clearing = await holdRoute(page, "**/api/log/?*", "DELETE");
   await page.click('[data-testid="clear-logs"]');
   const dialog = page.getByRole("alertdialog");
   await dialog.locator("button").filter({ hasNotText: "取消" }).click();
-  while (hold.held.length === 0) await sleep(50);
-  // Nothing seems to happen on a slow link: the administrator gives up and opens the ratio reset instead.
+  while (clearing.held.length === 0) await sleep(50);
   await dialog.getByRole("button", { name: "取消" }).click();
   await dialog.waitFor({ state: "detached" });
+  return { context, page, dialog, clearing };
+}
+
+test("a log clearing answered after its confirmation was dismissed does not close the ratio reset confirmation opened since", async () => {
+  const { context, page, dialog, clearing: hold } = await clearingDismissed();
+  // Nothing seems to happen on a slow link: the administrator gave up and opens the ratio reset instead.
   await page.click('[data-testid="reset-model-ratio"]');
   await dialog.waitFor();
   const reset = dialog.getByRole("button", { name: "重置模型倍率" });
@@ -726,17 +732,7 @@ test("a new user's save answered after its drawer was closed does not close the 
 });
 
 test("a log clearing answered while the ratio reset opened since is on its way leaves the reset busy, so it is not sent twice", async () => {
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/setting?tab=operation");
-  await page.locator("#log-clear-date").fill("2000-01-01T00:00");
-  const clearing = await holdRoute(page, "**/api/log/?*", "DELETE");
-  await page.click('[data-testid="clear-logs"]');
-  const dialog = page.getByRole("alertdialog");
-  await dialog.locator("button").filter({ hasNotText: "取消" }).click();
-  while (clearing.held.length === 0) await sleep(50);
-  await dialog.getByRole("button", { name: "取消" }).click();
-  await dialog.waitFor({ state: "detached" });
+  const { context, page, dialog, clearing } = await clearingDismissed();
   const resetting = await holdRoute(page, "**/api/option/rest_model_ratio", "POST");
   await page.click('[data-testid="reset-model-ratio"]');
   await dialog.waitFor();
