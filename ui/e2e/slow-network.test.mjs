@@ -322,6 +322,26 @@ test("a double click on a token's or a channel's disable button sends one reques
   await context.close();
 });
 
+/**
+ * deleteDismissedThenAnother confirms a delete (openA opens its confirmation, confirm names the
+ * confirming button), holds its request (url, method), dismisses the confirmation while it is on
+ * its way, opens another's (openB), and then lets the first delete answer.
+ */
+async function deleteDismissedThenAnother(page, url, method, confirm, openA, openB) {
+  const dialog = page.getByRole("alertdialog");
+  const hold = await holdRoute(page, url, method);
+  await openA();
+  await dialog.getByRole("button", { name: confirm }).click();
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the delete was sent");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached" });
+  await openB();
+  await dialog.waitFor();
+  await page.unrouteAll();
+  hold.release();
+}
+
 test("a delete answered after its confirmation was dismissed does not close the confirmation of another row", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const [ta, tb] = [uniqueName("dla"), uniqueName("dlb")];
@@ -335,17 +355,8 @@ test("a delete answered after its confirmation was dismissed does not close the 
   // Tokens.
   await page.goto("/token");
   await page.locator("tr", { hasText: ta }).waitFor();
-  let hold = await holdRoute(page, "**/api/token/*/", "DELETE");
-  await page.locator("tr", { hasText: ta }).locator('[data-testid="delete-token"]').click();
-  await dialog.getByRole("button", { name: "确定" }).click();
-  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
-  assert.equal(hold.held.length, 1, "the delete was sent");
-  await page.keyboard.press("Escape");
-  await dialog.waitFor({ state: "detached" });
-  await page.locator("tr", { hasText: tb }).locator('[data-testid="delete-token"]').click();
-  await dialog.getByText(tb).waitFor();
-  await page.unrouteAll();
-  hold.release();
+  const tokenDelete = (name) => page.locator("tr", { hasText: name }).locator('[data-testid="delete-token"]').click();
+  await deleteDismissedThenAnother(page, "**/api/token/*/", "DELETE", "确定", () => tokenDelete(ta), () => tokenDelete(tb));
   await page.locator("tr", { hasText: ta }).waitFor({ state: "detached" });
   await sleep(800);
   assert.equal(await dialog.count(), 1, "the confirmation of token B is still open (B was not deleted)");
@@ -354,19 +365,11 @@ test("a delete answered after its confirmation was dismissed does not close the 
   // Channels.
   await page.goto("/channel");
   await page.locator(`[data-testid="channel-row-${ca.id}"]`).waitFor();
-  hold = await holdRoute(page, `**/api/channel/${ca.id}/`, "DELETE");
-  await page.locator(`[data-testid="channel-row-${ca.id}"] [data-testid="channel-menu"]`).click();
-  await page.locator('[data-testid="delete-channel"]').click();
-  await dialog.getByRole("button", { name: "确定" }).click();
-  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
-  assert.equal(hold.held.length, 1, "the delete was sent");
-  await page.keyboard.press("Escape");
-  await dialog.waitFor({ state: "detached" });
-  await page.locator(`[data-testid="channel-row-${cb.id}"] [data-testid="channel-menu"]`).click();
-  await page.locator('[data-testid="delete-channel"]').click();
-  await dialog.waitFor();
-  await page.unrouteAll();
-  hold.release();
+  const channelDelete = async (id) => {
+    await page.locator(`[data-testid="channel-row-${id}"] [data-testid="channel-menu"]`).click();
+    await page.locator('[data-testid="delete-channel"]').click();
+  };
+  await deleteDismissedThenAnother(page, `**/api/channel/${ca.id}/`, "DELETE", "确定", () => channelDelete(ca.id), () => channelDelete(cb.id));
   await page.locator(`[data-testid="channel-row-${ca.id}"]`).waitFor({ state: "detached" });
   await sleep(800);
   assert.equal(await dialog.count(), 1, "the confirmation of channel B is still open (B was not deleted)");
@@ -377,17 +380,8 @@ test("a delete answered after its confirmation was dismissed does not close the 
   for (const username of [ua, ub]) assert.equal((await api.call("POST", "/api/user/", { username, password: "12345678", display_name: "" })).json?.success, true);
   await page.goto("/user");
   await page.locator("tr", { hasText: ub }).waitFor();
-  hold = await holdRoute(page, "**/api/user/manage", "POST");
-  await page.locator("tr", { hasText: ua }).locator('[data-testid="user-delete"]').click();
-  await dialog.getByRole("button", { name: "注销" }).click();
-  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
-  assert.equal(hold.held.length, 1, "the delete was sent");
-  await page.keyboard.press("Escape");
-  await dialog.waitFor({ state: "detached" });
-  await page.locator("tr", { hasText: ub }).locator('[data-testid="user-delete"]').click();
-  await dialog.waitFor();
-  await page.unrouteAll();
-  hold.release();
+  const userDelete = (name) => page.locator("tr", { hasText: name }).locator('[data-testid="user-delete"]').click();
+  await deleteDismissedThenAnother(page, "**/api/user/manage", "POST", "注销", () => userDelete(ua), () => userDelete(ub));
   await expectToast(page, "操作成功");
   await sleep(800);
   assert.equal(await dialog.count(), 1, "the confirmation of user B is still open (B was not deleted)");
@@ -651,17 +645,8 @@ test("a redemption code's delete answered after its confirmation was dismissed d
   const dialog = page.getByRole("alertdialog");
   await page.goto("/redemption");
   await page.locator("tr", { hasText: nb }).waitFor();
-  const hold = await holdRoute(page, "**/api/redemption/*/", "DELETE");
-  await page.locator("tr", { hasText: na }).locator('[data-testid="redemption-delete"]').click();
-  await dialog.getByRole("button", { name: "删除" }).click();
-  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
-  assert.equal(hold.held.length, 1, "the delete was sent");
-  await page.keyboard.press("Escape");
-  await dialog.waitFor({ state: "detached" });
-  await page.locator("tr", { hasText: nb }).locator('[data-testid="redemption-delete"]').click();
-  await dialog.waitFor();
-  await page.unrouteAll();
-  hold.release();
+  const codeDelete = (name) => page.locator("tr", { hasText: name }).locator('[data-testid="redemption-delete"]').click();
+  await deleteDismissedThenAnother(page, "**/api/redemption/*/", "DELETE", "删除", () => codeDelete(na), () => codeDelete(nb));
   await page.locator("tr", { hasText: na }).waitFor({ state: "detached" });
   await sleep(800);
   assert.equal(await dialog.count(), 1, "the confirmation of code B is still open (B was not deleted)");

@@ -23,7 +23,7 @@ export interface FormSheetProps {
   children?: ReactNode;
 }
 
-/** FormSheet is a Sheet with the console's cancel and submit footer. */
+/** FormSheet is a Sheet with the console's cancel and submit footer; its fields are one form, so Enter submits it. */
 export function FormSheet({ open, onClose, title, side, testId, cancelLabel, submitLabel, submitTestId, onSubmit, busy, submitDisabled, loadingText, children }: FormSheetProps) {
   return (
     <Sheet
@@ -54,7 +54,18 @@ export function FormSheet({ open, onClose, title, side, testId, cancelLabel, sub
           </Text>
         </Flex>
       ) : null}
-      {children}
+      {/* Enter in a single-line field submits as the button does (not again while busy); a textarea and the fields with their own Enter (models, groups) keep it. */}
+      <form
+        noValidate
+        style={{ display: "contents" }}
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!busy && !submitDisabled) onSubmit();
+        }}
+      >
+        {children}
+        <button type="submit" hidden />
+      </form>
     </Sheet>
   );
 }

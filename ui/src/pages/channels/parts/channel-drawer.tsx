@@ -166,145 +166,134 @@ export function ChannelDrawer() {
       submitDisabled={loading}
       loadingText={loading ? t("channels.form.loading") : undefined}
     >
-      {/* Enter in a single-line field submits as the button does; a textarea and the fields with their own Enter (models, groups) keep it. */}
-      <form
-        noValidate
-        style={{ display: "contents" }}
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!busy && !loading) void submit();
-        }}
-      >
-        <Field id="ch-type" label={t("channels.form.type")}>
-          <Select.Root value={String(type)} onValueChange={(v) => changeType(Number(v))}>
-            <Select.Trigger id="ch-type" data-testid="channel-type-select" />
-            <Select.Content position="popper">
-              {CHANNEL_TYPES.map((ct) => (
-                <Select.Item key={ct.value} value={String(ct.value)}>
-                  {t(`channels.type.${ct.value}`)}
-                </Select.Item>
-              ))}
-            </Select.Content>
-          </Select.Root>
-        </Field>
-        {!IMPLEMENTED_TYPES.has(type) ? (
-          <Callout.Root color="blue" size="1">
-            <Callout.Text>{t("channels.form.unimplemented")}</Callout.Text>
-          </Callout.Root>
-        ) : null}
+      <Field id="ch-type" label={t("channels.form.type")}>
+        <Select.Root value={String(type)} onValueChange={(v) => changeType(Number(v))}>
+          <Select.Trigger id="ch-type" data-testid="channel-type-select" />
+          <Select.Content position="popper">
+            {CHANNEL_TYPES.map((ct) => (
+              <Select.Item key={ct.value} value={String(ct.value)}>
+                {t(`channels.type.${ct.value}`)}
+              </Select.Item>
+            ))}
+          </Select.Content>
+        </Select.Root>
+      </Field>
+      {!IMPLEMENTED_TYPES.has(type) ? (
+        <Callout.Root color="blue" size="1">
+          <Callout.Text>{t("channels.form.unimplemented")}</Callout.Text>
+        </Callout.Root>
+      ) : null}
 
-        <BaseUrlField form={form} set={set} />
-        <Field id="ch-name" label={t("channels.form.name")}>
-          <TextField.Root
-            id="ch-name"
-            value={form.name}
-            placeholder={t("channels.form.namePlaceholder")}
-            onChange={(e) => set("name", e.target.value)}
-            autoComplete="off"
-            data-testid="channel-name-input"
-          />
-        </Field>
-        <Field id="ch-groups" label={t("channels.form.group")} hint={t("channels.form.groupHint")}>
-          <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} label={t("channels.form.group")} creatable testId="channel-groups" />
-        </Field>
+      <BaseUrlField form={form} set={set} />
+      <Field id="ch-name" label={t("channels.form.name")}>
+        <TextField.Root
+          id="ch-name"
+          value={form.name}
+          placeholder={t("channels.form.namePlaceholder")}
+          onChange={(e) => set("name", e.target.value)}
+          autoComplete="off"
+          data-testid="channel-name-input"
+        />
+      </Field>
+      <Field id="ch-groups" label={t("channels.form.group")} hint={t("channels.form.groupHint")}>
+        <MultiSelect id="ch-groups" value={form.groups} options={groupOptions.value} onChange={(v) => set("groups", v)} label={t("channels.form.group")} creatable testId="channel-groups" />
+      </Field>
 
-        <OtherField form={form} set={set} />
-        <ModelsField form={form} set={set} byType={byType} allModels={allModels} fetching={fetching} onFetch={() => void fetchModels()} />
-        <Field id="ch-mapping" label={t("channels.form.mapping")}>
+      <OtherField form={form} set={set} />
+      <ModelsField form={form} set={set} byType={byType} allModels={allModels} fetching={fetching} onFetch={() => void fetchModels()} />
+      <Field id="ch-mapping" label={t("channels.form.mapping")}>
+        <TextArea
+          id="ch-mapping"
+          rows={4}
+          value={form.model_mapping}
+          placeholder={`${t("channels.form.mappingPlaceholder")}\n${JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2)}`}
+          onChange={(e) => set("model_mapping", e.target.value)}
+          className="mono"
+          data-testid="channel-mapping"
+        />
+        <TemplateLink onClick={() => set("model_mapping", JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2))} />
+      </Field>
+
+      <Field id="ch-key" label={type === TYPE_VERTEX ? t("channels.form.vertexKey") : t("channels.form.key")} hint={isEdit ? t("channels.form.keyEditHint") : batch ? t("channels.form.batchHint") : undefined}>
+        {batch || type === TYPE_VERTEX ? (
           <TextArea
-            id="ch-mapping"
-            rows={4}
-            value={form.model_mapping}
-            placeholder={`${t("channels.form.mappingPlaceholder")}\n${JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2)}`}
-            onChange={(e) => set("model_mapping", e.target.value)}
+            id="ch-key"
+            rows={type === TYPE_VERTEX ? 10 : 6}
+            value={form.key}
+            placeholder={batch ? t("channels.form.keyBatchPlaceholder") : keyHint}
+            onChange={(e) => set("key", e.target.value)}
             className="mono"
-            data-testid="channel-mapping"
+            data-testid="channel-key"
           />
-          <TemplateLink onClick={() => set("model_mapping", JSON.stringify(MODEL_MAPPING_TEMPLATE, null, 2))} />
-        </Field>
-
-        <Field id="ch-key" label={type === TYPE_VERTEX ? t("channels.form.vertexKey") : t("channels.form.key")} hint={isEdit ? t("channels.form.keyEditHint") : batch ? t("channels.form.batchHint") : undefined}>
-          {batch || type === TYPE_VERTEX ? (
-            <TextArea
-              id="ch-key"
-              rows={type === TYPE_VERTEX ? 10 : 6}
-              value={form.key}
-              placeholder={batch ? t("channels.form.keyBatchPlaceholder") : keyHint}
-              onChange={(e) => set("key", e.target.value)}
-              className="mono"
-              data-testid="channel-key"
-            />
-          ) : (
-            <TextField.Root
-              id="ch-key"
-              type="password"
-              value={form.key}
-              placeholder={keyHint}
-              onChange={(e) => set("key", e.target.value)}
-              autoComplete="new-password"
-              data-testid="channel-key"
-            />
-          )}
-        </Field>
-        {!isEdit && type !== TYPE_VERTEX ? (
-          <Text as="label" size="2">
-            <Flex gap="2" align="center">
-              <Checkbox
-                checked={form.batch}
-                onCheckedChange={(v) => {
-                  set("batch", v === true);
-                  // One key: the field shows the lines joined, and that is what is sent.
-                  if (v !== true) set("key", singleKey(form.key));
-                }}
-                data-testid="channel-batch"
-              />
-              {t("channels.form.batch")}
-            </Flex>
-          </Text>
-        ) : null}
-
-        {type === TYPE_OPENAI ? (
-          <Field id="ch-org" label={t("channels.form.organization")} hint={t("channels.form.organizationHint")}>
-            <TextField.Root
-              id="ch-org"
-              value={form.openai_organization}
-              placeholder={t("channels.form.organizationPlaceholder")}
-              onChange={(e) => set("openai_organization", e.target.value)}
-              autoComplete="off"
-            />
-          </Field>
-        ) : null}
-        <Field id="ch-test-model" label={t("channels.form.testModel")}>
-          <TextField.Root id="ch-test-model" value={form.test_model} placeholder={t("channels.form.testModelPlaceholder")} onChange={(e) => set("test_model", e.target.value)} autoComplete="off" />
-        </Field>
+        ) : (
+          <TextField.Root
+            id="ch-key"
+            type="password"
+            value={form.key}
+            placeholder={keyHint}
+            onChange={(e) => set("key", e.target.value)}
+            autoComplete="new-password"
+            data-testid="channel-key"
+          />
+        )}
+      </Field>
+      {!isEdit && type !== TYPE_VERTEX ? (
         <Text as="label" size="2">
           <Flex gap="2" align="center">
-            <Checkbox checked={form.auto_ban} onCheckedChange={(v) => set("auto_ban", v === true)} data-testid="channel-auto-ban" />
-            {t("channels.form.autoBan")}
+            <Checkbox
+              checked={form.batch}
+              onCheckedChange={(v) => {
+                set("batch", v === true);
+                // One key: the field shows the lines joined, and that is what is sent.
+                if (v !== true) set("key", singleKey(form.key));
+              }}
+              data-testid="channel-batch"
+            />
+            {t("channels.form.batch")}
           </Flex>
         </Text>
-        <Field id="ch-status-mapping" label={t("channels.form.statusMapping")}>
-          <TextArea
-            id="ch-status-mapping"
-            rows={3}
-            value={form.status_code_mapping}
-            placeholder={`${t("channels.form.statusMappingPlaceholder")}\n${JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2)}`}
-            onChange={(e) => set("status_code_mapping", e.target.value)}
-            className="mono"
+      ) : null}
+
+      {type === TYPE_OPENAI ? (
+        <Field id="ch-org" label={t("channels.form.organization")} hint={t("channels.form.organizationHint")}>
+          <TextField.Root
+            id="ch-org"
+            value={form.openai_organization}
+            placeholder={t("channels.form.organizationPlaceholder")}
+            onChange={(e) => set("openai_organization", e.target.value)}
+            autoComplete="off"
           />
-          <TemplateLink onClick={() => set("status_code_mapping", JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2))} />
         </Field>
-        {/* Two equal columns: a hint longer than its input (in English) neither pushes the other field onto a new line nor sets the input's width. */}
-        <Grid columns={{ initial: "1", xs: "2" }} gap="3">
-          <Field id="ch-priority" label={t("channels.form.priority")} hint={t("channels.priorityTip")}>
-            <TextField.Root id="ch-priority" type="number" min={-999} value={form.priority} onChange={(e) => set("priority", e.target.value)} />
-          </Field>
-          <Field id="ch-weight" label={t("channels.form.weight")} hint={t("channels.weightTip")}>
-            <TextField.Root id="ch-weight" type="number" min={0} value={form.weight} onChange={(e) => set("weight", e.target.value)} />
-          </Field>
-        </Grid>
-        <button type="submit" hidden />
-      </form>
+      ) : null}
+      <Field id="ch-test-model" label={t("channels.form.testModel")}>
+        <TextField.Root id="ch-test-model" value={form.test_model} placeholder={t("channels.form.testModelPlaceholder")} onChange={(e) => set("test_model", e.target.value)} autoComplete="off" />
+      </Field>
+      <Text as="label" size="2">
+        <Flex gap="2" align="center">
+          <Checkbox checked={form.auto_ban} onCheckedChange={(v) => set("auto_ban", v === true)} data-testid="channel-auto-ban" />
+          {t("channels.form.autoBan")}
+        </Flex>
+      </Text>
+      <Field id="ch-status-mapping" label={t("channels.form.statusMapping")}>
+        <TextArea
+          id="ch-status-mapping"
+          rows={3}
+          value={form.status_code_mapping}
+          placeholder={`${t("channels.form.statusMappingPlaceholder")}\n${JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2)}`}
+          onChange={(e) => set("status_code_mapping", e.target.value)}
+          className="mono"
+        />
+        <TemplateLink onClick={() => set("status_code_mapping", JSON.stringify(STATUS_CODE_MAPPING_TEMPLATE, null, 2))} />
+      </Field>
+      {/* Two equal columns: a hint longer than its input (in English) neither pushes the other field onto a new line nor sets the input's width. */}
+      <Grid columns={{ initial: "1", xs: "2" }} gap="3">
+        <Field id="ch-priority" label={t("channels.form.priority")} hint={t("channels.priorityTip")}>
+          <TextField.Root id="ch-priority" type="number" min={-999} value={form.priority} onChange={(e) => set("priority", e.target.value)} />
+        </Field>
+        <Field id="ch-weight" label={t("channels.form.weight")} hint={t("channels.weightTip")}>
+          <TextField.Root id="ch-weight" type="number" min={0} value={form.weight} onChange={(e) => set("weight", e.target.value)} />
+        </Field>
+      </Grid>
     </FormSheet>
   );
 }

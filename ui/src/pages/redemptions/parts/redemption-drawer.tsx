@@ -115,30 +115,19 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
           <Spinner />
         </Flex>
       ) : (
-        <form
-          // Enter submits as the button does: an empty name does nothing,
-          // silently, without the browser's own "fill out this field".
-          noValidate
-          onSubmit={(e) => {
-            e.preventDefault();
-            void submit();
-          }}
-        >
-          <Flex direction="column" gap="3">
-            <Field id="redemption-name" label={t("redemption.name")}>
-              <TextField.Root id="redemption-name" required maxLength={20} placeholder={t("redemption.namePlaceholder")} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} autoComplete="off" />
+        <Flex direction="column" gap="3">
+          <Field id="redemption-name" label={t("redemption.name")}>
+            <TextField.Root id="redemption-name" required maxLength={20} placeholder={t("redemption.namePlaceholder")} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} autoComplete="off" />
+          </Field>
+          <Field id="redemption-quota" label={t("redemption.quota")} hint={quotaValid ? renderQuota(Number(form.quota)) : t("redemption.quotaInvalid")}>
+            <TextField.Root id="redemption-quota" type="number" step={1} placeholder={t("redemption.quotaPlaceholder")} value={form.quota} onChange={(e) => setForm({ ...form, quota: e.target.value })} />
+          </Field>
+          {mode === "add" ? (
+            <Field id="redemption-count" label={t("redemption.count")}>
+              <TextField.Root id="redemption-count" type="number" min={1} max={100} step={1} placeholder={t("redemption.countPlaceholder")} value={form.count} onChange={(e) => setForm({ ...form, count: e.target.value })} />
             </Field>
-            <Field id="redemption-quota" label={t("redemption.quota")} hint={quotaValid ? renderQuota(Number(form.quota)) : t("redemption.quotaInvalid")}>
-              <TextField.Root id="redemption-quota" type="number" step={1} placeholder={t("redemption.quotaPlaceholder")} value={form.quota} onChange={(e) => setForm({ ...form, quota: e.target.value })} />
-            </Field>
-            {mode === "add" ? (
-              <Field id="redemption-count" label={t("redemption.count")}>
-                <TextField.Root id="redemption-count" type="number" min={1} max={100} step={1} placeholder={t("redemption.countPlaceholder")} value={form.count} onChange={(e) => setForm({ ...form, count: e.target.value })} />
-              </Field>
-            ) : null}
-            <button type="submit" hidden />
-          </Flex>
-        </form>
+          ) : null}
+        </Flex>
       )}
     </FormSheet>
   );

@@ -107,145 +107,134 @@ export function TokenDrawer() {
       submitDisabled={loading}
       loadingText={loading ? t("tokens.form.loading") : undefined}
     >
-      {/* Enter in a single-line field submits as the button does; a textarea and the fields with their own Enter (models, groups) keep it. */}
-      <form
-        noValidate
-        style={{ display: "contents" }}
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!busy && !loading) void submit();
-        }}
-      >
-        <Field id="tk-name" label={t("tokens.form.name")}>
-          <TextField.Root
-            id="tk-name"
-            value={form.name}
-            placeholder={t("tokens.form.namePlaceholder")}
-            onChange={(e) => set("name", e.target.value)}
-            autoComplete="off"
-            data-testid="token-name-input"
-          />
-        </Field>
-        <Field id="tk-expiry" label={t("tokens.form.expiry")}>
-          <TextField.Root
-            id="tk-expiry"
-            value={form.expiry}
-            placeholder={t("tokens.form.expiryPlaceholder")}
-            onChange={(e) => set("expiry", e.target.value)}
-            autoComplete="off"
-            data-testid="token-expiry"
-          />
-          <Flex gap="2" wrap="wrap" mt="1">
-            {EXPIRY_CHOICES.map((c) => (
-              <Button key={c.label} type="button" size="1" variant="soft" color="gray" onClick={() => setForm((f) => expiryIn(f, c.seconds))}>
-                {t(c.label)}
-              </Button>
-            ))}
-          </Flex>
-        </Field>
-        <Callout.Root color="orange" size="1">
-          <Callout.Text>{t("tokens.form.quotaNote")}</Callout.Text>
-        </Callout.Root>
-        <Field
-          id="tk-quota"
-          label={t("tokens.form.quota")}
-          // The amount in money; without currency display it would only repeat the number typed.
-          hint={!form.unlimited_quota && displayInCurrency.value && Number.isFinite(quotaValue) ? t("tokens.form.quotaEquals", { value: renderQuota(quotaValue) }) : undefined}
-        >
-          <TextField.Root
-            id="tk-quota"
-            type="number"
-            min={0}
-            value={form.remain_quota}
-            placeholder={t("tokens.form.quotaPlaceholder")}
-            onChange={(e) => set("remain_quota", e.target.value)}
-            disabled={form.unlimited_quota}
-            data-testid="token-quota"
-          />
-          <Flex gap="2" wrap="wrap" mt="1">
-            {QUOTA_PRESETS.map((q) => (
-              <Button key={q} type="button" size="1" variant="soft" disabled={form.unlimited_quota} onClick={() => set("remain_quota", String(q))} data-testid="quota-preset">
-                {/* Whole dollars without decimals; a preset that is not (another QuotaPerUnit) keeps its cents, not rounded to $1 or $0. */}
-                {renderQuota(q, Number.isInteger(q / quotaPerUnit.value) ? 0 : 2)}
-              </Button>
-            ))}
-          </Flex>
-        </Field>
-        <Flex>
-          <Button
-            type="button"
-            variant="soft"
-            color={form.unlimited_quota ? "gray" : "orange"}
-            onClick={() => set("unlimited_quota", !form.unlimited_quota)}
-            data-testid="token-unlimited"
-            aria-pressed={form.unlimited_quota}
-          >
-            {form.unlimited_quota ? t("tokens.form.cancelUnlimited") : t("tokens.form.setUnlimited")}
-          </Button>
+      <Field id="tk-name" label={t("tokens.form.name")}>
+        <TextField.Root
+          id="tk-name"
+          value={form.name}
+          placeholder={t("tokens.form.namePlaceholder")}
+          onChange={(e) => set("name", e.target.value)}
+          autoComplete="off"
+          data-testid="token-name-input"
+        />
+      </Field>
+      <Field id="tk-expiry" label={t("tokens.form.expiry")}>
+        <TextField.Root
+          id="tk-expiry"
+          value={form.expiry}
+          placeholder={t("tokens.form.expiryPlaceholder")}
+          onChange={(e) => set("expiry", e.target.value)}
+          autoComplete="off"
+          data-testid="token-expiry"
+        />
+        <Flex gap="2" wrap="wrap" mt="1">
+          {EXPIRY_CHOICES.map((c) => (
+            <Button key={c.label} type="button" size="1" variant="soft" color="gray" onClick={() => setForm((f) => expiryIn(f, c.seconds))}>
+              {t(c.label)}
+            </Button>
+          ))}
         </Flex>
-        {!isEdit ? (
-          <Field id="tk-count" label={t("tokens.form.count")} hint={t("tokens.form.countHint")}>
-            <TextField.Root
-              id="tk-count"
-              type="number"
-              min={1}
-              value={form.count}
-              placeholder={t("tokens.form.countPlaceholder")}
-              onChange={(e) => set("count", e.target.value)}
-              data-testid="token-count"
-            />
-            <Flex gap="2" wrap="wrap" mt="1">
-              {COUNT_PRESETS.map((n) => (
-                <Button key={n} type="button" size="1" variant="soft" color="gray" onClick={() => set("count", String(n))}>
-                  {t("tokens.form.countN", { count: n })}
-                </Button>
-              ))}
-            </Flex>
-          </Field>
-        ) : null}
-        <Text as="label" size="2">
-          <Flex gap="2" align="center">
-            <Checkbox checked={form.model_limits_enabled} onCheckedChange={(v) => set("model_limits_enabled", v === true)} data-testid="token-limits-enabled" />
-            {t("tokens.form.modelLimitsEnable")}
-          </Flex>
-        </Text>
-        <Field
-          id="tk-models"
-          label={t("tokens.form.modelLimits")}
-          hint={form.model_limits_enabled && form.model_limits.length === 0 ? t("tokens.form.modelLimitsEmpty") : undefined}
+      </Field>
+      <Callout.Root color="orange" size="1">
+        <Callout.Text>{t("tokens.form.quotaNote")}</Callout.Text>
+      </Callout.Root>
+      <Field
+        id="tk-quota"
+        label={t("tokens.form.quota")}
+        // The amount in money; without currency display it would only repeat the number typed.
+        hint={!form.unlimited_quota && displayInCurrency.value && Number.isFinite(quotaValue) ? t("tokens.form.quotaEquals", { value: renderQuota(quotaValue) }) : undefined}
+      >
+        <TextField.Root
+          id="tk-quota"
+          type="number"
+          min={0}
+          value={form.remain_quota}
+          placeholder={t("tokens.form.quotaPlaceholder")}
+          onChange={(e) => set("remain_quota", e.target.value)}
+          disabled={form.unlimited_quota}
+          data-testid="token-quota"
+        />
+        <Flex gap="2" wrap="wrap" mt="1">
+          {QUOTA_PRESETS.map((q) => (
+            <Button key={q} type="button" size="1" variant="soft" disabled={form.unlimited_quota} onClick={() => set("remain_quota", String(q))} data-testid="quota-preset">
+              {/* Whole dollars without decimals; a preset that is not (another QuotaPerUnit) keeps its cents, not rounded to $1 or $0. */}
+              {renderQuota(q, Number.isInteger(q / quotaPerUnit.value) ? 0 : 2)}
+            </Button>
+          ))}
+        </Flex>
+      </Field>
+      <Flex>
+        <Button
+          type="button"
+          variant="soft"
+          color={form.unlimited_quota ? "gray" : "orange"}
+          onClick={() => set("unlimited_quota", !form.unlimited_quota)}
+          data-testid="token-unlimited"
+          aria-pressed={form.unlimited_quota}
         >
-          <MultiSelect
-            id="tk-models"
-            value={form.model_limits}
-            options={models}
-            onChange={(v) => set("model_limits", v)}
-            placeholder={t("tokens.form.modelLimitsPlaceholder")}
-            label={t("tokens.form.modelLimits")}
-            disabled={!form.model_limits_enabled}
-            testId="token-models"
+          {form.unlimited_quota ? t("tokens.form.cancelUnlimited") : t("tokens.form.setUnlimited")}
+        </Button>
+      </Flex>
+      {!isEdit ? (
+        <Field id="tk-count" label={t("tokens.form.count")} hint={t("tokens.form.countHint")}>
+          <TextField.Root
+            id="tk-count"
+            type="number"
+            min={1}
+            value={form.count}
+            placeholder={t("tokens.form.countPlaceholder")}
+            onChange={(e) => set("count", e.target.value)}
+            data-testid="token-count"
           />
+          <Flex gap="2" wrap="wrap" mt="1">
+            {COUNT_PRESETS.map((n) => (
+              <Button key={n} type="button" size="1" variant="soft" color="gray" onClick={() => set("count", String(n))}>
+                {t("tokens.form.countN", { count: n })}
+              </Button>
+            ))}
+          </Flex>
         </Field>
-        <Field id="tk-ips" label={t("tokens.form.ipAllow")}>
-          <Callout.Root color="orange" size="1">
-            <Callout.Text>{t("tokens.form.ipWarning")}</Callout.Text>
-          </Callout.Root>
-          <TextArea id="tk-ips" rows={3} value={form.allow_ips} placeholder={t("tokens.form.ipPlaceholder")} onChange={(e) => set("allow_ips", e.target.value)} className="mono" />
-        </Field>
-        <Field id="tk-group" label={t("tokens.form.group")} hint={t("tokens.form.groupHint")}>
-          <Select.Root value={form.group || USER_GROUP} onValueChange={(v) => set("group", v === USER_GROUP ? "" : v)}>
-            <Select.Trigger id="tk-group" />
-            <Select.Content position="popper">
-              <Select.Item value={USER_GROUP}>{t("tokens.form.groupDefault")}</Select.Item>
-              {groupEntries.map(([g, label]) => (
-                <Select.Item key={g} value={g}>
-                  {label ? `${g}（${label}）` : g}
-                </Select.Item>
-              ))}
-            </Select.Content>
-          </Select.Root>
-        </Field>
-        <button type="submit" hidden />
-      </form>
+      ) : null}
+      <Text as="label" size="2">
+        <Flex gap="2" align="center">
+          <Checkbox checked={form.model_limits_enabled} onCheckedChange={(v) => set("model_limits_enabled", v === true)} data-testid="token-limits-enabled" />
+          {t("tokens.form.modelLimitsEnable")}
+        </Flex>
+      </Text>
+      <Field
+        id="tk-models"
+        label={t("tokens.form.modelLimits")}
+        hint={form.model_limits_enabled && form.model_limits.length === 0 ? t("tokens.form.modelLimitsEmpty") : undefined}
+      >
+        <MultiSelect
+          id="tk-models"
+          value={form.model_limits}
+          options={models}
+          onChange={(v) => set("model_limits", v)}
+          placeholder={t("tokens.form.modelLimitsPlaceholder")}
+          label={t("tokens.form.modelLimits")}
+          disabled={!form.model_limits_enabled}
+          testId="token-models"
+        />
+      </Field>
+      <Field id="tk-ips" label={t("tokens.form.ipAllow")}>
+        <Callout.Root color="orange" size="1">
+          <Callout.Text>{t("tokens.form.ipWarning")}</Callout.Text>
+        </Callout.Root>
+        <TextArea id="tk-ips" rows={3} value={form.allow_ips} placeholder={t("tokens.form.ipPlaceholder")} onChange={(e) => set("allow_ips", e.target.value)} className="mono" />
+      </Field>
+      <Field id="tk-group" label={t("tokens.form.group")} hint={t("tokens.form.groupHint")}>
+        <Select.Root value={form.group || USER_GROUP} onValueChange={(v) => set("group", v === USER_GROUP ? "" : v)}>
+          <Select.Trigger id="tk-group" />
+          <Select.Content position="popper">
+            <Select.Item value={USER_GROUP}>{t("tokens.form.groupDefault")}</Select.Item>
+            {groupEntries.map(([g, label]) => (
+              <Select.Item key={g} value={g}>
+                {label ? `${g}（${label}）` : g}
+              </Select.Item>
+            ))}
+          </Select.Content>
+        </Select.Root>
+      </Field>
     </FormSheet>
   );
 }

@@ -62,25 +62,17 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       onSubmit={() => void submit()}
       busy={busy}
     >
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <Flex direction="column" gap="3">
-          <Field id="add-user-username" label={t("userAdmin.username")}>
-            <TextField.Root id="add-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
-          </Field>
-          <Field id="add-user-display" label={t("userAdmin.displayName")}>
-            <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
-          </Field>
-          <Field id="add-user-password" label={t("userAdmin.password")}>
-            <TextField.Root id="add-user-password" type="password" placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
-          </Field>
-          <button type="submit" hidden />
-        </Flex>
-      </form>
+      <Flex direction="column" gap="3">
+        <Field id="add-user-username" label={t("userAdmin.username")}>
+          <TextField.Root id="add-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+        </Field>
+        <Field id="add-user-display" label={t("userAdmin.displayName")}>
+          <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+        </Field>
+        <Field id="add-user-password" label={t("userAdmin.password")}>
+          <TextField.Root id="add-user-password" type="password" placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+        </Field>
+      </Flex>
     </FormSheet>
   );
 }

@@ -136,69 +136,61 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
           <Text color="gray">{t("userAdmin.loading")}</Text>
         </Flex>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            void submit();
-          }}
-        >
-          <Flex direction="column" gap="3">
-            <Field id="edit-user-username" label={t("userAdmin.username")}>
-              <TextField.Root id="edit-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
-            </Field>
-            <Field id="edit-user-password" label={t("userAdmin.password")}>
-              <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
-            </Field>
-            <Field id="edit-user-display" label={t("userAdmin.displayName")}>
-              <TextField.Root id="edit-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
-            </Field>
-            <Field id="edit-user-group" label={t("userAdmin.group")}>
-              <Select.Root value={form.group} onValueChange={(g) => setForm({ ...form, group: g })}>
-                <Select.Trigger id="edit-user-group" placeholder={t("userAdmin.groupSelect")} data-testid="edit-user-group" />
-                <Select.Content position="popper">
-                  {groupChoices.map((g) => (
-                    <Select.Item key={g} value={g}>
-                      {g}
-                    </Select.Item>
-                  ))}
-                </Select.Content>
-              </Select.Root>
-            </Field>
-            <Field id="edit-user-quota" label={t("userAdmin.quota")} hint={quotaValid ? renderQuota(quota) : t("userAdmin.quotaInvalid")}>
-              <Flex gap="2">
-                <TextField.Root
-                  id="edit-user-quota"
-                  className="grow"
-                  type="number"
-                  step={1}
-                  placeholder={t("userAdmin.quotaPlaceholder")}
-                  value={form.quota}
-                  onChange={(e) => setForm({ ...form, quota: e.target.value })}
-                />
-                <AddQuotaPopover
-                  quota={quotaValid ? quota : 0}
-                  onApply={(next) => {
-                    // An addition to the loaded quota; once the field was typed over, the whole is a set.
-                    setAdded(quotaValid && quota === (user?.quota ?? 0) + added ? added + next - quota : 0);
-                    setForm({ ...form, quota: String(next) });
-                  }}
-                />
-              </Flex>
-            </Field>
-            <Text size="2" weight="bold" mt="2">
-              {t("userAdmin.bindings")}
-            </Text>
-            <Text size="1" color="gray">
-              {t("userAdmin.bindingsHint")}
-            </Text>
-            <ReadOnly id="edit-user-github" label={t("userAdmin.github")} value={user.github_id ?? ""} />
-            <ReadOnly id="edit-user-wechat" label={t("userAdmin.wechat")} value={user.wechat_id ?? ""} />
-            <ReadOnly id="edit-user-telegram" label={t("userAdmin.telegram")} value={user.telegram_id ?? ""} />
-            <ReadOnly id="edit-user-linuxdo" label={t("userAdmin.linuxdo")} value={user.linux_do_id ?? ""} />
-            <ReadOnly id="edit-user-email" label={t("userAdmin.email")} value={user.email ?? ""} />
-            <button type="submit" hidden />
-          </Flex>
-        </form>
+        <Flex direction="column" gap="3">
+          <Field id="edit-user-username" label={t("userAdmin.username")}>
+            <TextField.Root id="edit-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+          </Field>
+          <Field id="edit-user-password" label={t("userAdmin.password")}>
+            <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+          </Field>
+          <Field id="edit-user-display" label={t("userAdmin.displayName")}>
+            <TextField.Root id="edit-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+          </Field>
+          <Field id="edit-user-group" label={t("userAdmin.group")}>
+            <Select.Root value={form.group} onValueChange={(g) => setForm({ ...form, group: g })}>
+              <Select.Trigger id="edit-user-group" placeholder={t("userAdmin.groupSelect")} data-testid="edit-user-group" />
+              <Select.Content position="popper">
+                {groupChoices.map((g) => (
+                  <Select.Item key={g} value={g}>
+                    {g}
+                  </Select.Item>
+                ))}
+              </Select.Content>
+            </Select.Root>
+          </Field>
+          <Field id="edit-user-quota" label={t("userAdmin.quota")} hint={quotaValid ? renderQuota(quota) : t("userAdmin.quotaInvalid")}>
+            <Flex gap="2">
+              <TextField.Root
+                id="edit-user-quota"
+                className="grow"
+                type="number"
+                step={1}
+                placeholder={t("userAdmin.quotaPlaceholder")}
+                value={form.quota}
+                onChange={(e) => setForm({ ...form, quota: e.target.value })}
+              />
+              <AddQuotaPopover
+                quota={quotaValid ? quota : 0}
+                onApply={(next) => {
+                  // An addition to the loaded quota; once the field was typed over, the whole is a set.
+                  setAdded(quotaValid && quota === (user?.quota ?? 0) + added ? added + next - quota : 0);
+                  setForm({ ...form, quota: String(next) });
+                }}
+              />
+            </Flex>
+          </Field>
+          <Text size="2" weight="bold" mt="2">
+            {t("userAdmin.bindings")}
+          </Text>
+          <Text size="1" color="gray">
+            {t("userAdmin.bindingsHint")}
+          </Text>
+          <ReadOnly id="edit-user-github" label={t("userAdmin.github")} value={user.github_id ?? ""} />
+          <ReadOnly id="edit-user-wechat" label={t("userAdmin.wechat")} value={user.wechat_id ?? ""} />
+          <ReadOnly id="edit-user-telegram" label={t("userAdmin.telegram")} value={user.telegram_id ?? ""} />
+          <ReadOnly id="edit-user-linuxdo" label={t("userAdmin.linuxdo")} value={user.linux_do_id ?? ""} />
+          <ReadOnly id="edit-user-email" label={t("userAdmin.email")} value={user.email ?? ""} />
+        </Flex>
       )}
     </FormSheet>
   );
