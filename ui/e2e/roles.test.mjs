@@ -111,3 +111,50 @@ test("/login?expired=true shows the expired-session notice", async () => {
   assert.equal(await page.locator('[data-testid="expired-notice"]').count(), 0);
   await context.close();
 });
+
+test("a login returns to the page that sent the visitor to it, when the account may open it", async () => {
+  const { username, password } = await registerUser(suite.gw.baseURL, "ask", "asked-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const fillAndSubmit = async () => {
+    await page.fill("#login-username", username);
+    await page.fill("#login-password", password);
+    await page.click('[data-testid="login-submit"]');
+  };
+
+  // A protected page opened without a session: back to it, query included, after the login.
+  await page.goto("/setting?tab=personal");
+  await page.waitForURL("**/login?expired=true");
+  await fillAndSubmit();
+  await page.waitForURL((u) => u.pathname === "/setting" && u.search === "?tab=personal");
+  await page.locator('[data-testid="profile-username"]').waitFor();
+
+  // The session ends on a page: the next login returns there.
+  await page.goto("/log");
+  await page.locator('[data-testid="user-menu"]').waitFor();
+  await context.clearCookies();
+  await page.reload();
+  await page.waitForURL("**/login?expired=true");
+  await fillAndSubmit();
+  await page.waitForURL((u) => u.pathname === "/log");
+
+  // A page above the account's role is not where a login lands: the usual landing page is.
+  await page.locator('[data-testid="user-menu"]').click();
+  await page.locator('[data-testid="logout"]').click();
+  await page.waitForURL((u) => u.pathname === "/login");
+  await page.goto("/channel");
+  await page.waitForURL("**/login?expired=true");
+  await fillAndSubmit();
+  await page.waitForURL((u) => u.pathname === "/token");
+
+  // A visitor who went elsewhere after being sent to the login page lands on the usual page.
+  await context.clearCookies();
+  await page.evaluate(() => localStorage.removeItem("user"));
+  await page.goto("/topup");
+  await page.waitForURL("**/login?expired=true");
+  await page.goto("/pricing");
+  await page.locator('[data-nav="pricing"]').waitFor();
+  await page.goto("/login");
+  await fillAndSubmit();
+  await page.waitForURL((u) => u.pathname === "/token");
+  await context.close();
+});

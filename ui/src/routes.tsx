@@ -118,10 +118,26 @@ export const routes: RouteDef[] = [
   { path: "/detail", component: DetailPage, access: "user", nav: { key: "detail", label: "nav.detail", icon: "chart", flag: "enable_data_export" } },
 ];
 
-/** hasRoute reports whether a literal path is served by a route. */
-export function hasRoute(path: string): boolean {
+// routeMatchers turns each route's pattern into an expression: ":name" is one segment, "/:name?"
+// an optional one.
+const routeMatchers = routes.map((r) => ({
+  access: r.access,
+  re: new RegExp(
+    "^" +
+      r.path
+        .split("/")
+        .slice(1)
+        .map((seg) => (seg.startsWith(":") ? (seg.endsWith("?") ? "(?:/[^/]+)?" : "/[^/]+") : "/" + seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+        .join("") +
+      "$",
+  ),
+}));
+
+/** routeAccess is who may open the page serving path (a query is ignored), or null when no route serves it. */
+export function routeAccess(path: string): Access | null {
   const bare = path.split("?")[0];
-  return routes.some((r) => r.path === bare);
+  for (const m of routeMatchers) if (m.re.test(bare)) return m.access;
+  return null;
 }
 
-setRouteLookup(hasRoute);
+setRouteLookup(routeAccess);

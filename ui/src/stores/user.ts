@@ -3,6 +3,7 @@ import { navigate } from "wouter/use-browser-location";
 import { setSessionHooks } from "../api/client";
 import type { User } from "../api/types";
 import * as userApi from "../api/user";
+import { rememberAskedPage } from "../lib/after-login";
 import { ROLE_ADMIN, ROLE_ROOT } from "../lib/roles";
 import { readJSON, removeKey, writeJSON } from "../lib/storage";
 
@@ -102,7 +103,11 @@ export function loginPath(): string {
 
 /** expireSession forgets the session and, unless quiet, sends the visitor to the login page with the expired notice. */
 export function expireSession(quiet = false): void {
-  if (!quiet) navigate(loginPath());
+  if (!quiet) {
+    // The page the session ended on is where the next login returns.
+    rememberAskedPage();
+    navigate(loginPath());
+  }
   clearUser();
 }
 

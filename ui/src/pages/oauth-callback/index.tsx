@@ -3,6 +3,7 @@ import { useEffect, useRef } from "react";
 import { useTranslation } from "react-i18next";
 import { useLocation, useParams, useSearch } from "wouter";
 import { oauthCallback, telegramLogin, type OAuthResult } from "../../api/auth";
+import { afterLoginPath } from "../../lib/after-login";
 import { oauthRedirectUri } from "../../lib/oauth";
 import { toast } from "../../stores/toast";
 import { startSession } from "../../stores/user";
@@ -41,8 +42,8 @@ export default function OAuthCallbackPage() {
         } else if (r.user) {
           startSession(r.user);
           toast.success(t("auth.loginSuccess"));
-          // A third-party login lands on the home page (A §1).
-          navigate("/", { replace: true });
+          // A third-party login lands on the home page (A §1), or on the page that sent the visitor to the login.
+          navigate(afterLoginPath(r.user.role, "/"), { replace: true });
         } else {
           navigate("/login", { replace: true });
         }

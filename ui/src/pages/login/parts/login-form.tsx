@@ -8,7 +8,7 @@ import { login } from "../../../api/user";
 import { useTurnstile } from "../../../components/turnstile-widget";
 import { Field } from "../../../components/ui/field";
 import { serverText } from "../../../i18n/server";
-import { AFTER_LOGIN_FALLBACK, afterLoginPath } from "../../../lib/after-login";
+import { AFTER_LOGIN_FALLBACK, afterLoginPath, forgetAskedPage } from "../../../lib/after-login";
 import { status } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { startSession } from "../../../stores/user";
@@ -47,9 +47,10 @@ export function LoginForm() {
       if (r.message) {
         // The default password: logged in, and warned.
         toast.warning(serverText(r.message));
+        forgetAskedPage();
         navigate(AFTER_LOGIN_FALLBACK);
       } else {
-        navigate(afterLoginPath());
+        navigate(afterLoginPath(r.user.role));
       }
     } catch (err) {
       handleError(err);

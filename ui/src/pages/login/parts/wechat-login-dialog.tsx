@@ -1,6 +1,7 @@
 import { useTranslation } from "react-i18next";
 import { useLocation } from "wouter";
 import { wechatLogin } from "../../../api/auth";
+import { afterLoginPath } from "../../../lib/after-login";
 import { WeChatCodeDialog } from "../../../components/wechat-code-dialog";
 import { toast } from "../../../stores/toast";
 import { startSession } from "../../../stores/user";
@@ -19,7 +20,8 @@ export function WeChatLoginDialog({ open, onOpenChange }: { open: boolean; onOpe
         const u = await wechatLogin(code);
         startSession(u);
         toast.success(t("auth.loginSuccess"));
-        navigate("/");
+        // A third-party login lands on the home page (A §1), or on the page that sent the visitor here.
+        navigate(afterLoginPath(u.role, "/"));
       }}
     />
   );
