@@ -338,6 +338,8 @@ async function deleteDismissedThenAnother(page, url, method, confirm, openA, ope
   await dialog.waitFor({ state: "detached" });
   await openB();
   await dialog.waitFor();
+  // Only the dismissed confirmation's action is on its way: the one opened since is ready.
+  assert.equal(await dialog.getByRole("button", { name: confirm }).isEnabled(), true, "the second confirmation is not shown busy");
   await page.unrouteAll();
   hold.release();
 }

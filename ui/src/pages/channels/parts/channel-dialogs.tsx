@@ -1,8 +1,8 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Callout } from "@radix-ui/themes";
-import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../components/confirm-dialog";
+import { useBusyFor } from "../../../lib/busy-for";
 import { deleteDisabled, deleteSelected, fixAbilities, removeChannel, selectedChannels, startTestAll, updateAllBalances } from "../../../stores/channels";
 import { closeConfirm, confirmState, type ChannelConfirm } from "../dialogs";
 
@@ -17,8 +17,8 @@ interface ConfirmText {
 export function ChannelDialogs() {
   useSignals();
   const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
   const state = confirmState.value;
+  const [isBusy, runFor] = useBusyFor<typeof state>();
   const texts: Record<ChannelConfirm, ConfirmText> = {
     delete: { title: t("channels.confirm.delete"), description: t("channels.confirm.irreversible"), destructive: true },
     testAll: { title: t("channels.confirm.testAll"), description: t("channels.confirm.testAllHint") },
@@ -47,17 +47,17 @@ export function ChannelDialogs() {
       await updateAllBalances();
       return;
     }
-    setBusy(true);
-    try {
-      if (kind === "delete" && channel) await removeChannel(channel.id);
-      if (kind === "deleteDisabled") await deleteDisabled();
-      if (kind === "deleteSelected") await deleteSelected();
-      if (kind === "fix") await fixAbilities();
-    } finally {
-      setBusy(false);
-      // Another confirmation, opened since this one was dismissed, stays open.
-      if (confirmState.peek() === state) closeConfirm();
-    }
+    await runFor(state, async () => {
+      try {
+        if (kind === "delete" && channel) await removeChannel(channel.id);
+        if (kind === "deleteDisabled") await deleteDisabled();
+        if (kind === "deleteSelected") await deleteSelected();
+        if (kind === "fix") await fixAbilities();
+      } finally {
+        // Another confirmation, opened since this one was dismissed, stays open.
+        if (confirmState.peek() === state) closeConfirm();
+      }
+    });
   };
 
   return (
@@ -69,7 +69,7 @@ export function ChannelDialogs() {
       title={text?.title ?? ""}
       description={text?.description}
       destructive={text?.destructive}
-      busy={busy}
+      busy={isBusy(state)}
       onConfirm={() => void run()}
     >
       {text?.warning ? (

@@ -1,9 +1,9 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Flex, Text } from "@radix-ui/themes";
-import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../components/confirm-dialog";
 import { Dialog } from "../../../components/ui/dialog";
+import { useBusyFor } from "../../../lib/busy-for";
 import { deleteRedemption, downloadCodes, redemptionsDialog } from "../../../stores/redemptions";
 import { RedemptionDrawer } from "./redemption-drawer";
 
@@ -15,8 +15,8 @@ function close(): void {
 export function RedemptionsDialogs() {
   useSignals();
   const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
   const d = redemptionsDialog.value;
+  const [isBusy, run] = useBusyFor<typeof d>();
   return (
     <>
       <RedemptionDrawer mode={d?.kind === "add" ? "add" : d?.kind === "edit" ? "edit" : null} id={d?.kind === "edit" ? d.id : null} onClose={close} />
@@ -27,16 +27,13 @@ export function RedemptionsDialogs() {
         description={t("redemption.deleteHint")}
         confirmLabel={t("redemption.delete")}
         destructive
-        busy={busy}
-        onConfirm={async () => {
+        busy={isBusy(d)}
+        onConfirm={() => {
           if (d?.kind !== "delete") return;
-          setBusy(true);
-          try {
+          void run(d, async () => {
             // The confirmation of another code (or a drawer), opened since this one was dismissed, stays open.
             if ((await deleteRedemption(d.row)) && redemptionsDialog.peek() === d) close();
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       />
       <Dialog

@@ -1,7 +1,7 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../components/confirm-dialog";
+import { useBusyFor } from "../../../lib/busy-for";
 import { removeToken } from "../../../stores/tokens";
 import { deleteTarget } from "../dialogs";
 
@@ -9,8 +9,8 @@ import { deleteTarget } from "../dialogs";
 export function TokenDialogs() {
   useSignals();
   const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
   const target = deleteTarget.value;
+  const [isBusy, run] = useBusyFor<typeof target>();
   return (
     <ConfirmDialog
       open={target !== null}
@@ -20,14 +20,14 @@ export function TokenDialogs() {
       title={t("tokens.confirm.delete")}
       description={target ? `${target.name} · ${t("tokens.confirm.irreversible")}` : undefined}
       destructive
-      busy={busy}
-      onConfirm={async () => {
+      busy={isBusy(target)}
+      onConfirm={() => {
         if (!target) return;
-        setBusy(true);
-        await removeToken(target.id);
-        setBusy(false);
-        // The confirmation of another token, opened since this one was dismissed, stays open.
-        if (deleteTarget.peek() === target) deleteTarget.value = null;
+        void run(target, async () => {
+          await removeToken(target.id);
+          // The confirmation of another token, opened since this one was dismissed, stays open.
+          if (deleteTarget.peek() === target) deleteTarget.value = null;
+        });
       }}
     />
   );

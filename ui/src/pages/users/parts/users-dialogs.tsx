@@ -1,8 +1,8 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { navigate } from "wouter/use-browser-location";
 import { ConfirmDialog } from "../../../components/confirm-dialog";
+import { useBusyFor } from "../../../lib/busy-for";
 import { manageUser, usersDialog } from "../../../stores/users";
 import { AddUserDrawer } from "./add-user-drawer";
 import { EditUserDrawer } from "./edit-user-drawer";
@@ -20,8 +20,8 @@ function close(): void {
 export function UsersDialogs() {
   useSignals();
   const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
   const d = usersDialog.value;
+  const [isBusy, run] = useBusyFor<typeof d>();
   return (
     <>
       <AddUserDrawer open={d?.kind === "add"} onClose={close} />
@@ -33,16 +33,13 @@ export function UsersDialogs() {
         description={t("userAdmin.deleteHint")}
         confirmLabel={t("userAdmin.delete")}
         destructive
-        busy={busy}
-        onConfirm={async () => {
+        busy={isBusy(d)}
+        onConfirm={() => {
           if (d?.kind !== "delete") return;
-          setBusy(true);
-          try {
+          void run(d, async () => {
             // The confirmation of another user, opened since this one was dismissed, stays open.
             if ((await manageUser(d.user, "delete")) && usersDialog.peek() === d) close();
-          } finally {
-            setBusy(false);
-          }
+          });
         }}
       />
     </>

@@ -1,8 +1,8 @@
 import { useSignals } from "@preact/signals-react/runtime";
-import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { ConfirmDialog } from "../../../../components/confirm-dialog";
 import { formatTimestamp } from "../../../../components/format";
+import { useBusyFor } from "../../../../lib/busy-for";
 import { clearLogs, resetModelRatios } from "../../../../stores/options";
 import { clearLogsBefore, closeDialog, dialogProps, type OperationDialog } from "./dialogs";
 import { ModelRowDialog } from "./model-row-dialog";
@@ -12,16 +12,11 @@ export function OperationDialogs() {
   useSignals();
   const { t } = useTranslation();
   // The dialog whose action is on its way: only its button shows it.
-  const [busy, setBusy] = useState<OperationDialog | null>(null);
-  const run = async (d: OperationDialog, action: () => Promise<boolean>) => {
-    setBusy(d);
-    try {
+  const [isBusy, runFor] = useBusyFor<OperationDialog>();
+  const run = (d: OperationDialog, action: () => Promise<boolean>) =>
+    runFor(d, async () => {
       if (await action()) closeDialog(d);
-    } finally {
-      // Another dialog's action started since stays busy until its own answer.
-      setBusy((b) => (b === d ? null : b));
-    }
-  };
+    });
   const when = formatTimestamp(clearLogsBefore.value);
   return (
     <>
@@ -31,7 +26,7 @@ export function OperationDialogs() {
         description={t("options.log.confirmText", { date: when })}
         confirmLabel={t("options.log.clear")}
         destructive
-        busy={busy === "clearLogs"}
+        busy={isBusy("clearLogs")}
         onConfirm={() => void run("clearLogs", () => clearLogs(clearLogsBefore.value))}
       />
       <ConfirmDialog
@@ -40,7 +35,7 @@ export function OperationDialogs() {
         description={t("options.ratio.resetConfirm")}
         confirmLabel={t("options.ratio.reset")}
         destructive
-        busy={busy === "resetRatio"}
+        busy={isBusy("resetRatio")}
         onConfirm={() => void run("resetRatio", resetModelRatios)}
       />
       <ModelRowDialog {...dialogProps("modelRow")} />
