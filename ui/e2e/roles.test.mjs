@@ -158,3 +158,40 @@ test("a login returns to the page that sent the visitor to it, when the account 
   await page.waitForURL((u) => u.pathname === "/token");
   await context.close();
 });
+
+test("a refusal of a call made before the account logged out and in again does not log it out", async () => {
+  const x = await registerUser(suite.gw.baseURL, "slwz", "slow-pass-3");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, x.username, x.password);
+  await page.waitForURL("**/token");
+  // The log page's summary is refused (its session ended) but the answer is slow to arrive: it is
+  // still on its way when the account logs out and logs in again.
+  let release;
+  const released = new Promise((r) => (release = r));
+  let held = false;
+  await page.route(/\/api\/log\/self\/stat/, async (route) => {
+    if (held) return route.continue();
+    held = true;
+    await released;
+    const body = JSON.stringify({ success: false, message: "未登录或登录已过期，请重新登录！", data: null });
+    await route.fulfill({ status: 401, contentType: "application/json", body }).catch(() => {});
+  });
+  await page.click('[data-nav="log"]');
+  await page.waitForURL("**/log");
+  for (let i = 0; i < 50 && !held; i++) await page.waitForTimeout(100);
+  assert.ok(held, "the summary read was not sent");
+  await page.click('[data-testid="user-menu"]');
+  await page.click('[data-testid="logout"]');
+  await page.waitForURL("**/login");
+  await page.fill("#login-username", x.username);
+  await page.fill("#login-password", x.password);
+  await page.click('[data-testid="login-submit"]');
+  await page.waitForURL("**/token");
+  // The refusal of the read made for the ended session arrives now.
+  release();
+  await page.waitForTimeout(1500);
+  assert.match(page.url(), /\/token$/);
+  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null), x.username);
+  await page.locator('[data-testid="user-menu"]', { hasText: x.username }).waitFor();
+  await context.close();
+});

@@ -33,15 +33,17 @@ export class ApiError extends Error {
 /** SessionHooks connect the client to the session store without an import cycle. */
 export interface SessionHooks {
   userId: () => number | null;
+  /** sessionNo numbers the logins of this tab: a call is made for the login current when it is sent. */
+  sessionNo: () => number;
   /**
-   * onUnauthorized ends the local session of the account uid, the one the refused call was made
-   * for (another may have logged in while it was on its way); quiet skips the redirect to the login
-   * page.
+   * onUnauthorized ends the local session the refused call was made for (login number session of
+   * the account uid), unless another login, of another account or the same, happened while it was
+   * on its way; quiet skips the redirect to the login page.
    */
-  onUnauthorized: (quiet: boolean, uid: number) => void;
+  onUnauthorized: (quiet: boolean, uid: number, session: number) => void;
 }
 
-let hooks: SessionHooks = { userId: () => null, onUnauthorized: () => {} };
+let hooks: SessionHooks = { userId: () => null, sessionNo: () => 0, onUnauthorized: () => {} };
 
 /** setSessionHooks installs how the client reads the user id and ends an expired session. */
 export function setSessionHooks(h: SessionHooks): void {
@@ -100,6 +102,7 @@ export async function request<T = unknown>(method: string, path: string, opts: R
   const silent = opts.silent ?? false;
   const headers: Record<string, string> = { Accept: "application/json" };
   const uid = opts.anonymous ? null : hooks.userId();
+  const session = hooks.sessionNo();
   if (uid !== null && uid !== undefined) headers["New-Api-User"] = String(uid);
   let body: string | undefined;
   if (opts.body !== undefined) {
@@ -134,7 +137,7 @@ export async function request<T = unknown>(method: string, path: string, opts: R
   const serverMessage = typeof env?.message === "string" ? env.message : "";
 
   if (res.status === 401 && uid !== null && uid !== undefined) {
-    hooks.onUnauthorized(opts.quietExpiry ?? false, uid);
+    hooks.onUnauthorized(opts.quietExpiry ?? false, uid, session);
     throw new ApiError(serverMessage || t("error.expired"), 401, parsed);
   }
   if (res.status === 401) return fail(serverMessage || t("error.expired"), 401, parsed, silent);

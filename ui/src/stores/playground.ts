@@ -3,7 +3,7 @@ import { selfGroups, StreamError, streamChat, userModels, type ChatTurn, type Gr
 import { t } from "../i18n";
 import { serverText } from "../i18n/server";
 import { toast } from "./toast";
-import { expireSession, onUserChange, user } from "./user";
+import { expireIfCurrent, onUserChange, sessionMark, user } from "./user";
 
 /** DEFAULT_MODEL is chosen when the model list offers it. */
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -162,6 +162,7 @@ export function send(text: string): boolean {
 
 /** receive streams the reply to turns into the last (assistant) message. */
 async function receive(turns: ChatTurn[], s: PlaygroundSettings, ctl: AbortController): Promise<void> {
+  const mark = sessionMark();
   try {
     await streamChat(
       {
@@ -182,7 +183,7 @@ async function receive(turns: ChatTurn[], s: PlaygroundSettings, ctl: AbortContr
     if (e.status === 401) {
       toast.error(t("error.expired"));
       finish("error", t("error.expired"));
-      expireSession(false);
+      expireIfCurrent(mark);
     } else {
       finish("error", serverText(e.message));
     }

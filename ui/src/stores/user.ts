@@ -135,16 +135,38 @@ export async function logout(): Promise<void> {
   }
 }
 
+// sessionNo counts this tab's logins.
+let sessionNo = 0;
+
+/** SessionMark names the login a call was made for: the account and this tab's login number. */
+export interface SessionMark {
+  uid: number | null;
+  session: number;
+}
+
+/** sessionMark is the login current now. */
+export function sessionMark(): SessionMark {
+  return { uid: user.value?.id ?? null, session: sessionNo };
+}
+
+/**
+ * expireIfCurrent ends the session when a call made for the login mark was refused as unauthorized
+ * and that login is still the current one: a refusal for a login ended since (another account's, or
+ * this account's before it logged in again) says nothing of the one logged in now.
+ */
+export function expireIfCurrent(mark: SessionMark, quiet = false): void {
+  if (user.value && user.value.id === mark.uid && mark.session === sessionNo) expireSession(quiet);
+}
+
 setSessionHooks({
   userId: () => user.value?.id ?? null,
-  onUnauthorized: (quiet, uid) => {
-    // A call made for an account logged out since says nothing of the one logged in now.
-    if (user.value && user.value.id === uid) expireSession(quiet);
-  },
+  sessionNo: () => sessionNo,
+  onUnauthorized: (quiet, uid, session) => expireIfCurrent({ uid, session }, quiet),
 });
 
 /** startSession stores the record a login returned and then reloads the full record quietly. */
 export function startSession(u: User): void {
+  sessionNo++;
   setUser(u);
   void refreshSelf(true).catch(() => {});
 }
