@@ -79,6 +79,8 @@ type Main struct {
 	bgWG     sync.WaitGroup
 	http     *http.Server
 	listener net.Listener
+	// pprof is the profiler's own listener (GATEWAY_PPROF), nil when off.
+	pprof net.Listener
 	// endRequests cancels every request's context when the shutdown
 	// timeout ran out; handlers counts the requests still being handled.
 	endRequests context.CancelFunc
@@ -346,6 +348,21 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if addr := os.Getenv("GATEWAY_PPROF"); addr != "" {
+		// Profiling stays off unless asked for, on its own listener; an
+		// address it cannot listen on stops the start, as a bad flag does.
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("GATEWAY_PPROF=%q: %w", addr, err)
+		}
+		m.pprof = pln
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		go http.Serve(pln, mux)
+		slog.Info("pprof listening", "addr", pln.Addr().String())
+	}
 	st, err := store.Open(c.Data, store.Options{NoSync: c.NoSync})
 	if err != nil {
 		return err
@@ -496,16 +513,6 @@ func (m *Main) Run(ctx context.Context) error {
 			slog.Error("serve", "err", err)
 		}
 	}()
-	if addr := os.Getenv("GATEWAY_PPROF"); addr != "" {
-		// Profiling stays off unless asked for, on its own listener.
-		go func() {
-			mux := http.NewServeMux()
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-			slog.Info("pprof listening", "addr", addr, "err", http.ListenAndServe(addr, mux))
-		}()
-	}
 	slog.Info("gateway listening", "addr", ln.Addr().String(), "data", c.Data, "version", Version)
 	return nil
 }
@@ -542,6 +549,9 @@ func (m *Main) Close() error {
 		}
 		cancel()
 		m.endRequests()
+	}
+	if m.pprof != nil {
+		m.pprof.Close()
 	}
 	if m.server != nil {
 		m.server.Close()

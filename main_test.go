@@ -346,3 +346,18 @@ func TestRootPasswordReplacesTheDefaultOne(t *testing.T) {
 		t.Fatal("--root-password replaced a password that was not the default one")
 	}
 }
+
+// README: GATEWAY_PPROF is a setting like the flags' twins, and "a value
+// that does not parse ... stops the start with a message naming it". An
+// address the profiler cannot listen on must not leave the gateway running
+// without it, with only an info line that says "pprof listening".
+func TestPprofAddressThatCannotListenStopsTheStart(t *testing.T) {
+	t.Setenv("GATEWAY_PPROF", "not-an-address")
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: filepath.Join(t.TempDir(), "data", "gateway.db"), LogLevel: "error",
+		ShutdownTimeout: time.Second, NoSync: true}}
+	err := m.Run(context.Background())
+	m.Close()
+	if err == nil || !strings.Contains(err.Error(), "GATEWAY_PPROF") {
+		t.Fatalf("Run with GATEWAY_PPROF=not-an-address: %v, want an error naming GATEWAY_PPROF", err)
+	}
+}
