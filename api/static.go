@@ -2,12 +2,14 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"net/http"
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,6 +38,7 @@ func (s *Server) uiHandler() http.Handler {
 		index, _ = fs.ReadFile(fsys, "index.html")
 	}
 	start := time.Now()
+	var gzipped sync.Map // name → []byte, the gzip form of a compressible file
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		get := r.Method == http.MethodGet || r.Method == http.MethodHead
 		if p := r.URL.Path; strings.HasPrefix(p, "/v1") || strings.HasPrefix(p, "/api") || (!get && strings.HasPrefix(p, "/assets")) {
@@ -63,6 +66,27 @@ func (s *Server) uiHandler() http.Handler {
 						h.Set("Cache-Control", "public, max-age=31536000, immutable")
 					} else {
 						h.Set("Cache-Control", "public, max-age=604800")
+					}
+					if compressible(name, st.Size()) {
+						// The bundles are a megabyte of text: send them
+						// compressed (once, then kept) to a browser that
+						// takes gzip.
+						h.Add("Vary", "Accept-Encoding")
+						if acceptsGzip(r) {
+							z, ok := gzipped.Load(name)
+							if !ok {
+								z = gzipFile(f)
+								gzipped.Store(name, z)
+							}
+							if z := z.([]byte); z != nil {
+								h.Set("Content-Encoding", "gzip")
+								http.ServeContent(w, r, name, st.ModTime(), bytes.NewReader(z))
+								return
+							}
+						}
+						if rs, ok := f.(io.Seeker); ok {
+							rs.Seek(0, io.SeekStart)
+						}
 					}
 					if rs, ok := f.(io.ReadSeeker); ok {
 						http.ServeContent(w, r, name, st.ModTime(), rs)
@@ -94,4 +118,49 @@ func (s *Server) uiHandler() http.Handler {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		http.ServeContent(w, r, "index.html", start, bytes.NewReader(index))
 	})
+}
+
+// compressible tells the console's text files worth compressing.
+func compressible(name string, size int64) bool {
+	if size < 1024 {
+		return false
+	}
+	switch path.Ext(name) {
+	case ".js", ".mjs", ".css", ".html", ".svg", ".json", ".map", ".txt", ".wasm":
+		return true
+	}
+	return false
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip
+// (gzip or *, with a quality above 0).
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, part := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+				continue
+			}
+			q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+			if strings.HasPrefix(q, "q=0") && strings.Trim(strings.TrimPrefix(q, "q=0"), ".0") == "" {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// gzipFile compresses f whole; nil when it cannot be read.
+func gzipFile(f fs.File) []byte {
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
 }

@@ -1,6 +1,9 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,5 +137,59 @@ func TestBackup(t *testing.T) {
 	r = ApiScenario{URL: "/api/backup", As: "root", WantStatus: 500, WantContains: []string{msg("Internal error.")}}.Test(t, ts)
 	if cd := r.Header.Get("Content-Disposition"); cd != "" {
 		t.Errorf("a failed backup is offered as a download: %q", cd)
+	}
+}
+
+// The console's bundles (about a megabyte of JavaScript and CSS) go out
+// gzip-compressed to a browser that accepts it, with Vary so that a cache
+// keeps both forms apart; a client that does not ask gets the file as is.
+func TestStaticUI_Compressed(t *testing.T) {
+	t.Parallel()
+	js := strings.Repeat("export const x = 'console bundle';\n", 4000)
+	ts := MustStartServer(t, func(c *api.Config) {
+		c.UI = fstest.MapFS{
+			"index.html":     {Data: []byte("console index")},
+			"ui.1a2b3c4d.js": {Data: []byte(js)},
+			"logo.png":       {Data: []byte("logo")},
+		}
+	})
+	get := func(enc string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", ts.URL+"/ui.1a2b3c4d.js", nil)
+		if enc != "" {
+			req.Header.Set("Accept-Encoding", enc)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	resp, body := get("gzip, deflate, br")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("status %d, Content-Encoding %q, %d bytes: want a gzip answer", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(body))
+	}
+	if !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
+		t.Errorf("Vary = %q", resp.Header.Get("Vary"))
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(zr)
+	if string(plain) != js || len(body) >= len(js)/10 {
+		t.Errorf("decoded %d bytes (want %d) from %d", len(plain), len(js), len(body))
+	}
+	resp, body = get("identity")
+	if resp.Header.Get("Content-Encoding") != "" || string(body) != js {
+		t.Errorf("identity: Content-Encoding %q, %d bytes", resp.Header.Get("Content-Encoding"), len(body))
+	}
+	resp, _ = get("gzip;q=0")
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("gzip;q=0: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
 }
