@@ -93,6 +93,13 @@ func TestBadRequests(t *testing.T) {
 			WantStatus: 404, WantContains: []string{"Invalid URL (GET /assetsx/a.js)"}},
 		{Name: "WrongMethod", Method: "DELETE", URL: "/api/status",
 			WantStatus: 404, WantContains: []string{"Invalid URL (DELETE /api/status)"}},
+		// The OpenAI billing reads outside /v1 are relay routes too: a wrong
+		// method or path there gets OpenAI's error object, as under /v1,
+		// not a plain-text 405 or the console's page.
+		{Name: "WrongMethodBilling", Method: "POST", URL: "/dashboard/billing/subscription", Body: `{}`,
+			WantStatus: 404, WantContains: []string{`"message":"Invalid URL (POST /dashboard/billing/subscription)"`, `"type":"invalid_request_error"`}},
+		{Name: "UnknownBillingPath", URL: "/dashboard/billing/credit_grants",
+			WantStatus: 404, WantContains: []string{"Invalid URL (GET /dashboard/billing/credit_grants)"}},
 	})
 }
 

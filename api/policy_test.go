@@ -336,6 +336,8 @@ var relayAccess = map[string]string{
 	"/api":  "404",
 	"/v1/":  "404",
 	"/v1":   "404",
+	// Unknown billing reads outside /v1, answered like /v1's.
+	"/dashboard/billing/": "404",
 	// The console's files and page (S §1).
 	"/": "console",
 }

@@ -128,6 +128,9 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("/api", writeNotFoundURL)
 	s.mux.HandleFunc("/v1/", writeNotFoundURL)
 	s.mux.HandleFunc("/v1", writeNotFoundURL)
+	// The billing reads outside /v1 answer like the relay's routes, in
+	// OpenAI's error object, whatever the method or the rest of the path.
+	s.mux.HandleFunc("/dashboard/billing/", writeNotFoundURL)
 	s.mux.Handle("/", s.uiHandler())
 	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(uncleanAPIPaths(s.mux))))))
 	return s
