@@ -49,3 +49,41 @@ func TestSchemaVersion(t *testing.T) {
 		t.Fatalf("open a newer file: %v", err)
 	}
 }
+
+// A ratio map saved before ratio values were bounded at 1 000 000 (a build
+// before the bound accepted any non-negative value) keeps every price after
+// the upgrade: one value above today's bound must not reset the whole map
+// to the defaults, which would bill every model at a price the
+// administrator never set.
+func TestOlderRatioMapAboveBoundKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"gpt-3.5-turbo":7,"gpt-4":20,"reserved-model":2000000}`
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOptions).Put([]byte("ModelRatio"), []byte(old))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(path, Options{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	set := s.Settings()
+	if got := set.Get("ModelRatio"); got != old {
+		t.Fatalf("ModelRatio after reopening: %.120s, want %s", got, old)
+	}
+	if r := set.ModelRatio["gpt-3.5-turbo"]; r != 7 {
+		t.Fatalf("gpt-3.5-turbo ratio %v, want the stored 7", r)
+	}
+	if r := set.ModelRatio["reserved-model"]; r != 2000000 {
+		t.Fatalf("reserved-model ratio %v, want the stored 2000000", r)
+	}
+	// A save is still held to the bound.
+	if err := s.UpdateOption("ModelRatio", old); err == nil {
+		t.Fatal("a ratio above 1000000 was saved")
+	}
+}

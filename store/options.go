@@ -338,7 +338,7 @@ func parses(d *OptionDef, value string) bool {
 	var err error
 	switch d.Kind {
 	case KindRatioMap:
-		_, err = parseRatioMap(value)
+		_, err = parseStoredRatioMap(value)
 	case KindLabelMap:
 		_, err = parseLabelMap(value)
 	case KindChats:
@@ -352,7 +352,7 @@ func buildSettings(values map[string]string) (*Settings, error) {
 	var err error
 	parse := func(key string, dst *map[string]float64) {
 		if err == nil {
-			*dst, err = parseRatioMap(values[key])
+			*dst, err = parseStoredRatioMap(values[key])
 		}
 	}
 	parse("ModelRatio", &set.ModelRatio)
@@ -393,7 +393,26 @@ func (d *OptionDef) inRange(f float64) error {
 // prices turn infinite.
 const maxRatio = 1e6
 
+// parseRatioMap reads a ratio map about to be saved: values from 0 to
+// maxRatio.
 func parseRatioMap(v string) (map[string]float64, error) {
+	m, err := parseStoredRatioMap(v)
+	if err != nil {
+		return nil, err
+	}
+	for k, r := range m {
+		if r > maxRatio {
+			return nil, Errorf(EINVALID, "%s 的值不能大于 1000000", k)
+		}
+	}
+	return m, nil
+}
+
+// parseStoredRatioMap reads a stored ratio map. The upper bound is a rule
+// of saving only: a file written before it keeps the map it has (a single
+// value above the bound must not reset the whole map to the defaults), and
+// a price above it is bounded by the relay's maxQuota.
+func parseStoredRatioMap(v string) (map[string]float64, error) {
 	m := map[string]float64{}
 	if strings.TrimSpace(v) == "" {
 		return m, nil
@@ -405,9 +424,6 @@ func parseRatioMap(v string) (map[string]float64, error) {
 	for k, r := range m {
 		if r < 0 {
 			return nil, Errorf(EINVALID, "%s 的值不能为负数", k)
-		}
-		if r > maxRatio {
-			return nil, Errorf(EINVALID, "%s 的值不能大于 1000000", k)
 		}
 	}
 	return m, nil
