@@ -60,6 +60,16 @@ func checkTx(tx *bolt.Tx) []string {
 	if tx.Bucket(bucketLogs) == nil {
 		return []string{"no logs bucket"}
 	}
+	// The checks below hold for this build's layout. A file of an older
+	// schema lacks some of its buckets and counters until the gateway
+	// migrates it at its next start.
+	var version uint64
+	if v := tx.Bucket(bucketMeta).Get(metaSchemaVersion); len(v) == 8 {
+		version = btoi(v)
+	}
+	if version != SchemaVersion() {
+		return []string{fmt.Sprintf("schema version %d, this build checks version %d: start the gateway of this build on the file once (it migrates an older file), then check it", version, SchemaVersion())}
+	}
 
 	// Logs.
 	meta := tx.Bucket(bucketMeta)
