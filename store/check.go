@@ -118,7 +118,7 @@ func checkTx(tx *bolt.Tx) []string {
 		if r.channel != 0 {
 			want[string(bucketIdxLogsByChannel)][string(itob(r.channel))+key] = r.indexValue()
 		}
-		if r.model != "" {
+		if modelIndexable(r.model) {
 			want[string(bucketIdxLogsByModel)][string(modelIndexKey(r.model, k))] = r.indexValue()
 		}
 		if r.typ != 0 {

@@ -830,3 +830,39 @@ func oldLayoutRef(r logRef) []byte {
 	old[24] = byte(r.typ)
 	return append(old, r.model...)
 }
+
+// A file from a build before channel tests bounded ?model= can hold a
+// waiting entry whose model name is longer than a bbolt key may be (the
+// test's log). The indexer of this build must get past it: every later
+// entry, of any call, reaches the indexes and the counters, and the file
+// still checks.
+func TestLogIndexerPassesAnOlderOverlongModel(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "a.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.stopIndexer()
+	long := string(bytes.Repeat([]byte("m"), 40000))
+	if err := s.AppendLog(&Log{UserID: 1, ChannelID: 3, Type: LogTypeSystem, ModelName: long, CreatedAt: 1_700_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := s.AppendLog(&Log{UserID: 9, TokenName: "t", Type: LogTypeConsume, ModelName: "m", Quota: 10, CreatedAt: int64(1_700_000_001 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.indexLogs(); err != nil {
+		t.Fatalf("indexer pass: %v", err)
+	}
+	if n := UnindexedLogs(s); n != 0 {
+		t.Fatalf("%d entries still waiting after a pass", n)
+	}
+	if got := len(UserLogs(t, s, 9)); got != 5 {
+		t.Fatalf("indexed %d entries of user 9, want 5", got)
+	}
+	if p, err := s.Logs(LogFilter{UserID: 1}, 1, 10); err != nil || p.Total != 1 {
+		t.Fatalf("user 1: total %d, %v", p.Total, err)
+	}
+	checkStore(t, s, "after the pass")
+}
