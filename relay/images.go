@@ -79,7 +79,23 @@ func (rl *Relay) imageTokens(c *call, url, detail string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := rl.client.Do(req)
+	// The host is the user's choice: the connection ends with the download
+	// instead of waiting in the pool, where a request naming eight new hosts
+	// would leave eight open files each for the idle timeout; so does the
+	// connection to every host a redirect leads to.
+	req.Close = true
+	client := *rl.client
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		next.Close = true
+		if rl.client.CheckRedirect != nil {
+			return rl.client.CheckRedirect(next, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
