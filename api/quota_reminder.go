@@ -30,7 +30,12 @@ type QuotaReminder struct {
 	mu       sync.Mutex
 	reminded map[uint64]int // how far down the user was already reminded (or skipped): remindedLow or remindedOut
 	wg       sync.WaitGroup
-	slots    chan struct{} // bounds concurrent SMTP sessions
+	// queue holds the reminders waiting for a sender, at most
+	// maxReminderQueue; senders counts the goroutines sending them, at
+	// most maxReminderSends. A slow mail server so keeps a bounded list
+	// waiting, not a goroutine per user.
+	queue   []store.Balance
+	senders int
 }
 
 // The reminders a user got while their balance stays down.
@@ -42,10 +47,13 @@ const (
 // maxReminderSends bounds the mails being sent at once.
 const maxReminderSends = 4
 
+// maxReminderQueue bounds the reminders waiting for a sender. One beyond
+// it is not recorded as sent: the user's next charge tries again.
+const maxReminderQueue = 1024
+
 // NewQuotaReminder returns a reminder that sends through send.
 func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
-	return &QuotaReminder{store: st, send: send, reminded: map[uint64]int{},
-		slots: make(chan struct{}, maxReminderSends)}
+	return &QuotaReminder{store: st, send: send, reminded: map[uint64]int{}}
 }
 
 // quotaReminders holds each server's reminder: Server has no field for it,
@@ -72,8 +80,8 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 		return
 	}
 	threshold := set.Int("QuotaRemindThreshold")
-	var due []store.Balance
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	for _, bal := range b.Balances {
 		level := 0
 		switch {
@@ -86,17 +94,38 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 		case level == 0:
 			delete(q.reminded, bal.UserID)
 		case level > had:
+			if len(q.queue) >= maxReminderQueue {
+				continue
+			}
 			q.reminded[bal.UserID] = level
-			due = append(due, bal)
+			q.queue = append(q.queue, bal)
 		case level < had:
 			// Back above zero, still low: running out is mailed again.
 			q.reminded[bal.UserID] = level
 		}
 	}
-	q.mu.Unlock()
-	for _, bal := range due {
+	for q.senders < min(maxReminderSends, len(q.queue)) {
+		q.senders++
 		q.wg.Add(1)
-		go q.remind(bal)
+		go q.sendQueued()
+	}
+}
+
+// sendQueued sends the waiting reminders until none is left.
+func (q *QuotaReminder) sendQueued() {
+	defer q.wg.Done()
+	for {
+		q.mu.Lock()
+		if len(q.queue) == 0 {
+			q.queue = nil
+			q.senders--
+			q.mu.Unlock()
+			return
+		}
+		bal := q.queue[0]
+		q.queue = q.queue[1:]
+		q.mu.Unlock()
+		q.remind(bal)
 	}
 }
 
@@ -126,9 +155,6 @@ func (q *QuotaReminder) Seen(userID uint64, quota int64) {
 func (q *QuotaReminder) Wait() { q.wg.Wait() }
 
 func (q *QuotaReminder) remind(bal store.Balance) {
-	defer q.wg.Done()
-	q.slots <- struct{}{}
-	defer func() { <-q.slots }()
 	u, err := q.store.User(bal.UserID)
 	if err != nil || u.Email == "" || u.Deleted() || u.Status != store.UserStatusEnabled {
 		return
