@@ -24,8 +24,22 @@ type ChannelMailer struct {
 	store *store.Store
 	send  MailFunc
 	wg    sync.WaitGroup
-	slots chan struct{} // bounds concurrent SMTP sessions
+
+	// queue holds the mails waiting for a sender, at most
+	// maxChannelMailQueue; senders counts the goroutines sending them, at
+	// most maxChannelMailSends. A stalled mail server so keeps a bounded
+	// list waiting, not a goroutine per mail.
+	mu      sync.Mutex
+	queue   []channelMail
+	senders int
 }
+
+type channelMail struct{ subject, body string }
+
+// maxChannelMailQueue bounds the mails waiting for a sender; beyond it a
+// mail is dropped (and logged): a channel flapping while the mail server
+// stalls would otherwise pile them up for as long as the stall lasts.
+const maxChannelMailQueue = 256
 
 // maxChannelMailSends bounds the channel mails being sent at once: a dead
 // provider can disable many channels in a burst.
@@ -33,7 +47,7 @@ const maxChannelMailSends = 2
 
 // NewChannelMailer returns a mailer that sends through send.
 func NewChannelMailer(st *store.Store, send MailFunc) *ChannelMailer {
-	return &ChannelMailer{store: st, send: send, slots: make(chan struct{}, maxChannelMailSends)}
+	return &ChannelMailer{store: st, send: send}
 }
 
 // ChannelDisabled mails root that c was disabled automatically, with the
@@ -81,21 +95,48 @@ func (m *ChannelMailer) mailRoot(subject, body string) {
 	if m == nil || m.store.Settings().Get("SMTPServer") == "" {
 		return
 	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		m.slots <- struct{}{}
-		defer func() { <-m.slots }()
-		root := rootUser(m.store)
-		if root == nil || root.Email == "" {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.queue) >= maxChannelMailQueue {
+		slog.Warn("channel mail to root dropped: too many waiting for the mail server", "subject", subject)
+		return
+	}
+	m.queue = append(m.queue, channelMail{subject, body})
+	if m.senders < maxChannelMailSends {
+		m.senders++
+		m.wg.Add(1)
+		go m.sendQueued()
+	}
+}
+
+// sendQueued sends the waiting mails until none is left.
+func (m *ChannelMailer) sendQueued() {
+	defer m.wg.Done()
+	for {
+		m.mu.Lock()
+		if len(m.queue) == 0 {
+			m.queue = nil
+			m.senders--
+			m.mu.Unlock()
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := m.send(ctx, root.Email, m.store.Settings().Get("SystemName")+" "+subject, body); err != nil {
-			slog.Warn("channel mail to root not sent", "subject", subject, "err", err)
-		}
-	}()
+		next := m.queue[0]
+		m.queue = m.queue[1:]
+		m.mu.Unlock()
+		m.deliver(next.subject, next.body)
+	}
+}
+
+func (m *ChannelMailer) deliver(subject, body string) {
+	root := rootUser(m.store)
+	if root == nil || root.Email == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.send(ctx, root.Email, m.store.Settings().Get("SystemName")+" "+subject, body); err != nil {
+		slog.Warn("channel mail to root not sent", "subject", subject, "err", err)
+	}
 }
 
 // rootUser returns the root account, nil when there is none. Root is the
