@@ -6,7 +6,6 @@ import (
 	"html"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -23,15 +22,8 @@ import (
 type ChannelMailer struct {
 	store *store.Store
 	send  MailFunc
-	wg    sync.WaitGroup
-
-	// queue holds the mails waiting for a sender, at most
-	// maxChannelMailQueue; senders counts the goroutines sending them, at
-	// most maxChannelMailSends. A stalled mail server so keeps a bounded
-	// list waiting, not a goroutine per mail.
-	mu      sync.Mutex
-	queue   []channelMail
-	senders int
+	// queue holds the mails waiting for the mail server.
+	queue *mailQueue[channelMail]
 }
 
 type channelMail struct{ subject, body string }
@@ -47,7 +39,10 @@ const maxChannelMailSends = 2
 
 // NewChannelMailer returns a mailer that sends through send.
 func NewChannelMailer(st *store.Store, send MailFunc) *ChannelMailer {
-	return &ChannelMailer{store: st, send: send}
+	m := &ChannelMailer{store: st, send: send}
+	m.queue = &mailQueue[channelMail]{maxWaiting: maxChannelMailQueue, maxSenders: maxChannelMailSends,
+		send: func(c channelMail) { m.deliver(c.subject, c.body) }}
+	return m
 }
 
 // ChannelDisabled mails root that c was disabled automatically, with the
@@ -89,41 +84,18 @@ func (m *ChannelMailer) TestAllFinished(sum TestSummary) {
 }
 
 // Wait blocks until every mail being sent has finished (tests, shutdown).
-func (m *ChannelMailer) Wait() { m.wg.Wait() }
+func (m *ChannelMailer) Wait() {
+	if m != nil {
+		m.queue.wait()
+	}
+}
 
 func (m *ChannelMailer) mailRoot(subject, body string) {
 	if m == nil || m.store.Settings().Get("SMTPServer") == "" {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.queue) >= maxChannelMailQueue {
+	if !m.queue.push(channelMail{subject, body}) {
 		slog.Warn("channel mail to root dropped: too many waiting for the mail server", "subject", subject)
-		return
-	}
-	m.queue = append(m.queue, channelMail{subject, body})
-	if m.senders < maxChannelMailSends {
-		m.senders++
-		m.wg.Add(1)
-		go m.sendQueued()
-	}
-}
-
-// sendQueued sends the waiting mails until none is left.
-func (m *ChannelMailer) sendQueued() {
-	defer m.wg.Done()
-	for {
-		m.mu.Lock()
-		if len(m.queue) == 0 {
-			m.queue = nil
-			m.senders--
-			m.mu.Unlock()
-			return
-		}
-		next := m.queue[0]
-		m.queue = m.queue[1:]
-		m.mu.Unlock()
-		m.deliver(next.subject, next.body)
 	}
 }
 

@@ -29,13 +29,8 @@ type QuotaReminder struct {
 
 	mu       sync.Mutex
 	reminded map[uint64]int // how far down the user was already reminded (or skipped): remindedLow or remindedOut
-	wg       sync.WaitGroup
-	// queue holds the reminders waiting for a sender, at most
-	// maxReminderQueue; senders counts the goroutines sending them, at
-	// most maxReminderSends. A slow mail server so keeps a bounded list
-	// waiting, not a goroutine per user.
-	queue   []store.Balance
-	senders int
+	// queue holds the reminders waiting for the mail server.
+	queue *mailQueue[store.Balance]
 }
 
 // The reminders a user got while their balance stays down.
@@ -53,7 +48,9 @@ const maxReminderQueue = 1024
 
 // NewQuotaReminder returns a reminder that sends through send.
 func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
-	return &QuotaReminder{store: st, send: send, reminded: map[uint64]int{}}
+	q := &QuotaReminder{store: st, send: send, reminded: map[uint64]int{}}
+	q.queue = &mailQueue[store.Balance]{maxWaiting: maxReminderQueue, maxSenders: maxReminderSends, send: q.remind}
+	return q
 }
 
 // quotaReminders holds each server's reminder: Server has no field for it,
@@ -94,38 +91,13 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 		case level == 0:
 			delete(q.reminded, bal.UserID)
 		case level > had:
-			if len(q.queue) >= maxReminderQueue {
-				continue
+			if q.queue.push(bal) {
+				q.reminded[bal.UserID] = level
 			}
-			q.reminded[bal.UserID] = level
-			q.queue = append(q.queue, bal)
 		case level < had:
 			// Back above zero, still low: running out is mailed again.
 			q.reminded[bal.UserID] = level
 		}
-	}
-	for q.senders < min(maxReminderSends, len(q.queue)) {
-		q.senders++
-		q.wg.Add(1)
-		go q.sendQueued()
-	}
-}
-
-// sendQueued sends the waiting reminders until none is left.
-func (q *QuotaReminder) sendQueued() {
-	defer q.wg.Done()
-	for {
-		q.mu.Lock()
-		if len(q.queue) == 0 {
-			q.queue = nil
-			q.senders--
-			q.mu.Unlock()
-			return
-		}
-		bal := q.queue[0]
-		q.queue = q.queue[1:]
-		q.mu.Unlock()
-		q.remind(bal)
 	}
 }
 
@@ -152,7 +124,7 @@ func (q *QuotaReminder) Seen(userID uint64, quota int64) {
 }
 
 // Wait blocks until every reminder being sent has finished (tests, shutdown).
-func (q *QuotaReminder) Wait() { q.wg.Wait() }
+func (q *QuotaReminder) Wait() { q.queue.wait() }
 
 func (q *QuotaReminder) remind(bal store.Balance) {
 	u, err := q.store.User(bal.UserID)
