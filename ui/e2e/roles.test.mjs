@@ -62,14 +62,16 @@ test("a stored user whose session is gone is forgotten and sent to the login pag
   await context.close();
 });
 
-test("a refusal of a call the previous account made does not log out the account logged in since", async () => {
-  const x = await registerUser(suite.gw.baseURL, "slwx", "slow-pass-1");
-  const y = await registerUser(suite.gw.baseURL, "slwy", "slow-pass-2");
+/**
+ * refusalAfterRelogin logs in as first, opens the log page with its summary read held, logs out
+ * and logs in as second from the login page the logout led to (without loading the page again),
+ * then lets the held read be answered by answer(route): the answer arrives for a login that has
+ * ended. The console must keep second logged in on the token list.
+ */
+async function refusalAfterRelogin(first, second, answer) {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
-  await login(page, x.username, x.password);
+  await login(page, first.username, first.password);
   await page.waitForURL("**/token");
-  // The log page's summary is slow to answer (a large log table): it is still on its way when the
-  // first account logs out and the second logs in.
   let release;
   const released = new Promise((r) => (release = r));
   let held = false;
@@ -77,7 +79,7 @@ test("a refusal of a call the previous account made does not log out the account
     if (held) return route.continue();
     held = true;
     await released;
-    await route.continue().catch(() => {});
+    await answer(route).catch(() => {});
   });
   await page.click('[data-nav="log"]');
   await page.waitForURL("**/log");
@@ -86,18 +88,24 @@ test("a refusal of a call the previous account made does not log out the account
   await page.click('[data-testid="user-menu"]');
   await page.click('[data-testid="logout"]');
   await page.waitForURL("**/login");
-  // Logged in from the login page the logout led to, without loading the page again.
-  await page.fill("#login-username", y.username);
-  await page.fill("#login-password", y.password);
+  await page.fill("#login-username", second.username);
+  await page.fill("#login-password", second.password);
   await page.click('[data-testid="login-submit"]');
   await page.waitForURL("**/token");
-  // The first account's read is answered now: its session is gone (401).
   release();
   await page.waitForTimeout(1500);
   assert.match(page.url(), /\/token$/);
-  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null), y.username);
-  await page.locator('[data-testid="user-menu"]', { hasText: y.username }).waitFor();
+  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null), second.username);
+  await page.locator('[data-testid="user-menu"]', { hasText: second.username }).waitFor();
   await context.close();
+}
+
+test("a refusal of a call the previous account made does not log out the account logged in since", async () => {
+  const x = await registerUser(suite.gw.baseURL, "slwx", "slow-pass-1");
+  const y = await registerUser(suite.gw.baseURL, "slwy", "slow-pass-2");
+  // The log page's summary is slow to answer (a large log table); answered after the first account
+  // logged out, the server refuses it (401): its session is gone.
+  await refusalAfterRelogin(x, y, (route) => route.continue());
 });
 
 test("/login?expired=true shows the expired-session notice", async () => {
@@ -161,37 +169,8 @@ test("a login returns to the page that sent the visitor to it, when the account 
 
 test("a refusal of a call made before the account logged out and in again does not log it out", async () => {
   const x = await registerUser(suite.gw.baseURL, "slwz", "slow-pass-3");
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
-  await login(page, x.username, x.password);
-  await page.waitForURL("**/token");
-  // The log page's summary is refused (its session ended) but the answer is slow to arrive: it is
-  // still on its way when the account logs out and logs in again.
-  let release;
-  const released = new Promise((r) => (release = r));
-  let held = false;
-  await page.route(/\/api\/log\/self\/stat/, async (route) => {
-    if (held) return route.continue();
-    held = true;
-    await released;
-    const body = JSON.stringify({ success: false, message: "未登录或登录已过期，请重新登录！", data: null });
-    await route.fulfill({ status: 401, contentType: "application/json", body }).catch(() => {});
-  });
-  await page.click('[data-nav="log"]');
-  await page.waitForURL("**/log");
-  for (let i = 0; i < 50 && !held; i++) await page.waitForTimeout(100);
-  assert.ok(held, "the summary read was not sent");
-  await page.click('[data-testid="user-menu"]');
-  await page.click('[data-testid="logout"]');
-  await page.waitForURL("**/login");
-  await page.fill("#login-username", x.username);
-  await page.fill("#login-password", x.password);
-  await page.click('[data-testid="login-submit"]');
-  await page.waitForURL("**/token");
-  // The refusal of the read made for the ended session arrives now.
-  release();
-  await page.waitForTimeout(1500);
-  assert.match(page.url(), /\/token$/);
-  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("user"))?.username ?? null), x.username);
-  await page.locator('[data-testid="user-menu"]', { hasText: x.username }).waitFor();
-  await context.close();
+  // The summary was refused (its session ended) but the answer is slow to arrive: it comes after
+  // the same account logged in again.
+  const body = JSON.stringify({ success: false, message: "未登录或登录已过期，请重新登录！", data: null });
+  await refusalAfterRelogin(x, x, (route) => route.fulfill({ status: 401, contentType: "application/json", body }));
 });
