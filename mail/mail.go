@@ -138,7 +138,7 @@ func buildMessage(name, from string, rcpts []string, subject, htmlBody string, n
 	}
 	var b bytes.Buffer
 	header := func(k, v string) { b.WriteString(k + ": " + v + "\r\n") }
-	header("From", (&netmail.Address{Name: name, Address: from}).String())
+	header("From", fromHeader(name, from))
 	header("To", strings.Join(rcpts, ",\r\n "))
 	header("Subject", encodeSubject(subject))
 	header("Date", now.Format(time.RFC1123Z))
@@ -156,6 +156,17 @@ func buildMessage(name, from string, rcpts []string, subject, htmlBody string, n
 		b.WriteString(enc + "\r\n")
 	}
 	return b.Bytes(), nil
+}
+
+// fromHeader renders the From value: the display name as net/mail writes
+// it when the line fits, else as folded encoded words (a long SystemName
+// would otherwise make one line over the 998 octets RFC 5322 allows).
+func fromHeader(name, addr string) string {
+	v := (&netmail.Address{Name: name, Address: addr}).String()
+	if name == "" || len("From: "+v) <= 998 {
+		return v
+	}
+	return encodeSubject(name) + "\r\n " + (&netmail.Address{Address: addr}).String()
 }
 
 // encodeSubject returns s as RFC 2047 UTF-8 base64 encoded words, folded so

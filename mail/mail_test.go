@@ -385,3 +385,34 @@ func TestLoginAuth(t *testing.T) {
 		}
 	})
 }
+
+// A long SystemName (the sender's display name) is folded: RFC 5322 §2.1.1
+// allows no line over 998 octets, and servers refuse or cut longer ones.
+// The name still reads back whole.
+func TestSend_LongSystemNameFolded(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{})
+	for _, name := range []string{
+		strings.Repeat("模型网关", 30),
+		strings.Repeat("Gateway", 150),
+		"Gateway " + strings.Repeat("模型", 60) + ` "quoted" (x) <y>`,
+	} {
+		cfg := MustConfig(t, srv, "", "")
+		cfg.From = "noreply@example.com"
+		cfg.SystemName = name
+		if err := mail.Send(context.Background(), cfg, []string{"a@example.com"}, "hi", "<p>hi</p>"); err != nil {
+			t.Fatal(err)
+		}
+		m := srv.Wait(t)
+		head, _, _ := strings.Cut(string(m.Raw), "\r\n\r\n")
+		for _, line := range strings.Split(head, "\r\n") {
+			if len(line) > 998 {
+				t.Errorf("header line of %d characters: %.100q…", len(line), line)
+			}
+		}
+		from, err := netmail.ParseAddress(m.Header.Get("From"))
+		if err != nil || from.Name != name || from.Address != cfg.From {
+			t.Errorf("From = %q -> %v (%v)", m.Header.Get("From"), from, err)
+		}
+	}
+}
