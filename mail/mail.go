@@ -160,20 +160,24 @@ func buildMessage(name, from string, rcpts []string, subject, htmlBody string, n
 
 // fromHeader renders the From value: the display name as net/mail writes
 // it when the line fits, else as folded encoded words (a long SystemName
-// would otherwise make one line over the 998 octets RFC 5322 allows).
+// would otherwise make one line over the 998 octets RFC 5322 allows, and a
+// line holding encoded words may have at most 76 characters, RFC 2047 §2).
 func fromHeader(name, addr string) string {
 	v := (&netmail.Address{Name: name, Address: addr}).String()
-	if name == "" || len("From: "+v) <= 998 {
+	line := len("From: " + v)
+	if name == "" || line <= 76 || line <= 998 && !strings.Contains(v, "=?") {
 		return v
 	}
 	return encodeSubject(name) + "\r\n " + (&netmail.Address{Address: addr}).String()
 }
 
 // encodeSubject returns s as RFC 2047 UTF-8 base64 encoded words, folded so
-// that each word stays within the 75-character limit. Words split only at
+// that each line stays within the 76-character limit. Words split only at
 // rune boundaries, because a decoder must decode each word on its own.
 func encodeSubject(s string) string {
-	const maxRaw = 45 // 45 bytes -> 60 base64 chars + 12 for "=?UTF-8?B??="
+	// 39 bytes -> 52 base64 chars + 12 for "=?UTF-8?B??=": the first line,
+	// "Subject: " or "From: " included, stays within RFC 2047's 76.
+	const maxRaw = 39
 	if s == "" {
 		return ""
 	}

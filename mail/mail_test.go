@@ -416,3 +416,30 @@ func TestSend_LongSystemNameFolded(t *testing.T) {
 		}
 	}
 }
+
+// RFC 2047 §2: a header line that holds an encoded word has at most 76
+// characters, the field name included ("Subject: " and "From: " count).
+func TestSend_EncodedWordLinesWithin76(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{})
+	cfg := MustConfig(t, srv, "", "")
+	cfg.From = "noreply@example.com"
+	cfg.SystemName = "模型网关 Gateway"
+	subject := cfg.SystemName + "渠道「上游 OpenAI 主账号（华东）」（#12）已被自动禁用"
+	if err := mail.Send(context.Background(), cfg, []string{"a@example.com"}, subject, "<p>hi</p>"); err != nil {
+		t.Fatal(err)
+	}
+	m := srv.Wait(t)
+	head, _, _ := strings.Cut(string(m.Raw), "\r\n\r\n")
+	for _, line := range strings.Split(head, "\r\n") {
+		if strings.Contains(line, "=?") && len(line) > 76 {
+			t.Errorf("line of %d characters with encoded words: %q", len(line), line)
+		}
+	}
+	if m.Subject != subject {
+		t.Errorf("subject = %q, want %q", m.Subject, subject)
+	}
+	if from, err := netmail.ParseAddress(m.Header.Get("From")); err != nil || from.Name != cfg.SystemName || from.Address != cfg.From {
+		t.Errorf("From = %q -> %v (%v)", m.Header.Get("From"), from, err)
+	}
+}
