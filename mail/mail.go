@@ -159,9 +159,10 @@ func buildMessage(name, from string, rcpts []string, subject, htmlBody string, n
 }
 
 // fromHeader renders the From value: the display name as net/mail writes
-// it when the line fits, else as folded encoded words (a long SystemName
-// would otherwise make one line over the 998 octets RFC 5322 allows, and a
-// line holding encoded words may have at most 76 characters, RFC 2047 §2).
+// it when the line stays short, else as folded encoded words (a long
+// SystemName would otherwise make one line over the 998 octets RFC 5322
+// allows, or over the 76 characters RFC 2047 allows a line holding encoded
+// words).
 func fromHeader(name, addr string) string {
 	v := (&netmail.Address{Name: name, Address: addr}).String()
 	line := len("From: " + v)
@@ -283,6 +284,13 @@ func deliver(ctx context.Context, cfg Config, from string, rcpts []string, msg [
 		}
 	}
 	step = "mail from"
+	if !isASCII(from) || !isASCII(strings.Join(rcpts, "")) {
+		// RFC 6531 §3.4: UTF-8 addresses only to a server that takes them
+		// (Mail then adds the SMTPUTF8 parameter).
+		if ok, _ := c.Extension("SMTPUTF8"); !ok {
+			return errors.New("non-ASCII address and the server does not offer SMTPUTF8")
+		}
+	}
 	if err := c.Mail(from); err != nil {
 		return err
 	}
@@ -306,4 +314,13 @@ func deliver(ctx context.Context, cfg Config, from string, rcpts []string, msg [
 	// The message is accepted; a failed QUIT changes nothing.
 	_ = c.Quit()
 	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -443,3 +443,31 @@ func TestSend_EncodedWordLinesWithin76(t *testing.T) {
 		t.Errorf("From = %q -> %v (%v)", m.Header.Get("From"), from, err)
 	}
 }
+
+// An address with non-ASCII characters (a user may register 用户@example.com)
+// goes only to a server that offers SMTPUTF8 (RFC 6531 §3.4): to any other,
+// the envelope and the To header would carry 8-bit text that RFC 5321 and
+// RFC 5322 forbid, and the mail is refused instead of sent garbled.
+func TestSend_NonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
+	t.Parallel()
+	const to = "用户@example.com"
+	plain := smtptest.Start(t, smtptest.Options{})
+	cfg := MustConfig(t, plain, "", "")
+	cfg.From = "noreply@example.com"
+	if err := mail.Send(context.Background(), cfg, []string{to}, "hi", "<p>hi</p>"); err == nil {
+		t.Error("a non-ASCII address was sent to a server without SMTPUTF8")
+	}
+	for _, m := range plain.Messages() {
+		t.Errorf("message accepted: envelope to %q:\n%s", m.To, m.Raw)
+	}
+
+	utf8srv := smtptest.Start(t, smtptest.Options{SMTPUTF8: true})
+	cfg = MustConfig(t, utf8srv, "", "")
+	cfg.From = "noreply@example.com"
+	if err := mail.Send(context.Background(), cfg, []string{to}, "hi", "<p>hi</p>"); err != nil {
+		t.Fatal(err)
+	}
+	if m := utf8srv.Wait(t); len(m.To) != 1 || m.To[0] != to {
+		t.Errorf("envelope to %q", m.To)
+	}
+}

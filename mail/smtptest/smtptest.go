@@ -44,6 +44,9 @@ type Options struct {
 	// offers AUTH PLAIN LOGIN (over TLS, or always with None) and refuses
 	// MAIL until a client has authenticated.
 	Users map[string]string
+	// SMTPUTF8 offers the SMTPUTF8 extension (RFC 6531): addresses and
+	// headers in UTF-8.
+	SMTPUTF8 bool
 }
 
 // Message is one message the server accepted.
@@ -240,6 +243,9 @@ func (s *Server) serve(conn net.Conn) {
 			lines := []string{"smtptest", "8BITMIME", "SIZE 10485760"}
 			if s.opts.TLS == STARTTLS && !ss.tls {
 				lines = append(lines, "STARTTLS")
+			}
+			if s.opts.SMTPUTF8 {
+				lines = append(lines, "SMTPUTF8")
 			}
 			if s.authOffered(ss) {
 				lines = append(lines, "AUTH PLAIN LOGIN")
