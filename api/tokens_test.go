@@ -518,3 +518,25 @@ func TestTokenSearchIsLike(t *testing.T) {
 		t.Fatalf("search by name with %%: %d results, want the token", len(got))
 	}
 }
+
+// S §3.5: model_limits is a CSV of at most 1024 characters. Model names are
+// free text (Chinese ones included): a list within 1024 characters is kept
+// even when its UTF-8 form is longer than 1024 bytes.
+func TestTokenModelLimitsCountCharacters(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	_, tok := e.mustUser("mei", store.RoleCommon)
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("中文模型%02d", i) // 6 characters, 14 bytes
+	}
+	csv := strings.Join(names, ",") // 699 characters, 1 499 bytes
+	r := e.call("POST", "/api/token/", tok, map[string]any{"name": "中文", "model_limits_enabled": true, "model_limits": csv})
+	if r.Status != 200 || !strings.Contains(r.Raw, csv) {
+		t.Fatalf("699-character limits list: %d %s", r.Status, r.Message)
+	}
+	over := strings.Repeat("模", 1025)
+	if r := e.call("POST", "/api/token/", tok, map[string]any{"name": "x", "model_limits_enabled": true, "model_limits": over}); r.Status != 400 {
+		t.Fatalf("1025-character limits list: %d, want 400", r.Status)
+	}
+}

@@ -114,7 +114,8 @@ func (t *Token) validateOthers() error {
 	if t.ExpiredTime < -1 {
 		return Errorf(EINVALID, "过期时间格式错误！")
 	}
-	if len(t.ModelLimits) > 1024 {
+	// S §3.5: at most 1024 characters (model names may be Chinese).
+	if utf8.RuneCountInString(t.ModelLimits) > 1024 {
 		return Errorf(EINVALID, "模型限制列表过长")
 	}
 	t.ModelLimits = strings.Join(csvList(t.ModelLimits), ",")
