@@ -51,3 +51,16 @@ export function startOfToday(): number {
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/**
+ * initial is the first character of name as a reader sees it (an emoji, a flag, a letter with its accents),
+ * upper-cased, for an avatar: slicing one UTF-16 unit would show half of an emoji's surrogate pair.
+ */
+export function initial(name: string): string {
+  if (!name) return "?";
+  let first: string | undefined;
+  if (typeof Intl !== "undefined" && "Segmenter" in Intl) {
+    first = new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(name)[Symbol.iterator]().next().value?.segment;
+  }
+  return (first ?? Array.from(name)[0]).toUpperCase();
+}

@@ -12,6 +12,7 @@ import { Icon } from "../icons";
 import { DropdownMenu } from "../ui/dropdown-menu";
 import { Lantern } from "./lantern";
 import { visibleEntries } from "./sidebar";
+import { initial } from "../format";
 
 const LANGUAGE_NAMES: Record<Language, string> = { zh: "中文", en: "English" };
 
@@ -83,7 +84,7 @@ export function TopBar() {
           <DropdownMenu.Root>
             <DropdownMenu.Trigger>
               <button type="button" className="user-button" data-testid="user-menu">
-                <Avatar size="1" radius="full" fallback={(u.username || "?").slice(0, 1).toUpperCase()} />
+                <Avatar size="1" radius="full" fallback={initial(u.username)} />
                 <Text size="2" className="user-name">
                   {u.username}
                 </Text>

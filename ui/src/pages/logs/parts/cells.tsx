@@ -5,6 +5,7 @@ import { Tooltip } from "../../../components/ui/tooltip";
 import { parseOther } from "../../../stores/logs";
 import { firstTokenColor, totalTimeColor } from "../billing";
 import { userInfoTarget } from "../dialogs";
+import { initial } from "../../../components/format";
 
 /** TypeBadge names a log type: top-up, consumption, admin, system (0 shows as consumption). */
 export function TypeBadge({ type }: { type: number }) {
@@ -69,7 +70,7 @@ export function UserCell({ log }: { log: LogEntry }) {
   const name = log.username || String(log.user_id);
   const label = (
     <Flex gap="1" align="center">
-      <Avatar size="1" radius="full" fallback={name.slice(0, 1).toUpperCase()} />
+      <Avatar size="1" radius="full" fallback={initial(name)} />
       <Text size="2">{name}</Text>
     </Flex>
   );

@@ -5,6 +5,7 @@ import { roleLabelKey } from "../../../../lib/roles";
 import { renderQuota } from "../../../../stores/status";
 import { user } from "../../../../stores/user";
 import { showDialog } from "./dialogs";
+import { initial } from "../../../../components/format";
 
 function Stat({ label, value, testId }: { label: string; value: string; testId: string }) {
   return (
@@ -29,7 +30,7 @@ export function ProfileCard() {
     <Card size="3" className="span-2">
       <Flex gap="4" align="center" wrap="wrap" justify="between">
         <Flex gap="3" align="center">
-          <Avatar size="5" radius="full" fallback={(u.username || "?").slice(0, 1).toUpperCase()} />
+          <Avatar size="5" radius="full" fallback={initial(u.username)} />
           <Box>
             <Heading size="5" data-testid="profile-display-name">
               {u.display_name || u.username}
