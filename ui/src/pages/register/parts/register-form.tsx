@@ -18,6 +18,19 @@ export const USERNAME_MAX = 20;
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 20;
 
+/** charCount counts characters as the server does (code points): an emoji is one, not two UTF-16 units. */
+export function charCount(s: string): number {
+  return Array.from(s).length;
+}
+
+/**
+ * inputMax is the maxLength of an input that takes up to chars characters: the attribute counts UTF-16 units and
+ * a character takes up to two, so chars emoji fit; the server refuses more characters with its own message.
+ */
+export function inputMax(chars: number): number {
+  return 2 * chars;
+}
+
 /** RegisterForm collects the new account's fields and validates them before sending. */
 export function RegisterForm() {
   useSignals();
@@ -53,11 +66,11 @@ export function RegisterForm() {
       toast.error(t("auth.needUsernamePassword"));
       return;
     }
-    if (form.password.length < PASSWORD_MIN) {
+    if (charCount(form.password) < PASSWORD_MIN) {
       toast.error(t("auth.passwordTooShort"));
       return;
     }
-    if (form.password.length > PASSWORD_MAX) {
+    if (charCount(form.password) > PASSWORD_MAX) {
       toast.error(t("auth.passwordTooLong"));
       return;
     }
@@ -104,7 +117,7 @@ export function RegisterForm() {
             id="reg-username"
             name="username"
             autoComplete="username"
-            maxLength={USERNAME_MAX}
+            maxLength={inputMax(USERNAME_MAX)}
             placeholder={t("auth.usernamePlaceholder", { max: USERNAME_MAX })}
             value={form.username}
             onChange={set("username")}

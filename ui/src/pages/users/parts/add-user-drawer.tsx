@@ -7,7 +7,7 @@ import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
 import { loadUsers, usersDialog } from "../../../stores/users";
-import { USERNAME_MAX } from "../../register/parts/register-form";
+import { charCount, inputMax, USERNAME_MAX } from "../../register/parts/register-form";
 
 const EMPTY = { username: "", display_name: "", password: "" };
 
@@ -28,11 +28,11 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       toast.error(t("userAdmin.needUsernamePassword"));
       return;
     }
-    if (form.password.length < 8) {
+    if (charCount(form.password) < 8) {
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
-    if (form.password.length > 20) {
+    if (charCount(form.password) > 20) {
       toast.error(t("userAdmin.passwordTooLong"));
       return;
     }
@@ -64,10 +64,10 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
     >
       <Flex direction="column" gap="3">
         <Field id="add-user-username" label={t("userAdmin.username")}>
-          <TextField.Root id="add-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+          <TextField.Root id="add-user-username" maxLength={inputMax(USERNAME_MAX)} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
         </Field>
         <Field id="add-user-display" label={t("userAdmin.displayName")}>
-          <TextField.Root id="add-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+          <TextField.Root id="add-user-display" maxLength={inputMax(20)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
         </Field>
         <Field id="add-user-password" label={t("userAdmin.password")}>
           <TextField.Root id="add-user-password" type="password" placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />

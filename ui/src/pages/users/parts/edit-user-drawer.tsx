@@ -12,7 +12,7 @@ import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { groups, refreshUserRow } from "../../../stores/users";
 import { AddQuotaPopover } from "./add-quota-popover";
-import { USERNAME_MAX } from "../../register/parts/register-form";
+import { charCount, inputMax, USERNAME_MAX } from "../../register/parts/register-form";
 
 interface Form {
   username: string;
@@ -80,11 +80,11 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       toast.error(t(form.quota.trim().startsWith("-") ? "common.quotaTooSmall" : "common.quotaTooLarge"));
       return;
     }
-    if (form.password && form.password.length < 8) {
+    if (form.password && charCount(form.password) < 8) {
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
-    if (form.password.length > 20) {
+    if (charCount(form.password) > 20) {
       toast.error(t("userAdmin.passwordTooLong"));
       return;
     }
@@ -138,13 +138,13 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       ) : (
         <Flex direction="column" gap="3">
           <Field id="edit-user-username" label={t("userAdmin.username")}>
-            <TextField.Root id="edit-user-username" maxLength={USERNAME_MAX} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
+            <TextField.Root id="edit-user-username" maxLength={inputMax(USERNAME_MAX)} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="edit-user-password" label={t("userAdmin.password")}>
             <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
           </Field>
           <Field id="edit-user-display" label={t("userAdmin.displayName")}>
-            <TextField.Root id="edit-user-display" maxLength={20} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+            <TextField.Root id="edit-user-display" maxLength={inputMax(20)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="edit-user-group" label={t("userAdmin.group")}>
             <Select.Root value={form.group} onValueChange={(g) => setForm({ ...form, group: g })}>

@@ -7,7 +7,7 @@ import { changePassword } from "../../../../api/user";
 import { Field } from "../../../../components/ui/field";
 import { toast } from "../../../../stores/toast";
 import { refreshSelf, user } from "../../../../stores/user";
-import { PASSWORD_MAX, PASSWORD_MIN } from "../../../register/parts/register-form";
+import { charCount, PASSWORD_MAX, PASSWORD_MIN } from "../../../register/parts/register-form";
 
 const EMPTY = { original: "", password: "", password2: "" };
 
@@ -25,11 +25,11 @@ export function PasswordCard() {
       toast.error(t("password.needCurrent"));
       return;
     }
-    if (form.password.length < PASSWORD_MIN) {
+    if (charCount(form.password) < PASSWORD_MIN) {
       toast.error(t("auth.passwordTooShort"));
       return;
     }
-    if (form.password.length > PASSWORD_MAX) {
+    if (charCount(form.password) > PASSWORD_MAX) {
       toast.error(t("auth.passwordTooLong"));
       return;
     }
