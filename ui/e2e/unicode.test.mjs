@@ -1,8 +1,22 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ApiSession, expectToast, gatewaySuite, login, newPage } from "./harness.mjs";
+import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
+import { ApiSession, expectToast, gatewaySuite, getOptions, login, newPage, putOption, rootApi } from "./harness.mjs";
 
-const suite = gatewaySuite();
+/** EMOJI_MODEL is a model name with Chinese and an emoji (two UTF-16 units, one character). */
+const EMOJI_MODEL = "文心一言🙂";
+
+let upstream;
+const suite = gatewaySuite({
+  setup: async ({ gw }) => {
+    upstream = await startFakeUpstream({ chunks: ["好"], delayMs: 0, models: [EMOJI_MODEL] });
+    const root = await rootApi(gw.baseURL);
+    await createChannel(root, upstream.url, [EMOJI_MODEL], "中文渠道");
+    const ratios = JSON.parse((await getOptions(root)).ModelRatio || "{}");
+    await putOption(root, "ModelRatio", JSON.stringify({ ...ratios, [EMOJI_MODEL]: 1 }));
+  },
+  teardown: () => upstream?.close(),
+});
 
 /** LONE_SURROGATE finds half of a surrogate pair: a character cut in two. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -59,5 +73,38 @@ test("registration counts a password's characters as the server does, emoji incl
   await page.fill("#reg-password2", password);
   await page.click('[data-testid="register-submit"]');
   await expectToast(page, "注册成功！");
+  await context.close();
+});
+
+test("a live entry joins a log list filtered by a model pattern whose _ stands for an emoji, as the server matches it", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const made = await root.call("POST", "/api/token/", { name: "表情令牌", unlimited_quota: true });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const key = made.json.data.key;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.fill("#log-model", "文心一言_");
+  await page.locator('[data-testid="log-query"]').click();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="log-table"]')?.hasAttribute("aria-busy"));
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.waitForTimeout(1000);
+  assert.equal(await page.locator('[data-testid="log-row"]').count(), 0, "no entry of the model yet");
+  // The page's own reads are held back: the entry must join from its push, matched by the console.
+  await page.route(/\/api\/log\/\?/, async (route) => {
+    await new Promise((r) => setTimeout(r, 8000));
+    await route.continue().catch(() => {});
+  });
+  const res = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer sk-${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ model: EMOJI_MODEL, messages: [{ role: "user", content: "你好" }] }),
+  });
+  assert.equal(res.status, 200, await res.text());
+  // The server lists it under this filter ...
+  const listed = await root.call("GET", `/api/log/?p=1&type=2&model_name=${encodeURIComponent("文心一言_")}`);
+  assert.equal(listed.json.data.items.filter((l) => l.model_name === EMOJI_MODEL).length, 1, JSON.stringify(listed.json));
+  // ... and so does the page, live, from the push alone.
+  await page.locator('[data-testid="log-model"]', { hasText: EMOJI_MODEL }).first().waitFor({ timeout: 5000 });
   await context.close();
 });

@@ -235,7 +235,8 @@ function likeMatch(pattern: string, value: string): boolean {
   if (!pattern) return true;
   if (!/[%_]/.test(pattern)) return pattern === value;
   const re = pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/%/g, ".*").replace(/_/g, ".");
-  return new RegExp(`^${re}$`, "s").test(value);
+  // "u": _ is one character, as the server has it, not one UTF-16 unit (half an emoji).
+  return new RegExp(`^${re}$`, "su").test(value);
 }
 
 /** matchesQuery tells whether a new entry belongs to the list under the filters in force, as the server would filter it. */
