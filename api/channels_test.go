@@ -620,3 +620,30 @@ func TestChannelTestModelIsBounded(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// S §3.4: the channel search is `name LIKE %kw%` AND `models LIKE %model%`:
+// % and _ are wildcards (as in the token and redemption searches), _ one
+// character however many bytes it takes.
+func TestChannelSearchIsLike(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	f.create(map[string]any{"name": "文心渠道-主", "type": 1, "key": "k-wx", "models": "ernie-4.0,文心一言🙂"})
+	f.create(map[string]any{"name": "other", "type": 1, "key": "k-o", "models": "gpt-4o"})
+	names := func(url string) []string {
+		var out []string
+		for _, c := range decodeData[[]channelOut](t, f.mustOK("GET", url, f.adminTok, nil)) {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	for _, url := range []string{
+		"/api/channel/search?keyword=" + "%E6%96%87%E5%BF%83_%E9%81%93",        // 文心_道
+		"/api/channel/search?keyword=" + "%E6%96%87%25%E4%B8%BB",               // 文%主
+		"/api/channel/search?model=" + "%E6%96%87%E5%BF%83%E4%B8%80%E8%A8%80_", // 文心一言_
+		"/api/channel/search?model=ERNIE%25%E4%B8%80%E8%A8%80",                 // ERNIE%一言
+	} {
+		if got := names(url); len(got) != 1 || got[0] != "文心渠道-主" {
+			t.Errorf("%s: %q, want the 文心 channel", url, got)
+		}
+	}
+}

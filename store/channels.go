@@ -744,15 +744,20 @@ func (s *Store) FindChannels(f ChannelFilter) ([]*Channel, error) {
 		return nil, err
 	}
 	kw := strings.TrimSpace(f.Keyword)
+	// S §3.4: name LIKE %kw% and models LIKE %model%, with the LIKE of the
+	// databases S runs on (as the token search): ASCII case does not count
+	// and % and _ are wildcards.
+	namePattern := "%" + strings.ToLower(kw) + "%"
+	modelPattern := "%" + strings.ToLower(f.Model) + "%"
 	var out []*Channel
 	for _, c := range all {
 		if kw != "" {
 			id, perr := strconv.ParseUint(kw, 10, 64)
-			if !(perr == nil && id == c.ID) && !strings.Contains(strings.ToLower(c.Name), strings.ToLower(kw)) && c.Key != kw {
+			if !(perr == nil && id == c.ID) && !likeMatch(strings.ToLower(c.Name), namePattern) && c.Key != kw {
 				continue
 			}
 		}
-		if f.Model != "" && !strings.Contains(strings.ToLower(c.Models), strings.ToLower(f.Model)) {
+		if f.Model != "" && !likeMatch(strings.ToLower(c.Models), modelPattern) {
 			continue
 		}
 		if f.Group != "" && f.Group != "null" {
