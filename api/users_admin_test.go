@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -414,4 +415,25 @@ func TestAdminUsers_OwnPasswordNeedsOriginal(t *testing.T) {
 	// Other fields of one's own record stay editable there.
 	ApiScenario{Method: "PUT", URL: "/api/user/", As: "root", Body: fmt.Sprintf(`{"id":%d,"display_name":"Boss"}`, root),
 		WantStatus: 200, WantContains: []string{`"display_name":"Boss"`}}.Test(t, ts)
+}
+
+// S §3.3: the user search is username/email/display_name LIKE %kw%: % and
+// _ are wildcards (as in the token, channel and redemption searches), _ one
+// character however many bytes it takes.
+func TestUserSearchIsLike(t *testing.T) {
+	t.Parallel()
+	e := newConsoleEnv(t)
+	_, adminTok := e.mustUser("boss", store.RoleAdmin)
+	if _, err := e.store.CreateUser(store.NewUser{Username: "xiaoming", Password: "password-1", DisplayName: "小明🙂同学", Role: store.RoleCommon}); err != nil {
+		t.Fatal(err)
+	}
+	for _, kw := range []string{"小明_同学", "小%学", "XIAO_ING"} {
+		var names []string
+		for _, u := range decodeData[[]map[string]any](t, e.mustOK("GET", "/api/user/search?keyword="+url.QueryEscape(kw), adminTok, nil)) {
+			names = append(names, fmt.Sprint(u["username"]))
+		}
+		if len(names) != 1 || names[0] != "xiaoming" {
+			t.Errorf("keyword %q: %q, want xiaoming", kw, names)
+		}
+	}
 }

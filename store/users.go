@@ -990,6 +990,9 @@ type UserFilter struct {
 func (s *Store) Users(f UserFilter) ([]*User, error) {
 	var out []*User
 	kw := strings.ToLower(strings.TrimSpace(f.Keyword))
+	// S §3.3: LIKE %kw%, with the LIKE of the databases S runs on (as the
+	// token search): ASCII case does not count and % and _ are wildcards.
+	pattern := "%" + kw + "%"
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if kw != "" {
 			if id, err := strconv.ParseUint(kw, 10, 64); err == nil {
@@ -1017,8 +1020,8 @@ func (s *Store) Users(f UserFilter) ([]*User, error) {
 			if f.Group != "" && u.Group != f.Group {
 				continue
 			}
-			if kw != "" && !strings.Contains(strings.ToLower(u.Username), kw) &&
-				!strings.Contains(strings.ToLower(u.Email), kw) && !strings.Contains(strings.ToLower(u.DisplayName), kw) {
+			if kw != "" && !likeMatch(strings.ToLower(u.Username), pattern) &&
+				!likeMatch(strings.ToLower(u.Email), pattern) && !likeMatch(strings.ToLower(u.DisplayName), pattern) {
 				continue
 			}
 			if skipped < f.Offset {
