@@ -108,3 +108,15 @@ test("a live entry joins a log list filtered by a model pattern whose _ stands f
   await page.locator('[data-testid="log-model"]', { hasText: EMOJI_MODEL }).first().waitFor({ timeout: 5000 });
   await context.close();
 });
+
+test("the pricing page's fuzzy search finds a model by a subsequence with an emoji in it", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/pricing");
+  const names = page.locator('[data-testid="pricing-model-name"]');
+  await names.filter({ hasText: EMOJI_MODEL }).first().waitFor();
+  await page.fill('[data-testid="pricing-search"]', "文🙂");
+  await page.waitForTimeout(300);
+  assert.deepEqual(await names.allTextContents(), [EMOJI_MODEL]);
+  await context.close();
+});

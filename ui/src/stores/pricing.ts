@@ -65,9 +65,11 @@ export function fuzzyMatch(name: string, query: string): boolean {
     .filter(Boolean)
     .every((term) => {
       if (hay.includes(term)) return true;
+      // By characters on both sides: an emoji is one character but two UTF-16 units.
+      const chars = Array.from(term);
       let i = 0;
-      for (const ch of hay) if (ch === term[i]) i++;
-      return i === term.length;
+      for (const ch of hay) if (ch === chars[i]) i++;
+      return i === chars.length;
     });
 }
 
