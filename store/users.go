@@ -156,7 +156,9 @@ func ValidateDisplayName(name string) error {
 // address the mailer would rewrite (a comment, farmer@example.com(1), is
 // dropped) would name one mailbox under many addresses.
 func ValidateEmail(email string) error {
-	if len(email) > MaxEmailLen {
+	// Characters, as the display name's limit (S §3.2): an address may be
+	// internationalised.
+	if utf8.RuneCountInString(email) > MaxEmailLen {
 		return Errorf(EINVALID, "邮箱地址长度不得超过 %d 位", MaxEmailLen)
 	}
 	at := strings.LastIndexByte(email, '@')

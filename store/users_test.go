@@ -57,6 +57,21 @@ func TestCreateUser(t *testing.T) {
 		}
 	})
 
+	// S §3.2: email ≤ 50, counted like the display name beside it, in
+	// characters: an internationalised address of Chinese characters takes
+	// three bytes a character.
+	t.Run("EmailLimitCountsCharacters", func(t *testing.T) {
+		t.Parallel()
+		email := strings.Repeat("张", 30) + "@例子.中国" // 36 characters, 98 bytes
+		if err := store.ValidateEmail(email); err != nil {
+			t.Fatalf("ValidateEmail(%q) = %v, want nil", email, err)
+		}
+		long := strings.Repeat("张", 45) + "@例子.中国" // 51 characters
+		if err := store.ValidateEmail(long); err == nil || !strings.Contains(err.Error(), "邮箱地址长度不得超过 50 位") {
+			t.Fatalf("ValidateEmail of 51 characters = %v, want the length error", err)
+		}
+	})
+
 	t.Run("PasswordRules", func(t *testing.T) {
 		t.Parallel()
 		for _, tt := range []struct {
