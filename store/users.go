@@ -309,8 +309,8 @@ type NewUser struct {
 	// NoPassword creates an account without a password (a third-party
 	// login's): nobody logs in with one until its owner sets it.
 	NoPassword bool
-	// Quota is credited on creation, in the same transaction, without a log
-	// (the first root's starting quota).
+	// Quota is credited on creation, in the same transaction, with a
+	// system log (the first root's starting quota).
 	Quota int64
 	// DefaultToken also creates, in the same transaction, the account's
 	// first API token: unlimited, never expiring, remain 500 000 (S §3.2,
@@ -390,6 +390,11 @@ func (s *Store) CreateUser(in NewUser) (*User, error) {
 		if in.Quota > 0 {
 			u.Quota += in.Quota
 			credits = append(credits, balanceDelta{user: id, quota: in.Quota})
+			// Logged as every credit is: the balance is explained by its log.
+			if err := appendLog(tx, &Log{UserID: id, Username: u.Username, Type: LogTypeSystem, CreatedAt: now.Unix(),
+				Content: "初始额度 " + formatQuota(set, in.Quota)}); err != nil {
+				return nil, err
+			}
 		}
 		// The gifts are granted within the bound every balance keeps: two
 		// options of 2^53 each give 2^53, not a sum past it.

@@ -205,6 +205,16 @@ func TestEnsureRoot(t *testing.T) {
 		if !store.CheckPassword(root, "123456") {
 			t.Fatal("root password is not 123456")
 		}
+		// The starting quota is money like any other: an auditor finds it
+		// in root's log (S §8, a system entry), or root's balance could
+		// not be explained from the log.
+		logs, err := s.Logs(store.LogFilter{UserID: root.ID}, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logs.Total != 1 || logs.Items[0].Type != store.LogTypeSystem || !strings.Contains(logs.Items[0].Content, "$200.000000") {
+			t.Fatalf("root's log after its creation: %+v", logs.Items)
+		}
 		// Committed, not only live: the quota survives a reopen.
 		s = MustReopen(t, s)
 		if got := MustUser(t, s, root.ID); got.Quota != 100_000_000 {
