@@ -411,7 +411,10 @@ func TestStream_ClientThatStopsReading(t *testing.T) {
 // upstream's usage.
 func TestStream_SlowReaderIsNotAnIdleUpstream(t *testing.T) {
 	t.Parallel()
-	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: 500 * time.Millisecond}})
+	// The idle timeout leaves room for a scheduling stall of the race
+	// detector on a loaded machine between two reads of the upstream; the
+	// client's pause is four times as long.
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{StreamIdleTimeout: time.Second}})
 	const events = 3000
 	pad := strings.Repeat("x", 10<<10)
 	up := relaytest.NewChat(t, "sk-bulk", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
@@ -442,7 +445,7 @@ func TestStream_SlowReaderIsNotAnIdleUpstream(t *testing.T) {
 	}
 	// The client pauses, far below the write timeout (60 s) but above the
 	// idle timeout: the socket buffers fill and the gateway's write waits.
-	time.Sleep(3 * time.Second)
+	time.Sleep(4 * time.Second)
 	rest, err := io.ReadAll(rd)
 	if err != nil {
 		t.Fatalf("read: %v", err)
