@@ -1,7 +1,11 @@
 package api_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -459,4 +463,28 @@ func TestCrossSiteRefused(t *testing.T) {
 		{Name: "ScriptLoginAsAForm", Method: "POST", URL: "/api/user/login", Body: login,
 			Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, WantStatus: 200, WantContains: []string{`"success":true`}},
 	})
+}
+
+// A client that declares a body over the console API's limit and waits for
+// "100 Continue" is refused at once, not asked to upload it first.
+func TestBodyOverTheLimit_DeclaredAPI(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(conn, "POST /api/user/login HTTP/1.1\r\nHost: x\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", 8<<20)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer without the body: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), msg("请求体过大")) {
+		t.Fatalf("status %d (%s), want 400 请求体过大 before the upload", resp.StatusCode, body)
+	}
 }

@@ -108,6 +108,11 @@ const maxBody = 1 << 20
 
 // decodeJSON reads a JSON body into v, with a size limit and clear messages.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if r.ContentLength > maxBody {
+		// Declared too long: refused before a byte is read, so a client
+		// waiting for 100 Continue is not asked to upload it.
+		return store.Errorf(store.EINVALID, "请求体过大")
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
