@@ -488,3 +488,34 @@ func TestBodyOverTheLimit_DeclaredAPI(t *testing.T) {
 		t.Fatalf("status %d (%s), want 400 请求体过大 before the upload", resp.StatusCode, body)
 	}
 }
+
+// An unknown relay path answers a browser client with the relay's CORS
+// headers, so the page reads the 404's message instead of a blocked
+// response; the console API's unknown paths stay without them.
+func TestUnknownRelayPathCORS(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	for _, tc := range []struct {
+		method, path string
+		cors         bool
+	}{
+		{"POST", "/v1/nope", true},
+		{"GET", "/v1", true},
+		{"GET", "/v1/chat/completions", true},
+		{"POST", "/dashboard/billing/nope", true},
+		{"GET", "/api/nope", false},
+	} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader("{}"))
+		req.Header.Set("Origin", "https://app.example")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("Access-Control-Allow-Origin")
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Invalid URL") || (got == "*") != tc.cors {
+			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want 404 with CORS %v", tc.method, tc.path, resp.StatusCode, got, body, tc.cors)
+		}
+	}
+}

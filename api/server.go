@@ -126,11 +126,14 @@ func New(cfg Config) *Server {
 	s.cfg.Relay.Register(s.mux, func(r *http.Request) bool { return s.apiLimit.allow(s.ips.of(r)) })
 	s.mux.HandleFunc("/api/", writeNotFoundURL)
 	s.mux.HandleFunc("/api", writeNotFoundURL)
-	s.mux.HandleFunc("/v1/", writeNotFoundURL)
-	s.mux.HandleFunc("/v1", writeNotFoundURL)
-	// The billing reads outside /v1 answer like the relay's routes, in
-	// OpenAI's error object, whatever the method or the rest of the path.
-	s.mux.HandleFunc("/dashboard/billing/", writeNotFoundURL)
+	// Unknown relay paths carry the relay's CORS headers, so a browser
+	// client reads the 404 rather than a blocked response. The billing
+	// reads outside /v1 answer like the relay's routes, in OpenAI's error
+	// object, whatever the method or the rest of the path.
+	relayNotFound := s.cfg.Relay.CORS(http.HandlerFunc(writeNotFoundURL))
+	s.mux.Handle("/v1/", relayNotFound)
+	s.mux.Handle("/v1", relayNotFound)
+	s.mux.Handle("/dashboard/billing/", relayNotFound)
 	s.mux.Handle("/", s.uiHandler())
 	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(uncleanAPIPaths(s.mux))))))
 	return s

@@ -133,7 +133,7 @@ type Mux interface {
 // console's per-IP API limit, whose owner answers. A refused read gets 429.
 func (rl *Relay) Register(mux Mux, allowBilling func(*http.Request) bool) {
 	h := func(k kind) http.Handler {
-		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil, time.Now()) }))
+		return rl.CORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.serve(w, r, k, nil, time.Now()) }))
 	}
 	mux.Handle("POST /v1/chat/completions", h(kindChat))
 	mux.Handle("POST /v1/completions", h(kindCompletion))
@@ -145,13 +145,13 @@ func (rl *Relay) Register(mux Mux, allowBilling func(*http.Request) bool) {
 	mux.Handle("POST /v1/audio/transcriptions", h(kindTranscription))
 	mux.Handle("POST /v1/audio/translations", h(kindTranslation))
 	mux.Handle("POST /v1/rerank", h(kindRerank))
-	mux.Handle("GET /v1/models", rl.cors(http.HandlerFunc(rl.listModels)))
-	mux.Handle("GET /v1/models/{model...}", rl.cors(http.HandlerFunc(rl.getModel)))
+	mux.Handle("GET /v1/models", rl.CORS(http.HandlerFunc(rl.listModels)))
+	mux.Handle("GET /v1/models/{model...}", rl.CORS(http.HandlerFunc(rl.getModel)))
 	limited := func(h http.HandlerFunc) http.Handler {
 		if allowBilling == nil {
-			return rl.cors(h)
+			return rl.CORS(h)
 		}
-		return rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return rl.CORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !allowBilling(r) {
 				writeError(w, requestID(w), localError(http.StatusTooManyRequests, "rate_limit_exceeded", "请求过于频繁，请稍后再试"))
 				return
@@ -163,21 +163,21 @@ func (rl *Relay) Register(mux Mux, allowBilling func(*http.Request) bool) {
 		mux.Handle("GET "+p+"/subscription", limited(rl.billingSubscription))
 		mux.Handle("GET "+p+"/usage", limited(rl.billingUsage))
 	}
-	notImpl := rl.cors(http.HandlerFunc(rl.notImplemented))
+	notImpl := rl.CORS(http.HandlerFunc(rl.notImplemented))
 	for _, p := range []string{"POST /v1/edits", "POST /v1/images/edits", "POST /v1/images/variations",
 		"GET /v1/files", "POST /v1/files", "GET /v1/files/{id}", "DELETE /v1/files/{id}", "GET /v1/files/{id}/content",
 		"GET /v1/fine-tunes", "POST /v1/fine-tunes", "GET /v1/fine-tunes/{id}", "POST /v1/fine-tunes/{id}/cancel",
 		"GET /v1/fine-tunes/{id}/events", "DELETE /v1/models/{model}"} {
 		mux.Handle(p, notImpl)
 	}
-	preflight := rl.cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	preflight := rl.CORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	mux.Handle("OPTIONS /v1/", preflight)
 	mux.Handle("OPTIONS /dashboard/billing/", preflight)
 }
 
-// cors lets browser clients call the relay from any origin; the relay is
+// CORS lets browser clients call the relay from any origin; the relay is
 // authenticated by bearer tokens, never by cookies.
-func (rl *Relay) cors(next http.Handler) http.Handler {
+func (rl *Relay) CORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
