@@ -311,10 +311,18 @@ func deliver(ctx context.Context, cfg Config, from string, rcpts []string, msg [
 	if err := w.Close(); err != nil {
 		return err
 	}
-	// The message is accepted; a failed QUIT changes nothing.
+	// The message is accepted; a failed QUIT changes nothing, and a server
+	// slow to answer it holds the caller for quitGrace at most.
+	if quit := time.Now().Add(quitGrace); quit.Before(deadline) && ctx.Err() == nil {
+		raw.SetDeadline(quit)
+	}
 	_ = c.Quit()
 	return nil
 }
+
+// quitGrace bounds the wait for the answer to QUIT once a message is
+// accepted.
+const quitGrace = 2 * time.Second
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

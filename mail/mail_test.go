@@ -471,3 +471,24 @@ func TestSend_NonASCIIAddressNeedsSMTPUTF8(t *testing.T) {
 		t.Errorf("envelope to %q", m.To)
 	}
 }
+
+// A server that takes the message and then never answers QUIT does not hold
+// the sender until the whole mail deadline: the message is sent.
+func TestSend_SilentQuit(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{SilentQuit: true})
+	cfg := mail.Config{Server: srv.Host, Port: srv.Port, From: "noreply@example.com", Timeout: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- mail.Send(context.Background(), cfg, []string{"a@example.com"}, "s", "b") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("send: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sender still waits for the answer to QUIT after 20 s of a 1 min deadline")
+	}
+	if m := srv.Wait(t); m.Subject != "s" {
+		t.Fatalf("subject %q", m.Subject)
+	}
+}

@@ -47,6 +47,9 @@ type Options struct {
 	// SMTPUTF8 offers the SMTPUTF8 extension (RFC 6531): addresses and
 	// headers in UTF-8.
 	SMTPUTF8 bool
+	// SilentQuit leaves QUIT unanswered: the server holds the connection
+	// until the client closes it, as a stalled server does.
+	SilentQuit bool
 }
 
 // Message is one message the server accepted.
@@ -324,6 +327,13 @@ func (s *Server) serve(conn net.Conn) {
 		case "NOOP":
 			ok = reply("250 2.0.0 OK")
 		case "QUIT":
+			if s.opts.SilentQuit {
+				for {
+					if _, err := ss.tp.ReadLine(); err != nil {
+						return
+					}
+				}
+			}
 			reply("221 2.0.0 Bye")
 			return
 		default:
