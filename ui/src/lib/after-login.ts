@@ -1,5 +1,5 @@
 import type { Access } from "../routes";
-import { ROLE_ADMIN, ROLE_ROOT } from "./roles";
+import { accessAllows } from "./roles";
 
 /** AFTER_LOGIN_PREFERRED is where a normal login lands when that page exists. */
 export const AFTER_LOGIN_PREFERRED = "/token";
@@ -17,18 +17,6 @@ export function setRouteLookup(fn: (path: string) => Access | null): void {
 const ASKED_KEY = "asked_page";
 // AUTH_PAGE matches the pages a login passes through: they are never the page asked for.
 const AUTH_PAGE = /^\/(login|register|reset|user\/reset|oauth)(\/|$)/;
-
-function allows(access: Access, role: number): boolean {
-  switch (access) {
-    case "public":
-    case "user":
-      return true;
-    case "admin":
-      return role >= ROLE_ADMIN;
-    case "root":
-      return role >= ROLE_ROOT;
-  }
-}
 
 /**
  * rememberAskedPage keeps the page this tab shows (path and query) as the one to return to after
@@ -78,7 +66,7 @@ export function afterLoginPath(role: number, landing?: string): string {
   const asked = takeAskedPage();
   if (asked && asked.startsWith("/") && !asked.startsWith("//")) {
     const access = routeAccess(asked);
-    if (access && allows(access, role)) return asked;
+    if (access && accessAllows(access, { role })) return asked;
   }
   if (landing) return landing;
   return routeAccess(AFTER_LOGIN_PREFERRED) ? AFTER_LOGIN_PREFERRED : AFTER_LOGIN_FALLBACK;

@@ -1,3 +1,5 @@
+import type { Access } from "../routes";
+
 /** ROLE_USER is an ordinary account. */
 export const ROLE_USER = 1;
 /** ROLE_ADMIN and above manage users and channels. */
@@ -16,5 +18,19 @@ export function roleLabelKey(role: number): string {
       return "role.root";
     default:
       return "role.unknown";
+  }
+}
+
+/** accessAllows reports whether an account (null when anonymous) may open a page of the given access. */
+export function accessAllows(access: Access, account: { role: number } | null): boolean {
+  switch (access) {
+    case "public":
+      return true;
+    case "user":
+      return account !== null;
+    case "admin":
+      return account !== null && account.role >= ROLE_ADMIN;
+    case "root":
+      return account !== null && account.role >= ROLE_ROOT;
   }
 }

@@ -3,32 +3,20 @@ import { Text } from "@radix-ui/themes";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { Link, useLocation } from "wouter";
-import { routes, SIDEBAR_ORDER, type Access, type NavEntry } from "../../routes";
+import { accessAllows } from "../../lib/roles";
+import { routes, SIDEBAR_ORDER, type NavEntry } from "../../routes";
 import { isMobile, setSidebarCollapsed, sidebarCollapsed, toggleSidebar } from "../../stores/sidebar";
 import { status } from "../../stores/status";
-import { isAdmin, isLoggedIn, isRoot } from "../../stores/user";
+import { user } from "../../stores/user";
 import { ChatSubmenu } from "../chat-submenu";
 import { Icon } from "../icons";
 import { Tooltip } from "../ui/tooltip";
-
-function allowed(access: Access): boolean {
-  switch (access) {
-    case "public":
-      return true;
-    case "user":
-      return isLoggedIn.value;
-    case "admin":
-      return isAdmin.value;
-    case "root":
-      return isRoot.value;
-  }
-}
 
 /** visibleEntries lists the sidebar entries the current visitor may see, in sidebar order. */
 export function visibleEntries(): (NavEntry & { path: string })[] {
   const s = status.value;
   return routes
-    .filter((r) => r.nav && allowed(r.access) && (!r.nav.flag || s[r.nav.flag] === true))
+    .filter((r) => r.nav && accessAllows(r.access, user.value) && (!r.nav.flag || s[r.nav.flag] === true))
     // The chat entry leads to the configured chat targets: none, no entry.
     .filter((r) => r.nav?.key !== "chat" || (Array.isArray(s.chats) && s.chats.length > 0))
     .map((r) => ({ ...(r.nav as NavEntry), path: r.path }))

@@ -9,27 +9,10 @@ import { register } from "../../../api/user";
 import { SendCodeButton } from "../../../components/send-code-button";
 import { useTurnstile } from "../../../components/turnstile-widget";
 import { Field } from "../../../components/ui/field";
+import { charCount, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
 import { readString } from "../../../lib/storage";
 import { status } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
-
-/** USERNAME_MAX and PASSWORD_MIN/MAX are the form's length limits. */
-export const USERNAME_MAX = 20;
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 20;
-
-/** charCount counts characters as the server does (code points): an emoji is one, not two UTF-16 units. */
-export function charCount(s: string): number {
-  return Array.from(s).length;
-}
-
-/**
- * inputMax is the maxLength of an input that takes up to chars characters: the attribute counts UTF-16 units and
- * a character takes up to two, so chars emoji fit; the server refuses more characters with its own message.
- */
-export function inputMax(chars: number): number {
-  return 2 * chars;
-}
 
 /** RegisterForm collects the new account's fields and validates them before sending. */
 export function RegisterForm() {

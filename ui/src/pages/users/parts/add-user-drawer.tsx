@@ -7,7 +7,7 @@ import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
 import { loadUsers, usersDialog } from "../../../stores/users";
-import { charCount, inputMax, USERNAME_MAX } from "../../register/parts/register-form";
+import { charCount, DISPLAY_NAME_MAX, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
 
 const EMPTY = { username: "", display_name: "", password: "" };
 
@@ -28,11 +28,11 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       toast.error(t("userAdmin.needUsernamePassword"));
       return;
     }
-    if (charCount(form.password) < 8) {
+    if (charCount(form.password) < PASSWORD_MIN) {
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
-    if (charCount(form.password) > 20) {
+    if (charCount(form.password) > PASSWORD_MAX) {
       toast.error(t("userAdmin.passwordTooLong"));
       return;
     }
@@ -67,7 +67,7 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
           <TextField.Root id="add-user-username" maxLength={inputMax(USERNAME_MAX)} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
         </Field>
         <Field id="add-user-display" label={t("userAdmin.displayName")}>
-          <TextField.Root id="add-user-display" maxLength={inputMax(20)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+          <TextField.Root id="add-user-display" maxLength={inputMax(DISPLAY_NAME_MAX)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
         </Field>
         <Field id="add-user-password" label={t("userAdmin.password")}>
           <TextField.Root id="add-user-password" type="password" placeholder={t("userAdmin.passwordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />

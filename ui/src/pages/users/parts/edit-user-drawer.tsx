@@ -12,7 +12,7 @@ import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 import { groups, refreshUserRow } from "../../../stores/users";
 import { AddQuotaPopover } from "./add-quota-popover";
-import { charCount, inputMax, USERNAME_MAX } from "../../register/parts/register-form";
+import { charCount, DISPLAY_NAME_MAX, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
 
 interface Form {
   username: string;
@@ -80,11 +80,11 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       toast.error(t(form.quota.trim().startsWith("-") ? "common.quotaTooSmall" : "common.quotaTooLarge"));
       return;
     }
-    if (form.password && charCount(form.password) < 8) {
+    if (form.password && charCount(form.password) < PASSWORD_MIN) {
       toast.error(t("userAdmin.passwordTooShort"));
       return;
     }
-    if (charCount(form.password) > 20) {
+    if (charCount(form.password) > PASSWORD_MAX) {
       toast.error(t("userAdmin.passwordTooLong"));
       return;
     }
@@ -144,7 +144,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
             <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
           </Field>
           <Field id="edit-user-display" label={t("userAdmin.displayName")}>
-            <TextField.Root id="edit-user-display" maxLength={inputMax(20)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
+            <TextField.Root id="edit-user-display" maxLength={inputMax(DISPLAY_NAME_MAX)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="edit-user-group" label={t("userAdmin.group")}>
             <Select.Root value={form.group} onValueChange={(g) => setForm({ ...form, group: g })}>

@@ -7,7 +7,7 @@ import { changePassword } from "../../../../api/user";
 import { Field } from "../../../../components/ui/field";
 import { toast } from "../../../../stores/toast";
 import { refreshSelf, user } from "../../../../stores/user";
-import { charCount, PASSWORD_MAX, PASSWORD_MIN } from "../../../register/parts/register-form";
+import { charCount, PASSWORD_MAX, PASSWORD_MIN } from "../../../../lib/account-limits";
 
 const EMPTY = { original: "", password: "", password2: "" };
 

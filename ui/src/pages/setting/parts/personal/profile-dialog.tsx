@@ -8,7 +8,7 @@ import { Dialog } from "../../../../components/ui/dialog";
 import { Field } from "../../../../components/ui/field";
 import { toast } from "../../../../stores/toast";
 import { refreshSelf, user } from "../../../../stores/user";
-import { inputMax, USERNAME_MAX } from "../../../register/parts/register-form";
+import { DISPLAY_NAME_MAX, inputMax, USERNAME_MAX } from "../../../../lib/account-limits";
 
 /** ProfileDialog edits the username and display name. */
 export function ProfileDialog({ open, onOpenChange }: { open: boolean; onOpenChange: (open: boolean) => void }) {
@@ -62,7 +62,7 @@ export function ProfileDialog({ open, onOpenChange }: { open: boolean; onOpenCha
           <TextField.Root id="profile-username" maxLength={inputMax(USERNAME_MAX)} value={username} onChange={(e) => setUsername(e.target.value)} />
         </Field>
         <Field id="profile-display-name" label={t("profile.displayName")}>
-          <TextField.Root id="profile-display-name" maxLength={inputMax(20)} value={displayName} onChange={(e) => setDisplayName(e.target.value)} />
+          <TextField.Root id="profile-display-name" maxLength={inputMax(DISPLAY_NAME_MAX)} value={displayName} onChange={(e) => setDisplayName(e.target.value)} />
         </Field>
       </Flex>
     </Dialog>
