@@ -11,6 +11,7 @@ require (
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/text v0.43.0
 )
 
 require (

@@ -15,6 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Roles.
@@ -88,8 +89,23 @@ func blankRune(r rune) bool {
 	return false
 }
 
-// ValidateUsername checks the username rules.
+// ValidateUsername checks the username rules. A name must be in Unicode
+// normalization form KC: full-width letters ("ｒｏｏｔ"), compatibility
+// characters and decomposed accents would let one name pass for another,
+// or, as "＠", for an address; the message offers the normal form.
 func ValidateUsername(name string) error {
+	normal := norm.NFKC.String(name)
+	if err := usernameRules(normal); err != nil {
+		return err
+	}
+	if normal != name {
+		return Errorf(EINVALID, "用户名不能包含全角、兼容或未组合的字符，可改用：%s", normal)
+	}
+	return nil
+}
+
+// usernameRules checks a name in normal form.
+func usernameRules(name string) error {
 	if name == "" {
 		return Errorf(EINVALID, "用户名不能为空")
 	}

@@ -36,6 +36,9 @@ func TestCreateUser(t *testing.T) {
 			{"UsernameWithNUL", store.NewUser{Username: "root\x00", Password: "password1"}, "用户名不能包含控制字符或不可见字符"},
 			{"UsernameWithZeroWidthSpace", store.NewUser{Username: "root\u200b", Password: "password1"}, "用户名不能包含控制字符或不可见字符"},
 			{"UsernameLikeAnEmail", store.NewUser{Username: "alice@example.com", Password: "password1"}, "用户名不能包含 @"},
+			{"UsernameFullWidth", store.NewUser{Username: "ｒｏｏｔ", Password: "password1"}, "用户名不能包含全角、兼容或未组合的字符，可改用：root"},
+			{"UsernameDecomposedAccent", store.NewUser{Username: "jose\u0301", Password: "password1"}, "用户名不能包含全角、兼容或未组合的字符，可改用：jos\u00e9"},
+			{"UsernameFullWidthAt", store.NewUser{Username: "alice＠example.com", Password: "password1"}, "用户名不能包含 @"},
 			{"DisplayNameWithBell", store.NewUser{Username: "u1", Password: "password1", DisplayName: "u1\abell"}, "显示名称不能包含控制字符"},
 			{"EmailWithNUL", store.NewUser{Username: "u1", Password: "password1", Email: "\x00@x.com"}, "无效的邮箱地址"},
 			{"ShortPassword", store.NewUser{Username: "u1", Password: "1234567"}, "密码长度不得小于 8 位！"},
@@ -854,5 +857,16 @@ func TestTransferAffQuota_FractionalQuotaPerUnit(t *testing.T) {
 	wantCode(t, err, store.EINVALID, "划转金额最低为")
 	if got, err := s.TransferAffQuota(u.ID, 1001); err != nil || got.AffQuota != 8_999 {
 		t.Fatalf("transfer of 1001 = %+v, %v", got, err)
+	}
+}
+
+// Names in normal form pass, whatever their script: the form rule refuses
+// only look-alike spellings.
+func TestValidateUsername_NormalForms(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"root", "jos\u00e9", "张三", "Ölçü", "user_01"} {
+		if err := store.ValidateUsername(name); err != nil {
+			t.Errorf("%q: %v", name, err)
+		}
 	}
 }
