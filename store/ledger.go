@@ -581,10 +581,20 @@ func (l *ledger) commit(batch []*charge) {
 	now := s.nowUnix()
 	err := l.write(batch, now)
 	if err != nil && len(batch) > 1 {
-		// One record that cannot be written (or a passing failure) must
-		// not take the other calls' charges with it: each is tried alone.
-		for _, c := range batch {
-			l.commit([]*charge{c})
+		// One record that cannot be written (or a passing failure, or a
+		// file with room for a smaller transaction) must not take the other
+		// calls' charges with it: each is tried alone. Once the file itself
+		// fails one of them too, the rest fail with it: each failed commit
+		// walks the whole file (see fileError) while every write waits, and
+		// trying each charge of a large batch would hold them up for minutes.
+		for i, c := range batch {
+			now := s.nowUnix()
+			err := l.write([]*charge{c}, now)
+			l.commitDone([]*charge{c}, now, err)
+			if fe := (*fileError)(nil); errors.As(err, &fe) {
+				l.commitDone(batch[i+1:], now, err)
+				return
+			}
 		}
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -450,5 +451,103 @@ func TestSetRemainToZeroThenChargeFailsIsExhausted(t *testing.T) {
 		if ft.Status != TokenStatusExhausted {
 			t.Errorf("commit failed %v: token status %d with nothing left, want exhausted (%d)", fail, ft.Status, TokenStatusExhausted)
 		}
+	}
+}
+
+// limitFileSize makes every write at or past size fail in this process, as
+// a full disk does (RLIMIT_FSIZE: the write fails with EFBIG, and Go's
+// runtime ignores SIGXFSZ), until the returned function lifts the limit.
+func limitFileSize(t *testing.T, size uint64) (lift func()) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: size, Max: old.Max}); err != nil {
+		t.Skip(err)
+	}
+	var once sync.Once
+	lift = func() {
+		once.Do(func() {
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Cleanup(lift)
+	return lift
+}
+
+// A batch that the file itself cannot take (a full disk) fails once its
+// first charge alone fails too: every failed commit costs bbolt a walk of
+// the whole file to rebuild its free-page list, and trying each charge of a
+// large batch in turn held every write up for as many walks as the batch
+// had calls. Memory still ends as the file, and writes go on once the file
+// takes them again.
+func TestAFileThatCannotBeWrittenFailsABatchWithoutTryingEveryCharge(t *testing.T) {
+	s, u := openPayer(t)
+	s.stopIndexer()
+	if _, err := s.LiveBalance(u.ID); err != nil {
+		t.Fatal(err)
+	}
+	var commits atomic.Int64
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
+		commits.Add(1)
+		return s.db.Update(fn)
+	})
+	newCharge := func() *charge {
+		return &charge{userID: u.ID, quota: 10, writeLog: true, done: make(chan error, 1),
+			log: &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, ModelName: "m", Quota: 10, CreatedAt: 1}}
+	}
+	const n = 50
+	var batch []*charge
+	s.ledger.mu.Lock()
+	for range n {
+		c := newCharge()
+		batch = append(batch, c)
+		b := s.ledger.users[u.ID]
+		b.quota -= c.quota
+		b.used += c.quota
+		b.count++
+	}
+	s.ledger.mu.Unlock()
+	lift := limitFileSize(t, 8<<10) // past the two meta pages: every other page fails
+	s.ledger.commit(batch)
+	lift()
+	for i, c := range batch {
+		if err := <-c.done; err == nil {
+			t.Fatalf("charge %d of a file that takes no writes was written", i)
+		}
+	}
+	if got := commits.Load(); got > 2 {
+		t.Fatalf("a batch of %d charges the file cannot take tried %d commits (the batch, then each charge)", n, got)
+	}
+	b, err := s.LiveBalance(u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Quota != 1000 || b.UsedQuota != 0 || b.RequestCount != 0 {
+		t.Fatalf("live balance after charges that were not written: %+v", b)
+	}
+
+	// The file takes writes again: so does the ledger.
+	c := newCharge()
+	s.ledger.mu.Lock()
+	lb := s.ledger.users[u.ID]
+	lb.quota, lb.used, lb.count = lb.quota-c.quota, lb.used+c.quota, lb.count+1
+	s.ledger.mu.Unlock()
+	s.ledger.commit([]*charge{c})
+	if err := <-c.done; err != nil {
+		t.Fatalf("a charge once the file takes writes again: %v", err)
+	}
+	var stored *User
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		stored, err = getUser(tx, u.ID)
+		return
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Quota != 990 || stored.UsedQuota != 10 || stored.RequestCount != 1 {
+		t.Fatalf("stored user after the file took writes again: %+v", stored)
 	}
 }

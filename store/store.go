@@ -118,8 +118,18 @@ func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 		}
 		return nil
 	}
-	return err
+	return &fileError{err}
 }
+
+// fileError is a write transaction that failed in the file itself: its
+// changes were made, but bbolt could not write them (a full disk, a file
+// size limit, an I/O error), and nothing of them is in the file. bbolt's
+// rollback of such a commit walks every page of the file to rebuild its
+// list of free pages (NoFreelistSync), under the write lock.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
 
 // Options configures Open.
 type Options struct {
