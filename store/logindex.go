@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -59,7 +60,8 @@ func (s *Store) startIndexer() {
 		defer close(ix.done)
 		t := time.NewTicker(indexInterval)
 		defer t.Stop()
-		var backfilled time.Time
+		var backfilled, failedAt time.Time
+		var wait time.Duration // after a failed pass, before the next
 		for {
 			select {
 			case <-ix.stop:
@@ -68,17 +70,38 @@ func (s *Store) startIndexer() {
 			case <-ix.kick:
 			case <-t.C:
 			}
+			if wait > 0 && time.Since(failedAt) < wait {
+				continue
+			}
 			// A failed pass leaves the references in place for the next one.
-			_ = s.indexLogs()
+			err := s.indexLogs()
 			// At most one backfill budget an interval, however often a busy
 			// gateway kicks the indexer.
-			if time.Since(backfilled) >= indexInterval {
+			if err == nil && time.Since(backfilled) >= indexInterval {
 				backfilled = time.Now()
-				_, _ = s.backfillTokenNames(ix.stop)
+				_, err = s.backfillTokenNames(ix.stop)
+			}
+			switch {
+			case err != nil:
+				// A file that takes no writes (a full disk) fails every
+				// pass, and each failed commit reads the whole file while
+				// charges wait: the next pass waits longer, up to a minute.
+				if wait == 0 {
+					slog.Error("the log indexer cannot write to the data file: new entries stay searchable, and it tries again", "err", err)
+				}
+				wait = min(max(2*wait, indexRetry), time.Minute)
+				failedAt = time.Now()
+			case wait > 0:
+				slog.Info("the log indexer writes to the data file again")
+				wait = 0
 			}
 		}
 	}()
 }
+
+// indexRetry is how long the indexer waits after its first failed pass;
+// each failure after it doubles the wait.
+const indexRetry = time.Second
 
 const (
 	// backfillBudget bounds the backfill's work per indexer tick, and

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -865,4 +870,77 @@ func TestLogIndexerPassesAnOlderOverlongModel(t *testing.T) {
 		t.Fatalf("user 1: total %d, %v", p.Total, err)
 	}
 	checkStore(t, s, "after the pass")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test to share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A file that takes no writes (a full disk) fails every pass of the
+// indexer, and each failed commit reads the whole file while charges wait:
+// the indexer says so once and waits longer after each failure instead of
+// trying five times a second, and indexes the waiting entries once the file
+// takes writes again.
+func TestIndexerWaitsWhileTheFileTakesNoWrites(t *testing.T) {
+	var out lockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&out, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	s, err := Open(filepath.Join(t.TempDir(), "logs.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	s.stopIndexer()
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		for i := range 10 {
+			if err := appendLog(tx, &Log{UserID: 7, Type: LogTypeConsume, Quota: 2, CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var failed atomic.Int64
+	real := s.commitTx
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
+		err := real(fn)
+		if err != nil && !errors.Is(err, errNothingToIndex) {
+			failed.Add(1)
+		}
+		return err
+	})
+	lift := limitFileSize(t, 8<<10) // past the two meta pages: every other page fails
+	s.startIndexer()
+	time.Sleep(2 * time.Second)
+	if n := failed.Load(); n == 0 || n > 3 {
+		t.Fatalf("%d failed passes in 2 s of a file that takes no writes", n)
+	}
+	lift()
+	for deadline := time.Now().Add(10 * time.Second); UnindexedLogs(s) != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries still waiting 10 s after the file took writes again", UnindexedLogs(s))
+		}
+	}
+	if got := len(UserLogs(t, s, 7)); got != 10 {
+		t.Fatalf("%d entries indexed, want 10", got)
+	}
+	if n := strings.Count(out.String(), "the log indexer cannot write"); n != 1 {
+		t.Fatalf("the failure logged %d times:\n%s", n, out.String())
+	}
 }
