@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -549,5 +550,28 @@ func TestAFileThatCannotBeWrittenFailsABatchWithoutTryingEveryCharge(t *testing.
 	}
 	if stored.Quota != 990 || stored.UsedQuota != 10 || stored.RequestCount != 1 {
 		t.Fatalf("stored user after the file took writes again: %+v", stored)
+	}
+}
+
+// The health check tells a file that refuses writes (a full disk: no charge
+// can be written) from one that takes them, as it tells a store whose
+// writes stopped; it answers again once a write went through.
+func TestPingTellsAFileThatRefusesWrites(t *testing.T) {
+	s, _ := openPayer(t)
+	s.stopIndexer()
+	notice := func(v string) error { return s.UpdateOptions([]Option{{Key: "Notice", Value: v}}) }
+	lift := limitFileSize(t, 8<<10) // past the two meta pages: every other page fails
+	if err := notice(strings.Repeat("x", 5000)); err == nil {
+		t.Fatal("a write the file cannot take succeeded")
+	}
+	if err := s.Ping(); ErrorCode(err) != EUNAVAILABLE {
+		t.Fatalf("Ping after a write the file refused = %v", err)
+	}
+	lift()
+	if err := notice("room again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(); err != nil {
+		t.Fatalf("Ping once the file took a write again = %v", err)
 	}
 }

@@ -53,6 +53,9 @@ type Store struct {
 	commitTx func(fn func(*bolt.Tx) error) error
 	// writesStopped is set by a commit that failed after it became visible.
 	writesStopped atomic.Bool
+	// writeFailing is set by a transaction that failed in the file itself
+	// (see fileError) and cleared by the next one that commits.
+	writeFailing atomic.Bool
 }
 
 // errWritesStopped answers every write after the file reported a failure.
@@ -103,7 +106,11 @@ func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 		fnDone = true
 		return nil
 	})
-	if err == nil || !fnDone {
+	if err == nil {
+		s.writeFailing.Store(false)
+		return nil
+	}
+	if !fnDone {
 		return err
 	}
 	var visible int
@@ -118,6 +125,7 @@ func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 		}
 		return nil
 	}
+	s.writeFailing.Store(true)
 	return &fileError{err}
 }
 
@@ -358,11 +366,18 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// Ping checks that the store still takes writes (see update) and that the
-// file answers a read transaction.
+// errWriteFailing answers Ping while the file refuses writes.
+var errWriteFailing = Errorf(EUNAVAILABLE, "数据文件写入失败")
+
+// Ping checks that the store still takes writes (see update), that the last
+// write the file was given did not fail in it (a full disk: no charge can be
+// written), and that the file answers a read transaction.
 func (s *Store) Ping() error {
 	if s.writesStopped.Load() {
 		return errWritesStopped
+	}
+	if s.writeFailing.Load() {
+		return errWriteFailing
 	}
 	return s.db.View(func(*bolt.Tx) error { return nil })
 }
