@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -347,4 +348,56 @@ func TestMoney_UnlimitedToggledBeforeCommit(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "the interval commit", func() bool { return len(g.consumeLogs(t, "alice")) == 1 })
 	g.wantCommitted(t, "alice", tok.ID, ch)
+}
+
+// While the data file refuses writes (a full disk; here a file size limit
+// below the file's pages), a call's charge cannot be written: the first
+// call that meets it answers billing_failed, and the calls after it are
+// refused with 503 before any upstream is asked, instead of each being
+// paid to the upstream and answered billing_failed. Once the file takes
+// writes again, calls go through.
+func TestMoney_AFileThatRefusesWritesRefusesCallsBeforeTheUpstream(t *testing.T) {
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-money", okChat(t, fixedModel, "ok", relaytest.NewUsage(7, 3)))
+	g.MustCreateChannel(t, up, fixedModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/chat/completions", chat(fixedModel, "warm up")); res.Status != http.StatusOK {
+		t.Fatalf("a call before the disk filled: %d %s", res.Status, res.Body)
+	}
+
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	// Past the two meta pages every write fails, as on a full disk (Go's
+	// runtime ignores the SIGXFSZ that comes with it).
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: old.Max}); err != nil {
+		t.Skip(err)
+	}
+	lift := sync.OnceFunc(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
+	t.Cleanup(lift)
+	hits := up.Hits()
+	// The first call meets the full disk (unless the log indexer met it
+	// first): billing_failed. The others are refused.
+	answers := map[string]int{}
+	for range 6 {
+		res := g.post(t, key, "/v1/chat/completions", chat(fixedModel, "while the disk is full"))
+		answers[fmt.Sprint(res.Status, " ", res.err(t).Error.Code)]++
+	}
+	if answers["503 billing_unavailable"] < 5 || answers["503 billing_unavailable"]+answers["500 billing_failed"] != 6 {
+		t.Fatalf("answers while the file refused writes: %v", answers)
+	}
+	if got := up.Hits() - hits; got > 1 {
+		t.Fatalf("the upstream was asked %d times while the file refused writes", got)
+	}
+
+	lift()
+	// Any write that goes through (here an administrator's) tells the file
+	// takes writes again.
+	if err := g.st.UpdateOptions([]store.Option{{Key: "Notice", Value: "room again"}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := g.post(t, key, "/v1/chat/completions", chat(fixedModel, "room again")); res.Status != http.StatusOK {
+		t.Fatalf("a call once the file takes writes again: %d %s", res.Status, res.Body)
+	}
 }

@@ -361,6 +361,12 @@ func (rl *Relay) run(c *call) *Error {
 	if c.k == kindImage {
 		amount = imageQuota(c, p)
 	}
+	// A call whose charge cannot be written would be paid to the upstream
+	// and answered billing_failed: while the data file refuses writes (a
+	// full disk), calls are refused before any upstream is asked.
+	if err := rl.store.ChargesWritable(); err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Type: "new_api_error", Code: "billing_unavailable", Message: store.ErrorMessage(err), Local: true}
+	}
 	var tokenID uint64
 	if c.caller.Token != nil {
 		tokenID = c.caller.Token.ID

@@ -575,3 +575,38 @@ func TestPingTellsAFileThatRefusesWrites(t *testing.T) {
 		t.Fatalf("Ping once the file took a write again = %v", err)
 	}
 }
+
+// While the file refuses writes, calls are told their charges cannot be
+// written, but one every chargeProbeEvery goes ahead to find out whether
+// the file takes writes again; a write that goes through ends the refusal.
+func TestChargesWritableWhileTheFileRefusesWrites(t *testing.T) {
+	s, _ := openPayer(t)
+	s.stopIndexer()
+	defer func(d time.Duration) { chargeProbeEvery = d }(chargeProbeEvery)
+	chargeProbeEvery = 100 * time.Millisecond
+	if err := s.ChargesWritable(); err != nil {
+		t.Fatalf("a file that takes writes: %v", err)
+	}
+	notice := func(v string) error { return s.UpdateOptions([]Option{{Key: "Notice", Value: v}}) }
+	lift := limitFileSize(t, 8<<10) // past the two meta pages: every other page fails
+	if err := notice(strings.Repeat("x", 5000)); err == nil {
+		t.Fatal("a write the file cannot take succeeded")
+	}
+	if err := s.ChargesWritable(); ErrorCode(err) != EUNAVAILABLE {
+		t.Fatalf("right after a write the file refused: %v", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if err := s.ChargesWritable(); err != nil {
+		t.Fatalf("the probe after %v: %v", chargeProbeEvery, err)
+	}
+	if err := s.ChargesWritable(); ErrorCode(err) != EUNAVAILABLE {
+		t.Fatalf("a second call beside the probe: %v", err)
+	}
+	lift()
+	if err := notice("room again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ChargesWritable(); err != nil {
+		t.Fatalf("once a write went through: %v", err)
+	}
+}

@@ -56,6 +56,9 @@ type Store struct {
 	// writeFailing is set by a transaction that failed in the file itself
 	// (see fileError) and cleared by the next one that commits.
 	writeFailing atomic.Bool
+	// chargeProbe is when ChargesWritable last let a call through while
+	// writeFailing was set (Unix nanoseconds).
+	chargeProbe atomic.Int64
 }
 
 // errWritesStopped answers every write after the file reported a failure.
@@ -126,6 +129,7 @@ func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 		return nil
 	}
 	s.writeFailing.Store(true)
+	s.chargeProbe.Store(time.Now().UnixNano())
 	return &fileError{err}
 }
 
@@ -364,6 +368,35 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
+}
+
+// chargeProbeEvery is how often ChargesWritable lets one call through while
+// the file refuses writes, to find out whether it takes them again.
+var chargeProbeEvery = 5 * time.Second
+
+// errChargesRefused answers a call while the file refuses writes.
+var errChargesRefused = Errorf(EUNAVAILABLE, "数据文件写入失败，暂时无法计费，请稍后重试")
+
+// ChargesWritable tells whether a new call's charge can be expected to reach
+// the file: not once writes stopped (see update), nor while the last write
+// the file was given failed in it (a full disk, a file size limit) and none
+// went through since. Then one call every chargeProbeEvery goes ahead, and
+// its charge (or any other write) tells whether the file takes writes
+// again. The relay asks before it calls an upstream: a call whose charge
+// cannot be written costs the upstream's price and is answered
+// billing_failed.
+func (s *Store) ChargesWritable() error {
+	if s.writesStopped.Load() {
+		return errWritesStopped
+	}
+	if !s.writeFailing.Load() {
+		return nil
+	}
+	now, last := time.Now().UnixNano(), s.chargeProbe.Load()
+	if now-last >= int64(chargeProbeEvery) && s.chargeProbe.CompareAndSwap(last, now) {
+		return nil
+	}
+	return errChargesRefused
 }
 
 // errWriteFailing answers Ping while the file refuses writes.
