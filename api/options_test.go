@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 
 	"gateway/store"
@@ -211,4 +212,25 @@ func TestStatusCheck(t *testing.T) {
 		// Within 10 s the last check stands.
 		{Name: "Again", URL: "/api/status/test", As: "root", WantStatus: 200},
 	})
+}
+
+// A change the data file cannot take (a full disk; here a file size limit
+// below the file's pages: Go's runtime ignores the SIGXFSZ that comes with
+// it) answers 503 数据文件写入失败, which tells the operator where to look,
+// instead of 500 "Internal error."; the data-file check says so too.
+func TestAFileThatRefusesWritesAnswers503(t *testing.T) {
+	ts := MustStartServer(t)
+	cookie, uid := ts.MustSession(t, "root")
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: old.Max}); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
+	ApiScenario{Method: "PUT", URL: "/api/option/", Cookie: cookie, UserID: uid,
+		Body:       `{"key":"Notice","value":"` + strings.Repeat("x", 5000) + `"}`,
+		WantStatus: 503, WantContains: []string{`"success":false`, msg("数据文件写入失败")}}.Test(t, ts)
+	ApiScenario{URL: "/api/status/test", Cookie: cookie, UserID: uid, WantStatus: 503}.Test(t, ts)
 }

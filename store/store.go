@@ -130,14 +130,16 @@ func (s *Store) updateLocked(fn func(*bolt.Tx) error, then func()) (err error) {
 	}
 	s.writeFailing.Store(true)
 	s.chargeProbe.Store(time.Now().UnixNano())
-	return &fileError{err}
+	return &Error{Code: EUNAVAILABLE, Message: errWriteFailing.Message, Err: &fileError{err}}
 }
 
 // fileError is a write transaction that failed in the file itself: its
 // changes were made, but bbolt could not write them (a full disk, a file
 // size limit, an I/O error), and nothing of them is in the file. bbolt's
 // rollback of such a commit walks every page of the file to rebuild its
-// list of free pages (NoFreelistSync), under the write lock.
+// list of free pages (NoFreelistSync), under the write lock. The change's
+// caller answers 503 数据文件写入失败 (the cause goes to the log), not
+// "Internal error.": the operator has a disk to see to.
 type fileError struct{ err error }
 
 func (e *fileError) Error() string { return e.err.Error() }
