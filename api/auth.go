@@ -204,6 +204,8 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.hub.DisconnectSession(sessionTag(c.Value))
 		if err := s.store.DeleteSession(c.Value); err != nil {
+			// Ended in memory all the same: the browser forgets it too.
+			s.clearSessionCookie(w, r)
 			writeError(w, r, err)
 			return
 		}

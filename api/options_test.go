@@ -234,3 +234,32 @@ func TestAFileThatRefusesWritesAnswers503(t *testing.T) {
 		WantStatus: 503, WantContains: []string{`"success":false`, msg("数据文件写入失败")}}.Test(t, ts)
 	ApiScenario{URL: "/api/status/test", Cookie: cookie, UserID: uid, WantStatus: 503}.Test(t, ts)
 }
+
+// A logout the data file cannot write (a full disk) still ends the session:
+// the cookie is cleared and the session refused from then on, although
+// the answer tells that the file refused the change.
+func TestLogoutWhileTheFileRefusesWrites(t *testing.T) {
+	ts := MustStartServer(t)
+	cookie, uid := ts.MustSession(t, "alice")
+	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: uid, WantStatus: 200}.Test(t, ts)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: old.Max}); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
+	r := ApiScenario{Method: "POST", URL: "/api/user/logout", Cookie: cookie, UserID: uid,
+		WantStatus: 503, WantContains: []string{msg("数据文件写入失败")}}.Test(t, ts)
+	cleared := false
+	for _, c := range r.Cookies() {
+		if c.Name == "session" && c.MaxAge < 0 {
+			cleared = true
+		}
+	}
+	if !cleared {
+		t.Errorf("the session cookie is not cleared: %v", r.Header["Set-Cookie"])
+	}
+	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: uid, WantStatus: 401}.Test(t, ts)
+}

@@ -75,14 +75,19 @@ func (s *Store) Session(id string) (*Session, error) {
 	if id == "" {
 		return nil, Errorf(EUNAUTHORIZED, "未登录")
 	}
+	h := hashSecret(id)
 	var sess Session
 	var ok bool
 	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		ok, err = getJSON(tx.Bucket(bucketSessions), hashSecret(id), &sess)
+		ok, err = getJSON(tx.Bucket(bucketSessions), h, &sess)
 		return
 	})
 	if err != nil {
 		return nil, Internal(err)
+	}
+	if ok && s.endedAny.Load() {
+		_, ended := s.endedSessions.Load(string(h))
+		ok = !ended
 	}
 	if !ok || sess.ExpiresAt < s.Now().Unix() {
 		return nil, Errorf(EUNAUTHORIZED, "未登录或登录已过期，请重新登录！")
@@ -110,10 +115,12 @@ func (s *Store) UpdateSession(id string, fn func(*Session) error) error {
 	}))
 }
 
-// DeleteSession ends one session.
+// DeleteSession ends one session. When the file refuses the delete (a full
+// disk) the session ends in memory all the same, until a restart, and the
+// error is returned.
 func (s *Store) DeleteSession(id string) error {
 	h := hashSecret(id)
-	return Internal(s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		var sess Session
 		if ok, _ := getJSON(tx.Bucket(bucketSessions), h, &sess); ok && sess.UserID != 0 {
 			if err := tx.Bucket(bucketIdxSessionsByUser).Delete(append(itob(sess.UserID), h...)); err != nil {
@@ -121,7 +128,12 @@ func (s *Store) DeleteSession(id string) error {
 			}
 		}
 		return tx.Bucket(bucketSessions).Delete(h)
-	}))
+	})
+	if err != nil {
+		s.endedSessions.Store(string(h), struct{}{})
+		s.endedAny.Store(true)
+	}
+	return Internal(err)
 }
 
 // DeleteUserSessions ends every session of a user.

@@ -59,6 +59,10 @@ type Store struct {
 	// chargeProbe is when ChargesWritable last let a call through while
 	// writeFailing was set (Unix nanoseconds).
 	chargeProbe atomic.Int64
+	// endedSessions holds the sessions (by hash) a logout ended while the
+	// file refused to delete them; endedAny tells Session to look.
+	endedSessions sync.Map
+	endedAny      atomic.Bool
 }
 
 // errWritesStopped answers every write after the file reported a failure.
