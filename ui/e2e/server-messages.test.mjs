@@ -81,3 +81,34 @@ test("a top-up log's content reads in English, the quota text inside it too", as
     await context.close();
   }
 });
+
+test("a relay error in the playground reads in English, its request id kept", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  // A model no ratio or price is set for: the relay refuses it before calling the upstream.
+  const made = await root.call("POST", "/api/channel/", {
+    type: 1, name: "no-price", key: "sk-no-price", base_url: "http://127.0.0.1:9", models: "msg-no-price-model", group: "default",
+  });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const { username, password } = await newUser(suite.gw.baseURL, "pg", "message-pass-1");
+  const zh = "模型 msg-no-price-model 的倍率或价格未配置，请联系管理员设置";
+  const en = "No ratio or price is set for the model msg-no-price-model, please ask the administrator to set one";
+  for (const lang of ["en", "zh"]) {
+    const { context, page } = await open(lang);
+    await login(page, username, password);
+    await page.goto("/playground");
+    await page.locator('[data-testid="pg-model"]', { hasText: "msg-no-price-model" }).waitFor();
+    const answer = page.waitForResponse((r) => r.request().method() === "POST" && r.url().includes("/chat/completions"));
+    await page.fill('[data-testid="pg-input"]', "hello");
+    await page.click('[data-testid="pg-send"]');
+    // The wire keeps the Chinese text, with the request id after it.
+    const wire = (await (await answer).json()).error.message;
+    const id = wire.match(/^(.*) \(request id: (\w+)\)$/);
+    assert.equal(id?.[1], zh, wire);
+    const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+    await reply.waitFor();
+    const text = await reply.textContent();
+    assert.ok(text.includes(`${lang === "en" ? en : zh} (request id: ${id[2]})`), text);
+    if (lang === "en") assert.ok(!text.includes(zh), text);
+    await context.close();
+  }
+});

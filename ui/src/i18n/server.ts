@@ -68,12 +68,28 @@ function fill(en: string, values: string[]): string {
   });
 }
 
+/** REQUEST_ID is the suffix the relay puts after its error messages (" (request id: …)"). */
+const REQUEST_ID = /^([\s\S]+?) \(request id: ([^()]*)\)$/;
+
 /**
  * englishServerText is a server message in English: its exact entry, else
  * the most specific pattern it matches (values that are server texts
- * themselves translated in turn), else the message as it came.
+ * themselves translated in turn), else, for a relay error, its text before
+ * the request id translated with the id kept, else the message as it came.
  */
 export function englishServerText(message: string, depth = 0): string {
+  const english = lookup(message, depth);
+  if (english !== null) return english;
+  const withId = REQUEST_ID.exec(message);
+  if (withId) {
+    const text = lookup(withId[1], depth);
+    if (text !== null) return `${text} (request id: ${withId[2]})`;
+  }
+  return message;
+}
+
+/** lookup is a server message's English text from the catalogue, or null when no entry fits it. */
+function lookup(message: string, depth: number): string | null {
   exact ??= compile();
   const found = exact.get(message);
   if (found !== undefined) return found;
@@ -88,7 +104,7 @@ export function englishServerText(message: string, depth = 0): string {
     });
     return fill(p.en, values);
   }
-  return message;
+  return null;
 }
 
 /**
