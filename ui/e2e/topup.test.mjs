@@ -178,7 +178,8 @@ test("a user pays online through the provider, the balance follows and root sees
   assert.equal((await row.locator('[data-testid="topup-order-user"]').textContent()).trim(), String(userApi.userId));
   assert.equal((await row.locator('[data-testid="topup-order-amount"]').textContent()).trim(), money(2 * perUnit, perUnit));
   assert.equal((await row.locator('[data-testid="topup-order-money"]').textContent()).trim(), "14.60 元");
-  assert.match(await row.textContent(), /alipay/);
+  assert.match(await row.textContent(), /支付宝/);
+  assert.doesNotMatch(await row.textContent(), /alipay/);
   assert.equal(await card.locator('[data-testid="topup-orders-prev"]').isDisabled(), true);
   assert.equal(await card.locator('[data-testid="topup-orders-next"]').isDisabled(), true);
   await admin.context.close();
@@ -205,6 +206,33 @@ test("the order list shows the quota an order credits, also one asked for in quo
     await amount.filter({ hasText: "$1.50" }).waitFor({ timeout: 10000 });
   } finally {
     await putOption(root, "DisplayInCurrencyEnabled", "true");
+    await admin.context.close();
+  }
+});
+
+test("the order list names each payment method in the console's language, not by the provider's code", async () => {
+  const { api: userApi } = await newUser(suite.gw.baseURL, "mord", "mord-pass-1");
+  const ids = {};
+  for (const method of ["zfb", "wx"]) {
+    const pay = await userApi.call("POST", "/api/user/pay", { amount: 1, payment_method: method });
+    assert.equal(pay.json?.message, "success", JSON.stringify(pay.json));
+    const order = (await root.call("GET", "/api/topup/?p=0")).json.data.find((o) => o.trade_no === pay.json.data.out_trade_no);
+    assert.equal(order.payment_method, method === "zfb" ? "alipay" : "wxpay");
+    ids[method] = order.id;
+  }
+  const want = { en: { zfb: "Alipay", wx: "WeChat Pay" }, zh: { zfb: "支付宝", wx: "微信" } };
+  for (const lang of ["en", "zh"]) {
+    const admin = await newPage(suite.browser, suite.gw.baseURL);
+    await admin.context.addInitScript((l) => localStorage.setItem("i18nextLng", l), lang);
+    await login(admin.page, "root", "123456");
+    await admin.page.goto("/topup");
+    for (const method of ["zfb", "wx"]) {
+      const row = admin.page.locator(`[data-testid="topup-order-${ids[method]}"]`);
+      await row.waitFor();
+      const text = await row.textContent();
+      assert.ok(text.includes(want[lang][method]), text);
+      assert.doesNotMatch(text, /alipay|wxpay/);
+    }
     await admin.context.close();
   }
 });

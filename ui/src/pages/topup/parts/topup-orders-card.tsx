@@ -7,6 +7,12 @@ import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
 import { renderQuota } from "../../../stores/status";
 
+/** METHOD_NAMES maps an order's payment method, as the server stores it, to the i18n key of its name (a method not listed shows as stored). */
+const METHOD_NAMES = new Map([
+  ["alipay", "wallet.alipay"],
+  ["wxpay", "wallet.wechat"],
+]);
+
 /** TopUpOrdersCard lists every user's online top-up orders, ten a page (admins only). */
 export function TopUpOrdersCard() {
   useSignals();
@@ -38,7 +44,15 @@ export function TopUpOrdersCard() {
     // truncated for an order asked for in quota units (750 000 showed as 1).
     { key: "amount", header: t("topupOrders.colAmount"), cell: (o) => <span data-testid="topup-order-amount">{renderQuota(o.quota)}</span> },
     { key: "money", header: t("topupOrders.colMoney"), cell: (o) => <span data-testid="topup-order-money">{t("wallet.money", { money: Number(o.money).toFixed(2) })}</span> },
-    { key: "method", header: t("topupOrders.colMethod"), cell: (o) => o.payment_method },
+    // The order keeps the provider's code for its method (alipay, wxpay); the list names it as the pay buttons do.
+    {
+      key: "method",
+      header: t("topupOrders.colMethod"),
+      cell: (o) => {
+        const name = METHOD_NAMES.get(o.payment_method);
+        return <span data-testid="topup-order-method">{name ? t(name) : o.payment_method}</span>;
+      },
+    },
     {
       key: "status",
       header: t("topupOrders.colStatus"),
