@@ -984,3 +984,37 @@ test("the dashboard's totals abbreviate by the figure they show: 999 999 is 1.0M
   assert.equal(shown.count, "999.9k", "999 949 calls");
   await context.close();
 });
+
+test("the dashboard's count axes step by whole numbers: two calls read 0, 1, 2 (not 0, 1, 1, 2, 2)", async () => {
+  const user = await newUser("axis", null);
+  const { context, page } = await openAs(user);
+  const hour = nowSec() - (nowSec() % 3600) - 3600;
+  const rows = [{ user_id: 0, username: user.username, model_name: "m-a", created_at: hour, token_used: 3, count: 2, quota: 4 }];
+  await page.route(
+    (url) => url.pathname === "/api/data/self",
+    (route) => route.fulfill({ contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: rows }) }),
+  );
+  // Each chart's canvas texts, by chart.
+  await page.evaluate(() => {
+    window.__byChart = {};
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+      const chart = this.canvas.closest("[data-testid]")?.dataset.testid ?? "";
+      (window.__byChart[chart] ??= []).push(String(text));
+      return fill.call(this, text, ...rest);
+    };
+  });
+  await page.locator('[data-testid="sidebar"] [data-nav="detail"]').click();
+  await page.waitForURL("**/detail");
+  for (const metric of ["count", "token_used"]) await page.locator(`[data-testid="detail-chart-${metric}"] canvas`).waitFor();
+  await page.waitForFunction(() => ["detail-chart-count", "detail-chart-token_used"].every((c) => window.__byChart[c]?.length));
+  const drawn = await page.evaluate(() => window.__byChart);
+  for (const metric of ["count", "token_used"]) {
+    // The value axis's labels (the time axis's have a colon or a slash).
+    const values = drawn[`detail-chart-${metric}`].filter((s) => /^[\d.]+[kMB]?$/.test(s));
+    const last = values.slice(values.lastIndexOf("0"));
+    assert.ok(last.length >= 2, `${metric} axis labels: ${JSON.stringify(values)}`);
+    assert.equal(new Set(last).size, last.length, `${metric} axis labels repeat: ${JSON.stringify(last)}`);
+  }
+  await context.close();
+});

@@ -44,6 +44,12 @@ function quotaDigits(incr: number): number {
   return Math.min(6, Math.max(2, Math.ceil(-Math.log10(dollars))));
 }
 
+/**
+ * WHOLE_INCRS are the steps of an axis that counts (calls, tokens, quota units): 1, 2, 5, 10...
+ * uPlot's own steps go below 1 for small counts, which labelled 0.5 and 1.5 as 1 and 2 again.
+ */
+const WHOLE_INCRS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 function axisValues(metric: Metric) {
   return (_u: uPlot, ticks: number[], _axis: number, _space: number, incr: number) =>
     metric === "quota" && displayInCurrency.value ? ticks.map((v) => renderQuota(v, quotaDigits(incr))) : ticks.map((v) => renderNumber(Math.round(v)));
@@ -80,7 +86,7 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
           value: (_u: uPlot, v: number | null) => (v === null ? "-" : format(v)),
         })),
       ],
-      axes: [{ values: timeAxisValues }, { size: 80, values: axisValues(metric) }],
+      axes: [{ values: timeAxisValues }, { size: 80, values: axisValues(metric), ...(metric === "quota" && inCurrency ? {} : { incrs: WHOLE_INCRS }) }],
     }),
     // The series layout (names), granularity and display rule decide the options; values go through data.
     [names.join("\u0001"), granularity, metric, s.times.length < 60, t, inCurrency, perUnit],
