@@ -1018,3 +1018,23 @@ test("the dashboard's count axes step by whole numbers: two calls read 0, 1, 2 (
   }
   await context.close();
 });
+
+test("a bucket that spent a few millionths of a dollar reads so in the legend, as in the log list, not $0.0000", async () => {
+  const user = await newUser("tiny", null);
+  const { context, page } = await openAs(user);
+  // Every hour of the default range spent 4 quota units: $0.000008 at 500 000 a dollar.
+  const top = nowSec() - (nowSec() % 3600) + 7200;
+  const rows = Array.from({ length: 52 }, (_, i) => ({ user_id: 0, username: user.username, model_name: "m-a", created_at: top - i * 3600, token_used: 3, count: 1, quota: 4 }));
+  await page.route(
+    (url) => url.pathname === "/api/data/self",
+    (route) => route.fulfill({ contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: rows }) }),
+  );
+  await page.locator('[data-testid="sidebar"] [data-nav="detail"]').click();
+  await page.waitForURL("**/detail");
+  await page.locator('[data-testid="detail-chart-quota"] canvas').waitFor();
+  for (const side of ["right", "left"]) {
+    const legend = await chartLegend(page, "quota", side);
+    assert.equal(legend["m-a"], dollars(4, 6), `${side}: ${JSON.stringify(legend)}`);
+  }
+  await context.close();
+});

@@ -50,6 +50,16 @@ function quotaDigits(incr: number): number {
  */
 const WHOLE_INCRS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
 
+/**
+ * legendDigits picks the decimals of a bucket's dollars in the legend: 2 from a dollar up, 4 below,
+ * 6 (as the log list shows a call's cost) when 4 would round a spend to $0.0000.
+ */
+function legendDigits(quota: number): number {
+  const dollars = Math.abs(quota) / quotaPerUnit.value;
+  if (quota === 0 || dollars >= 1) return 2;
+  return dollars < 0.00005 ? 6 : 4;
+}
+
 function axisValues(metric: Metric) {
   return (_u: uPlot, ticks: number[], _axis: number, _space: number, incr: number) =>
     metric === "quota" && displayInCurrency.value ? ticks.map((v) => renderQuota(v, quotaDigits(incr))) : ticks.map((v) => renderNumber(Math.round(v)));
@@ -60,7 +70,7 @@ function MetricChart({ metric, title }: { metric: Metric; title: string }) {
   const { t } = useTranslation();
   const s = series.value;
   const granularity = applied.value.granularity;
-  const format = metric === "quota" ? (v: number) => renderQuota(v, v !== 0 && Math.abs(v) < quotaPerUnit.value ? 4 : 2) : (v: number) => String(Math.round(v));
+  const format = metric === "quota" ? (v: number) => renderQuota(v, legendDigits(v)) : (v: number) => String(Math.round(v));
   const names = s.models.map((m) => (m === OTHER_MODELS ? t("dashboard.other") : m));
   // The quota axis and legend read the display rule when drawn: a change of it draws the chart again.
   const inCurrency = displayInCurrency.value;
