@@ -259,3 +259,24 @@ test("a message refused for want of a model stays in the input box", async () =>
   assert.equal(await page.locator('[data-testid="pg-input"]').inputValue(), question);
   await context.close();
 });
+
+test("a playground call that cannot reach the server says so in the console's language, not in the browser's words", async () => {
+  const want = { en: "Error: cannot reach the server, please check your network!", zh: "错误：无法连接服务器，请检查网络！" };
+  for (const lang of ["en", "zh"]) {
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await context.addInitScript((l) => localStorage.setItem("i18nextLng", l), lang);
+    await login(page, "root", "123456");
+    await page.goto("/playground");
+    await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+    // The connection fails before any answer (the server went away, the network dropped).
+    await page.route("**/pg/chat/completions", (route) => route.abort("failed"));
+    await page.fill('[data-testid="pg-input"]', "Anyone there?");
+    await page.click('[data-testid="pg-send"]');
+    const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+    await reply.waitFor();
+    const text = await reply.textContent();
+    assert.ok(text.includes(want[lang]), text);
+    assert.doesNotMatch(text, /Failed to fetch|network error/);
+    await context.close();
+  }
+});

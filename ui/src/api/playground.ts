@@ -86,7 +86,8 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
     res = await fetch("/pg/chat/completions", { method: "POST", headers, credentials: "same-origin", body: JSON.stringify({ ...req, stream: true }), signal });
   } catch (err) {
     if ((err as Error)?.name === "AbortError") return;
-    throw new StreamError((err as Error)?.message || "network error", 0);
+    // The browser's own words for it ("Failed to fetch") are English in every console: say it as the console's other calls do.
+    throw new StreamError(t("error.network"), 0);
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => "");
