@@ -45,6 +45,9 @@ test("a user creates a token, reads its key, and the open log page shows the cal
   const drawer = page.locator('[data-testid="token-drawer"]');
   await drawer.waitFor();
   await page.fill('[data-testid="token-name-input"]', "e2e-key");
+  // The example expiry is a date to come, not one already past.
+  const example = (await page.getAttribute('[data-testid="token-expiry"]', "placeholder")).match(/(\d{4})-01-01 00:00:00/);
+  assert.ok(example && Number(example[1]) > new Date().getFullYear(), `the expiry example is in the future: ${example?.[0]}`);
   await page.fill('[data-testid="token-expiry"]', "next tuesday");
   await page.click('[data-testid="token-submit"]');
   await expectToast(page, "过期时间格式错误！");

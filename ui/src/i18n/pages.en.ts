@@ -302,7 +302,7 @@ const pagesEn: PagesDictionary = {
       name: "Name",
       namePlaceholder: "Enter a name",
       expiry: "Expiry",
-      expiryPlaceholder: "e.g. 2025-01-01 00:00:00; empty means never",
+      expiryPlaceholder: "e.g. {{example}}; empty means never",
       never: "Never",
       hour: "1 hour",
       day: "1 day",

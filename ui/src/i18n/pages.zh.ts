@@ -299,7 +299,7 @@ const pagesZh = {
       name: "名称",
       namePlaceholder: "请输入名称",
       expiry: "过期时间",
-      expiryPlaceholder: "例如 2025-01-01 00:00:00，留空为永不过期",
+      expiryPlaceholder: "例如 {{example}}，留空为永不过期",
       never: "永不过期",
       hour: "一小时",
       day: "一天",

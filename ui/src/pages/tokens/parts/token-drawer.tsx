@@ -121,7 +121,7 @@ export function TokenDrawer() {
         <TextField.Root
           id="tk-expiry"
           value={form.expiry}
-          placeholder={t("tokens.form.expiryPlaceholder")}
+          placeholder={t("tokens.form.expiryPlaceholder", { example: `${new Date().getFullYear() + 1}-01-01 00:00:00` })}
           onChange={(e) => set("expiry", e.target.value)}
           autoComplete="off"
           data-testid="token-expiry"
