@@ -38,7 +38,7 @@ const moneyEn: MoneyDictionary = {
     notLowerRole: "You can only manage users whose role is below yours",
     rootPromotes: "Only the root user can promote users to administrator",
     alreadyAdmin: "This user is already an administrator",
-    alreadyCommon: "This user is already a common user",
+    alreadyCommon: "This user is already a regular user",
     rootNoDisable: "The root user cannot be disabled",
     rootNoDemote: "The root user cannot be demoted",
     rootNoDelete: "The root user cannot be deleted",
