@@ -280,3 +280,23 @@ test("a playground call that cannot reach the server says so in the console's la
     await context.close();
   }
 });
+
+test("a playground call answered by a proxy's HTML error page says so in the console's words, not with the page's markup", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await context.addInitScript(() => localStorage.setItem("i18nextLng", "zh"));
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  // A reverse proxy in front of the gateway answers for it.
+  await page.route("**/pg/chat/completions", (route) =>
+    route.fulfill({ status: 502, contentType: "text/html", body: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>" }),
+  );
+  await page.fill('[data-testid="pg-input"]', "Anyone there?");
+  await page.click('[data-testid="pg-send"]');
+  const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+  await reply.waitFor();
+  const text = await reply.textContent();
+  assert.doesNotMatch(text, /<html|<center|nginx/, text);
+  assert.ok(text.includes("错误：服务器内部错误，请联系管理员！"), text);
+  await context.close();
+});

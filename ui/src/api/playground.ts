@@ -67,7 +67,10 @@ function errorText(body: string, status: number): string {
   } catch {
     /* not JSON */
   }
-  return body.trim() || `HTTP ${status}`;
+  // Not the gateway's answer (a reverse proxy's HTML error page, say): told in the console's words, as its other calls do.
+  if (status >= 500) return t("error.serverInternal");
+  if (status >= 400) return t("error.withMessage", { message: `HTTP ${status}` });
+  return t("error.badAnswer");
 }
 
 /**
