@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -894,6 +895,11 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int, error) {
 			more = len(keys) < collected || collected == logDeleteChunk
 			return counts.flush(tx)
 		})
+		if err != nil && total > 0 {
+			// Stopped by a later transaction (the file refused it): what
+			// was cleared stays cleared; the message says how much.
+			return total, &Error{Code: ErrorCode(err), Message: fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（%s）", total, ErrorMessage(err)), Err: err}
+		}
 		if err != nil {
 			return total, Internal(err)
 		}

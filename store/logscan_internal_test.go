@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // A scan cut into many read transactions (one every 256 entries) finds
@@ -196,4 +198,38 @@ func (c *endsAfter) Err() error {
 	}
 	c.checks--
 	return nil
+}
+
+// A clear stopped by a transaction the file refuses (a full disk) after
+// earlier ones went through says how many entries it cleared, in the code
+// of the failure.
+func TestLogClearStoppedByTheFileSaysHowMuch(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "clear.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3 * logDeleteChunk {
+		if err := s.AppendLog(&Log{UserID: 1, Username: "u", Type: 2, ModelName: "gpt-4o", CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stopIndexer()
+	real := s.commitTx
+	commits := 0
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
+		if commits++; commits > 1 {
+			return &Error{Code: EUNAVAILABLE, Message: errWriteFailing.Message, Err: &fileError{errors.New("file too large")}}
+		}
+		return real(fn)
+	})
+	n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk)
+	if n != logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（数据文件写入失败）", logDeleteChunk) {
+		t.Fatalf("cleared %d, %v (%q); want %d and how many in the message", n, err, ErrorMessage(err), logDeleteChunk)
+	}
+	s.setCommitTx(real)
+	if n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk); n != 2*logDeleteChunk || err != nil {
+		t.Fatalf("the rest: cleared %d, %v", n, err)
+	}
 }
