@@ -170,3 +170,58 @@ func TestChannelFetchModelsKeyWithControlCharacter(t *testing.T) {
 		t.Errorf("the upstream was asked %d times", n)
 	}
 }
+
+// One update of every balance runs at a time: a second one asked for while
+// the first still waits on a provider is refused (409) and asks no provider,
+// and once the first ends another may start.
+func TestChannelUpdateAllBalancesOneAtATime(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	var inFlight, most atomic.Int32
+	entered := make(chan struct{}, 16)
+	release := make(chan struct{})
+	billing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		entered <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/dashboard/billing/subscription":
+			fmt.Fprint(w, `{"object":"billing_subscription","has_payment_method":true,"hard_limit_usd":100}`)
+		default:
+			fmt.Fprint(w, `{"object":"list","total_usage":2500}`)
+		}
+	}))
+	t.Cleanup(billing.Close)
+	f.create(map[string]any{"name": "billed", "type": 1, "key": "secret-balance", "models": "gpt-4o", "base_url": billing.URL})
+
+	first := make(chan int, 1)
+	go func() { first <- f.call("GET", "/api/channel/update_balance", f.adminTok, nil).Status }()
+	<-entered // the first update waits on the provider
+	second := make(chan consoleReply, 1)
+	go func() { second <- f.call("GET", "/api/channel/update_balance", f.adminTok, nil) }()
+	select {
+	case r := <-second:
+		if r.Status != http.StatusConflict || !strings.Contains(string(r.Raw), "已有一个余额更新任务正在运行") {
+			close(release)
+			t.Fatalf("second update while the first runs: %d %s", r.Status, r.Raw)
+		}
+	case <-entered:
+		close(release)
+		<-second
+		t.Fatalf("a second update asked the provider while the first still waited on it")
+	}
+	close(release)
+	if s := <-first; s != http.StatusOK {
+		t.Fatalf("first update: %d", s)
+	}
+	if m := most.Load(); m != 1 {
+		t.Fatalf("%d balance queries at once", m)
+	}
+	if r := f.mustOK("GET", "/api/channel/update_balance", f.adminTok, nil); r.Message != "已更新所有已启用渠道的余额" {
+		t.Fatalf("update after the first ended: %q", r.Message)
+	}
+}

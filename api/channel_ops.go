@@ -170,9 +170,14 @@ func (s *Server) updateChannelBalance(w http.ResponseWriter, r *http.Request) {
 
 // updateAllBalances refreshes every enabled channel whose type has a balance
 // endpoint, one after another, and reports what happened to each; the
-// message says how many failed (the reasons are in the list).
+// message says how many failed (the reasons are in the list). While another
+// update of every balance runs it answers 409, as a second test-all does.
 func (s *Server) updateAllBalances(w http.ResponseWriter, r *http.Request) {
 	out, err := s.cfg.Relay.UpdateAllBalances(r.Context())
+	if errors.Is(err, relay.ErrBalancesRunning) {
+		writeError(w, r, store.Errorf(store.ECONFLICT, "%s", err.Error()))
+		return
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

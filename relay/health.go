@@ -418,10 +418,21 @@ type BalanceResult struct {
 	Error   string  `json:"error,omitempty"`
 }
 
+// ErrBalancesRunning is UpdateAllBalances' answer while another update of
+// every balance is going.
+var ErrBalancesRunning = errors.New("已有一个余额更新任务正在运行，请稍后再试")
+
 // UpdateAllBalances refreshes, one after another, every enabled channel whose
 // type has a balance endpoint, tells Events of each stored balance and
-// reports what happened to each. Channels of other types are left out.
+// reports what happened to each. Channels of other types are left out. One
+// update runs at a time (the console's, another administrator's or the
+// periodic one): another is refused with ErrBalancesRunning, so the
+// providers are never asked twice over at once.
 func (rl *Relay) UpdateAllBalances(ctx context.Context) ([]BalanceResult, error) {
+	if !rl.balancing.CompareAndSwap(false, true) {
+		return nil, ErrBalancesRunning
+	}
+	defer rl.balancing.Store(false)
 	chs, err := rl.store.Channels()
 	if err != nil {
 		return nil, err
@@ -552,7 +563,9 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 				}
 			}
 			if due(now, &lastBalance, "ChannelBalanceInterval") {
-				if res, err := rl.UpdateAllBalances(ctx); err != nil && ctx.Err() == nil {
+				if res, err := rl.UpdateAllBalances(ctx); errors.Is(err, ErrBalancesRunning) {
+					slog.Info("periodic balance update skipped", "err", err)
+				} else if err != nil && ctx.Err() == nil {
 					slog.Error("periodic balance update", "err", err)
 				} else {
 					slog.Info("periodic balance update", "channels", len(res))

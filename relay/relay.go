@@ -86,6 +86,7 @@ type Relay struct {
 	store     *store.Store
 	client    *http.Client
 	testing   atomic.Bool // a test-all run is in progress
+	balancing atomic.Bool // an update of every balance is in progress
 	runMu     sync.Mutex
 	testRun   TestRun // where the latest test-all run stands
 	sensitive sensitiveWords
