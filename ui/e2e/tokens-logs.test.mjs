@@ -983,3 +983,40 @@ test("the token form's quota presets name the amount they set at any QuotaPerUni
     await context.close();
   }
 });
+
+test("the token form's model picker offers the models of the group chosen for the token", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  // Only the vip group serves this model; the account's own group (default) does not.
+  const r = await root.call("POST", "/api/channel/", { type: 1, name: "vip-only", key: "sk-vip-only", base_url: upstream.url, models: "vip-only-model", group: "vip", status: 1 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  try {
+    const { username, password } = await newUser(suite.gw.baseURL, "grp", "group-pass-1");
+    await login(page, username, password);
+    await page.goto("/token");
+    await page.click('[data-testid="add-token"]');
+    await page.locator('[data-testid="token-drawer"]').waitFor();
+    await page.click('[data-testid="token-limits-enabled"]');
+    // The names the picker offers once it lists want (an option the group it reads has).
+    const offered = async (want) => {
+      await page.click('[data-testid="token-models-open"]');
+      await page.locator('[data-testid="token-models-search"]').waitFor();
+      await page.locator(".multi-select-option", { hasText: want }).waitFor({ timeout: 5000 }).catch(() => {});
+      const names = (await page.locator(".multi-select-option").allTextContents()).map((s) => s.trim());
+      await page.keyboard.press("Escape");
+      await page.locator('[data-testid="token-models-search"]').waitFor({ state: "detached" });
+      return names;
+    };
+    let names = await offered("gpt-4o-mini");
+    assert.ok(names.includes("gpt-4o-mini") && !names.includes("vip-only-model"), `the account's group: ${names}`);
+
+    await page.click("#tk-group");
+    await page.getByRole("option", { name: /^vip/ }).click();
+    names = await offered("vip-only-model");
+    assert.deepEqual(names, ["vip-only-model"], "the vip group's models");
+  } finally {
+    await context.close();
+    const list = (await root.call("GET", "/api/channel/search?keyword=vip-only")).json.data ?? [];
+    for (const c of list) await root.call("DELETE", `/api/channel/${c.id}`);
+  }
+});

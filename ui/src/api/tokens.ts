@@ -70,9 +70,9 @@ export async function deleteToken(id: number): Promise<void> {
   await api.del(`/api/token/${id}/`);
 }
 
-/** userModels lists the model names the caller's group may use. */
-export async function userModels(): Promise<string[]> {
-  return (await api.get<string[]>("/api/user/models")).data ?? [];
+/** userModels lists the model names of the caller's group, or of another group the caller may use. */
+export async function userModels(group = ""): Promise<string[]> {
+  return (await api.get<string[]>("/api/user/models", { query: group ? { group } : undefined })).data ?? [];
 }
 
 /** selfGroups maps each group the caller may pick to its description. */

@@ -1,6 +1,6 @@
 import { useSignals } from "@preact/signals-react/runtime";
 import { Button, Callout, Flex, Text, TextArea, TextField } from "@radix-ui/themes";
-import { useLayoutEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { handleError } from "../../../api/client";
 import * as tokenApi from "../../../api/tokens";
@@ -38,10 +38,6 @@ export function TokenDrawer() {
     if (!open) return;
     let live = true;
     void tokenApi
-      .userModels()
-      .catch(() => [] as string[])
-      .then((m) => live && setModels(m));
-    void tokenApi
       .selfGroups()
       .catch(() => ({}))
       .then((g) => live && setGroups(g));
@@ -62,6 +58,21 @@ export function TokenDrawer() {
       live = false;
     };
   }, [open, isEdit, editId]);
+
+  // The models offered are those of the token's group (the account's own when none is chosen):
+  // a token of another group calls that group's models, not the account's.
+  const modelGroup = form.group;
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    void tokenApi
+      .userModels(modelGroup)
+      .catch(() => [] as string[])
+      .then((m) => live && setModels(m));
+    return () => {
+      live = false;
+    };
+  }, [open, modelGroup]);
 
   const submit = async () => {
     if (submitting.current) return;
