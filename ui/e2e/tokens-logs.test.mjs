@@ -1020,3 +1020,21 @@ test("the token form's model picker offers the models of the group chosen for th
     for (const c of list) await root.call("DELETE", `/api/channel/${c.id}`);
   }
 });
+
+test("a stored page size above the largest offered is read as the default: the lists' pages stay reachable", async () => {
+  const { username, password } = await newUser(suite.gw.baseURL, "bigsize", "token-pass-7");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // Another console left a size the server's lists do not answer in full (they stop at 100).
+  await context.addInitScript(() => localStorage.setItem("page-size", "500"));
+  const sizes = [];
+  page.on("request", (req) => {
+    const u = new URL(req.url());
+    if (u.pathname === "/api/token/") sizes.push(u.searchParams.get("size"));
+  });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.locator('[data-testid="token-banner"]').waitFor();
+  for (let i = 0; sizes.length < 1 && i < 100; i++) await page.waitForTimeout(50);
+  assert.deepEqual([...new Set(sizes)], ["10"]);
+  await context.close();
+});

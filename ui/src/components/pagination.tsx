@@ -15,10 +15,14 @@ export const DEFAULT_PAGE_SIZE = 10;
 /** PAGE_SIZE_KEY is the localStorage key shared by every list, as existing consoles use it. */
 export const PAGE_SIZE_KEY = "page-size";
 
-/** readPageSize returns the stored page size, or the default. */
+/**
+ * readPageSize returns the stored page size, or the default: a size above the largest offered (a value
+ * written by another console) would ask for more rows than the server's lists answer, 100, and the pager
+ * would take a full page of 100 for the last one.
+ */
 function readPageSize(): number {
   const n = Number.parseInt(readString(PAGE_SIZE_KEY) ?? "", 10);
-  return n > 0 && n <= 1000 ? n : DEFAULT_PAGE_SIZE;
+  return n > 0 && n <= PAGE_SIZES[PAGE_SIZES.length - 1] ? n : DEFAULT_PAGE_SIZE;
 }
 
 /**
