@@ -6,6 +6,7 @@ import (
 	"html"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -24,7 +25,27 @@ type ChannelMailer struct {
 	send  MailFunc
 	// queue holds the mails waiting for the mail server.
 	queue *mailQueue[channelMail]
+
+	// A burst of disables (a dead provider, a test of all channels) mails
+	// root once at the first, then once per digestEvery with the ones
+	// disabled since, not once per channel.
+	digestEvery time.Duration
+	mu          sync.Mutex
+	holding     bool             // a digest window is open
+	held        []disabledNotice // disabled since the window opened
+	heldMore    int              // disabled past maxDigestLines
+	timer       *time.Timer
 }
+
+// disabledNotice is one automatically disabled channel as the mail tells it.
+type disabledNotice struct {
+	id           uint64
+	name, reason string
+	at           time.Time
+}
+
+// maxDigestLines bounds the channels a digest lists; the rest are counted.
+const maxDigestLines = 200
 
 type channelMail struct{ subject, body string }
 
@@ -39,7 +60,7 @@ const maxChannelMailSends = 2
 
 // NewChannelMailer returns a mailer that sends through send.
 func NewChannelMailer(st *store.Store, send MailFunc) *ChannelMailer {
-	m := &ChannelMailer{store: st, send: send}
+	m := &ChannelMailer{store: st, send: send, digestEvery: time.Minute}
 	m.queue = &mailQueue[channelMail]{maxWaiting: maxChannelMailQueue, maxSenders: maxChannelMailSends,
 		send: func(c channelMail) { m.deliver(c.subject, c.body) }}
 	return m
@@ -58,12 +79,56 @@ func (m *ChannelMailer) ChannelDisabled(c *store.Channel) {
 	if reason == "" {
 		reason = "未知"
 	}
+	n := disabledNotice{id: c.ID, name: c.Name, reason: reason, at: at}
+	if m == nil || m.store.Settings().Get("SMTPServer") == "" {
+		return
+	}
+	m.mu.Lock()
+	if m.holding {
+		if len(m.held) < maxDigestLines {
+			m.held = append(m.held, n)
+		} else {
+			m.heldMore++
+		}
+		m.mu.Unlock()
+		return
+	}
+	m.holding = true
+	m.timer = time.AfterFunc(m.digestEvery, m.sendDigest)
+	m.mu.Unlock()
 	// A line break in the name would be refused as header injection.
 	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Name)
 	subject := fmt.Sprintf("渠道「%s」（#%d）已被自动禁用", name, c.ID)
 	body := fmt.Sprintf("<p>渠道「%s」（#%d）已被自动禁用。</p><p>原因：%s</p><p>时间：%s</p>",
 		html.EscapeString(c.Name), c.ID, html.EscapeString(reason), at.Format(mailTimeLayout))
 	m.mailRoot(subject, body)
+}
+
+// sendDigest mails root the channels disabled since the window opened, and
+// keeps the window open for another digestEvery when there were any.
+func (m *ChannelMailer) sendDigest() {
+	m.mu.Lock()
+	held, more := m.held, m.heldMore
+	m.held, m.heldMore = nil, 0
+	if len(held) == 0 {
+		m.holding = false
+		m.timer = nil
+		m.mu.Unlock()
+		return
+	}
+	m.timer = time.AfterFunc(m.digestEvery, m.sendDigest)
+	m.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<p>以下 %d 个渠道已被自动禁用：</p><ul>", len(held)+more)
+	for _, n := range held {
+		fmt.Fprintf(&b, "<li>渠道「%s」（#%d），原因：%s，时间：%s</li>",
+			html.EscapeString(n.name), n.id, html.EscapeString(n.reason), n.at.Format(mailTimeLayout))
+	}
+	b.WriteString("</ul>")
+	if more > 0 {
+		fmt.Fprintf(&b, "<p>另有 %d 个渠道未列出，请在渠道页面查看。</p>", more)
+	}
+	m.mailRoot(fmt.Sprintf("%d 个渠道已被自动禁用", len(held)+more), b.String())
 }
 
 // mailTimeLayout writes a time in the server's zone with its offset: a reader
@@ -83,11 +148,21 @@ func (m *ChannelMailer) TestAllFinished(sum TestSummary) {
 	m.mailRoot("渠道测试完成", body)
 }
 
-// Wait blocks until every mail being sent has finished (tests, shutdown).
+// Wait sends at once the digest of channels disabled since the last mail,
+// and blocks until every mail being sent has finished (tests, shutdown).
 func (m *ChannelMailer) Wait() {
-	if m != nil {
-		m.queue.wait()
+	if m == nil {
+		return
 	}
+	m.mu.Lock()
+	if m.timer != nil && m.timer.Stop() {
+		m.timer = nil
+		m.mu.Unlock()
+		m.sendDigest()
+	} else {
+		m.mu.Unlock()
+	}
+	m.queue.wait()
 }
 
 func (m *ChannelMailer) mailRoot(subject, body string) {

@@ -102,3 +102,55 @@ func TestChannelMail_TimeNamesItsZone(t *testing.T) {
 		t.Fatalf("the mail says %q (%v, %v), the channel was disabled at %s", found[1], at, err, time.Unix(info.StatusTime, 0).UTC())
 	}
 }
+
+// A burst of automatic disables (a test of all channels against a provider
+// that revoked its keys) mails root at the first one, then one digest of the
+// others, not a mail per channel.
+func TestChannelMail_BurstOfDisablesIsOneDigest(t *testing.T) {
+	t.Parallel()
+	ts, smtp := MustStartMailServer(t)
+	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
+	email := "root@example.com"
+	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(up.Close)
+	const n = 20
+	var chans []*store.Channel
+	for i := range n {
+		chans = append(chans, &store.Channel{Type: 1, Name: "revoked-" + strconv.Itoa(i), Key: "sk-revoked", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1})
+	}
+	if err := ts.Store.CreateChannels(chans); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{Name: "TestAll", URL: "/api/channel/test", As: "root", WantStatus: 200}.Test(t, ts)
+	for {
+		if m := smtp.Wait(t); strings.Contains(m.Subject, "渠道测试完成") {
+			if !strings.Contains(m.Body, "自动禁用 20 个") {
+				t.Fatalf("summary: %s", m.Body)
+			}
+			break
+		}
+	}
+	ts.API.ChannelMailer().Wait()
+	var single, digest int
+	for _, m := range smtp.Messages() {
+		switch {
+		case strings.Contains(m.Subject, "已被自动禁用") && strings.Contains(m.Subject, "#"):
+			single++
+		case strings.Contains(m.Subject, "19 个渠道已被自动禁用"):
+			digest++
+			if got := strings.Count(m.Body, "<li>"); got != n-1 || !strings.Contains(m.Body, "Incorrect API key provided") {
+				t.Errorf("the digest lists %d channels, want %d: %s", got, n-1, m.Body)
+			}
+		}
+	}
+	if single != 1 || digest != 1 || len(smtp.Messages()) != 3 {
+		t.Fatalf("%d mails (%d single, %d digests), want 3: the first disable, the summary and one digest", len(smtp.Messages()), single, digest)
+	}
+}
