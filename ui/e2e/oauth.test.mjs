@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { expectToast, launchBrowser, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
+import { expectToast, launchBrowser, login as logInThroughForm, newPage, newUser, putOption, rootApi, startGateway } from "./harness.mjs";
 
 const CLIENT_ID = "e2e-client";
 const CLIENT_SECRET = "e2e-secret";
@@ -187,12 +187,33 @@ test("bind Telegram through the widget redirect, then log in through the callbac
   assert.equal(stored?.username, username);
   assert.equal(stored?.telegram_id, "77001");
 
-  // The settings page reports the redirect's result and tidies the address.
-  await page.goto("/setting?tab=personal&bind=telegram");
-  await expectToast(page, "Telegram 账户绑定成功！");
-  await page.waitForURL((u) => u.search === "?tab=personal");
-  await page.goto("/setting?tab=personal&error=" + encodeURIComponent("该 Telegram 账户已被其他账户绑定"));
-  await expectToast(page, "绑定失败：该 Telegram 账户已被其他账户绑定");
+  // A link from elsewhere to the settings page with a result of its own
+  // shows nothing: the text is its author's, not the server's.
+  const binder = await newUser(gw.baseURL, "tgb", "tg-pass-123");
+  const { page: settings } = await newPage(browser, gw.baseURL);
+  await logInThroughForm(settings, binder.username, "tg-pass-123");
+  await settings.goto("/setting?tab=personal&error=" + encodeURIComponent("账户异常，请联系客服 QQ 10001"));
+  await settings.waitForURL((u) => u.search === "?tab=personal");
+  await settings.goto("/setting?tab=personal&bind=telegram");
+  await settings.waitForURL((u) => u.search === "?tab=personal");
+  await settings.getByTestId("bind-telegram").waitFor();
+  await settings.waitForTimeout(300);
+  assert.equal(await settings.getByText("账户异常", { exact: false }).count(), 0);
+  assert.equal(await settings.getByText("Telegram 账户绑定成功！").count(), 0);
+
+  // The settings page reports the result of a binding this tab started
+  // (the widget's redirect) and tidies the address.
+  const startBind = async () => {
+    await settings.getByTestId("bind-telegram").click();
+    await settings.locator('[data-testid="telegram-bind"] script').waitFor({ state: "attached" });
+  };
+  await startBind();
+  await settings.goto("/setting?tab=personal&error=" + encodeURIComponent("该 Telegram 账户已被其他账户绑定"));
+  await expectToast(settings, "绑定失败：该 Telegram 账户已被其他账户绑定");
+  await settings.waitForURL((u) => u.search === "?tab=personal");
+  await startBind();
+  await settings.goto("/setting?tab=personal&bind=telegram");
+  await expectToast(settings, "Telegram 账户绑定成功！");
 
   // A tampered login is refused; the page says so and leaves.
   const tampered = login.replace("tele_e2e", "someone_else");

@@ -58,5 +58,28 @@ export async function telegramLoginAuthUrl(): Promise<string> {
  */
 export async function telegramBindAuthUrl(): Promise<string> {
   const state = await getOAuthState();
+  try {
+    sessionStorage.setItem(TELEGRAM_BIND_KEY, "1");
+  } catch {
+    /* storage disabled: the result is not reported */
+  }
   return `${window.location.origin}/api/oauth/telegram/bind?state=${encodeURIComponent(state)}`;
+}
+
+// TELEGRAM_BIND_KEY marks, for this tab, a Telegram binding started here and not yet reported.
+const TELEGRAM_BIND_KEY = "telegram_bind";
+
+/**
+ * takeTelegramBind reports whether this tab started a Telegram binding whose result has not been shown, and forgets
+ * it: the settings page reports a bind=telegram or error= in its address only then, so a link from elsewhere cannot
+ * make the console show a message of its author's choosing.
+ */
+export function takeTelegramBind(): boolean {
+  try {
+    const started = sessionStorage.getItem(TELEGRAM_BIND_KEY) !== null;
+    sessionStorage.removeItem(TELEGRAM_BIND_KEY);
+    return started;
+  } catch {
+    return false;
+  }
 }

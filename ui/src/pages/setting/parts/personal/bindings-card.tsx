@@ -6,7 +6,7 @@ import { useLocation, useSearch } from "wouter";
 import { handleError } from "../../../../api/client";
 import { TelegramStart } from "../../../../components/telegram-login-widget";
 import { serverText } from "../../../../i18n/server";
-import { startGitHubOAuth, startLinuxDOOAuth, telegramBindAuthUrl } from "../../../../lib/oauth";
+import { startGitHubOAuth, startLinuxDOOAuth, takeTelegramBind, telegramBindAuthUrl } from "../../../../lib/oauth";
 import { status } from "../../../../stores/status";
 import { toast } from "../../../../stores/toast";
 import { refreshSelf, user } from "../../../../stores/user";
@@ -30,7 +30,8 @@ function Row({ name, value, action, testId }: { name: string; value: ReactNode; 
 
 /**
  * useBindResult reports the outcome of the Telegram binding, which comes back as a browser redirect to
- * /setting?tab=personal with bind=telegram or error=<message>, and then drops those parameters from the address.
+ * /setting?tab=personal with bind=telegram or error=<message>, and then drops those parameters from the address. Only
+ * a binding this tab started is reported: anyone may link to the page with an error= of their own words.
  */
 function useBindResult() {
   const { t } = useTranslation();
@@ -43,10 +44,12 @@ function useBindResult() {
     const error = q.get("error");
     if ((!bound && error === null) || handled.current === search) return;
     handled.current = search;
-    if (bound) {
+    // A result no binding of this tab asked for came from a link elsewhere: its text is not the server's.
+    const started = takeTelegramBind();
+    if (started && bound) {
       toast.success(bound === "telegram" ? t("oauth.telegramBound") : t("profile.bindSuccess"));
       void refreshSelf().catch(() => {});
-    } else if (error !== null) {
+    } else if (started && error !== null) {
       toast.error(t("oauth.bindFailed", { message: serverText(error) }));
     }
     navigate("/setting?tab=personal", { replace: true });
