@@ -347,13 +347,17 @@ func (s *Server) bindExternal(uid uint64, p provider, id string) error {
 func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request, p provider,
 	fetch func(ctx context.Context, set *store.Settings, code, redirectURI string) (externalAccount, error)) {
 	q := r.URL.Query()
-	if e := q.Get("error"); e != "" {
-		writeError(w, r, store.Errorf(store.EFORBIDDEN, "%s 授权失败：%s", p.Label, store.ClipRunes(e, 64)))
-		return
-	}
+	// The state comes first: a provider's ?error= (the user declined) is
+	// told only to the browser that started the login, since anyone may
+	// link to the console's /oauth/{provider} page with words of their own
+	// as the error.
 	sess, err := s.consumeOAuthState(r)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		writeError(w, r, store.Errorf(store.EFORBIDDEN, "%s 授权失败：%s", p.Label, store.ClipRunes(e, 64)))
 		return
 	}
 	set := s.store.Settings()

@@ -661,6 +661,20 @@ func TestOAuthGitHub_ProviderErrors(t *testing.T) {
 
 	wantAnswer(t, b.callback("github", "unknown-code", b.state("")), 400, "GitHub 授权失败：bad_verification_code")
 	wantAnswer(t, b.get("/api/oauth/github?error=access_denied&state="+b.state(""), true), 403, "GitHub 授权失败：access_denied")
+	// A link from elsewhere to the console's callback page, with an error
+	// of its author's words and no state of this browser, is refused as
+	// such: its words are not repeated as the provider's, and the login in
+	// progress keeps its state.
+	pending := b.state("")
+	phish := url.QueryEscape("账户存在风险，请联系客服 QQ 10001 解封")
+	for _, path := range []string{
+		"/api/oauth/github?error=" + phish,
+		"/api/oauth/linuxdo?error=" + phish,
+		"/api/oauth/github?error=" + phish + "&state=" + strings.Repeat("x", 32),
+	} {
+		wantAnswer(t, b.get(path, true), 403, "授权状态无效或已过期，请重新发起登录")
+	}
+	wantAnswer(t, b.get("/api/oauth/github?error=access_denied&state="+pending, true), 403, "GitHub 授权失败：access_denied")
 	wantAnswer(t, b.get("/api/oauth/github?state="+b.state(""), true), 400, "缺少授权码")
 
 	env.github.mu.Lock()
@@ -702,8 +716,8 @@ func TestOAuthLinuxDO(t *testing.T) {
 
 	wantAnswer(t, b2.callback("linuxdo", "ld-unknown", b2.state("")), 400, "LinuxDO 授权失败：invalid_grant")
 
-	// ?error= is answered before anything else.
-	wantAnswer(t, b2.get("/api/oauth/linuxdo?error=access_denied", true), 403, "LinuxDO 授权失败")
+	// ?error= is answered to the browser whose state comes with it.
+	wantAnswer(t, b2.get("/api/oauth/linuxdo?error=access_denied&state="+b2.state(""), true), 403, "LinuxDO 授权失败：access_denied")
 
 	alice := newBrowser(t, env.TestServer)
 	alice.loginAs("alice")
