@@ -193,3 +193,24 @@ func TestSecureCookieBehindTrustedProxy(t *testing.T) {
 		})
 	}
 }
+
+// A password change checks the old password under the login's budget: a
+// stolen session cannot guess it faster than a login could. Other changes
+// of the profile stay outside it.
+func TestPasswordChangeUnderTheCriticalLimit(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t, func(c *api.Config) {
+		c.CriticalRateLimit = api.RateLimit{N: 3, Window: time.Hour}
+	})
+	guess := ApiScenario{Method: "PUT", URL: "/api/user/self", As: "user",
+		Body: `{"password":"new-password-1","original_password":"wrong-guess"}`}
+	for i := 0; i < 3; i++ {
+		guess.WantStatus = 400
+		guess.WantContains = []string{msg("原密码错误")}
+		guess.Test(t, ts)
+	}
+	guess.WantStatus = http.StatusTooManyRequests
+	guess.WantContains = []string{msg("请求过于频繁，请稍后再试")}
+	guess.Test(t, ts)
+	ApiScenario{Method: "PUT", URL: "/api/user/self", As: "user", Body: `{"display_name":"renamed"}`, WantStatus: 200}.Test(t, ts)
+}

@@ -37,6 +37,12 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) {
 	if req.Password != nil && *req.Password != "" {
 		// An account without a password (made by a third-party login) sets
 		// its first one without an old one.
+		// A check of the old password is a guess at it, as a login is: the
+		// same per-IP budget, so a stolen session cannot try them faster.
+		if u.PasswordHash != "" && !s.critical.allow(s.ips.of(r)) {
+			writeError(w, r, store.Errorf(store.ERATELIMIT, "请求过于频繁，请稍后再试"))
+			return
+		}
 		if u.PasswordHash != "" && !store.CheckPassword(u, req.OriginalPassword) {
 			writeError(w, r, store.Errorf(store.EINVALID, "原密码错误"))
 			return
