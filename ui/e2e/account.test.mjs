@@ -271,3 +271,15 @@ test("the invite transfer dialog offers a minimum it accepts at a decimal QuotaP
     await putOption(root, "QuotaForInviter", "0");
   }
 });
+
+test("a reset link whose address is not one shows the invalid-link notice, not the link's text as the address", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  const bait = "Your account is locked, call +1 555 0100 to unlock it";
+  await page.goto(`/user/reset?email=${encodeURIComponent(bait)}&token=abc`);
+  await page.getByText("无效的重置链接，请重新发起密码重置请求").waitFor();
+  assert.equal(await page.getByText(bait).count(), 0, "the link's text is not shown");
+  // A real one still offers the confirmation.
+  await page.goto(`/user/reset?email=${encodeURIComponent("someone@example.com")}&token=abc`);
+  await page.getByText("someone@example.com").waitFor();
+  await context.close();
+});

@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 import { useSearch } from "wouter";
 import { confirmReset } from "../../api/auth";
 import { handleError } from "../../api/client";
+import { plausibleEmail } from "../../lib/account-limits";
 import { copyText } from "../../stores/clipboard";
 import { toast } from "../../stores/toast";
 
@@ -15,7 +16,8 @@ export default function UserResetPage() {
   const token = params.get("token") ?? "";
   const [busy, setBusy] = useState(false);
   const [password, setPassword] = useState("");
-  const valid = email !== "" && token !== "";
+  // The address is shown on the page: a link carrying other text (a message of its author's) is no reset link.
+  const valid = plausibleEmail(email) && token !== "";
   const submit = async () => {
     setBusy(true);
     try {
