@@ -519,3 +519,48 @@ func TestUnknownRelayPathCORS(t *testing.T) {
 		}
 	}
 }
+
+// An unclean relay path (a base URL ending in /v1/ with /chat/completions
+// appended) is refused as unknown with the relay's CORS headers, and its
+// preflight goes through, so a browser client reads the 404's message
+// instead of a blocked response.
+func TestUncleanRelayPathCORS(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"POST", "/v1//chat/completions", http.StatusNotFound},
+		{"GET", "/v1/./models", http.StatusNotFound},
+		{"OPTIONS", "/v1//chat/completions", http.StatusNoContent},
+	} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader("{}"))
+		req.Header.Set("Origin", "https://app.example")
+		if tc.method == "OPTIONS" {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("Access-Control-Allow-Origin")
+		if resp.StatusCode != tc.status || got != "*" || (tc.status == http.StatusNotFound && !strings.Contains(string(body), "Invalid URL")) {
+			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want %d with CORS", tc.method, tc.path, resp.StatusCode, got, body, tc.status)
+		}
+	}
+	// The console API's unclean paths stay without them.
+	req, _ := http.NewRequest("GET", ts.URL+"/api//status", nil)
+	req.Header.Set("Origin", "https://app.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("GET /api//status: %d, Access-Control-Allow-Origin %q; want 404 without CORS", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+}

@@ -135,7 +135,17 @@ func New(cfg Config) *Server {
 	s.mux.Handle("/v1", relayNotFound)
 	s.mux.Handle("/dashboard/billing/", relayNotFound)
 	s.mux.Handle("/", s.uiHandler())
-	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(uncleanAPIPaths(s.mux))))))
+	// An unclean relay path (a base URL ending in /v1/ that the client
+	// appends /chat/completions to) is refused as unknown with the same
+	// headers, its preflight let through, so that the refusal is read.
+	uncleanRelay := s.cfg.Relay.CORS(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeNotFoundURL(w, r)
+	}))
+	s.handler = s.recoverer(s.withRequestID(s.logRequests(refuseCrossSite(s.withCORS(uncleanAPIPaths(s.mux, uncleanRelay))))))
 	return s
 }
 
@@ -143,15 +153,20 @@ func New(cfg Config) *Server {
 // form (an empty or dot segment) as an unknown URL, in the error shape of
 // its routes: the mux would redirect it elsewhere with an HTML body that no
 // API client reads, and a client that built such a path has a bug to see.
-func uncleanAPIPaths(next http.Handler) http.Handler {
+// A /v1 path goes to relay, which answers it with the relay's CORS headers.
+func uncleanAPIPaths(next, relay http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		clean := path.Clean(p)
 		if strings.HasSuffix(p, "/") && clean != "/" {
 			clean += "/"
 		}
-		if clean != p && (clean == "/api" || clean == "/v1" || strings.HasPrefix(clean, "/api/") || strings.HasPrefix(clean, "/v1/")) {
+		if clean != p && (clean == "/api" || strings.HasPrefix(clean, "/api/")) {
 			writeNotFoundURL(w, r)
+			return
+		}
+		if clean != p && (clean == "/v1" || strings.HasPrefix(clean, "/v1/")) {
+			relay.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
