@@ -34,7 +34,8 @@ type ChannelMailer struct {
 	holding     bool             // a digest window is open
 	held        []disabledNotice // disabled since the window opened
 	heldMore    int              // disabled past maxDigestLines
-	timer       *time.Timer
+	timer       *time.Timer      // ends the window
+	window      uint64           // counts windows: a timer of an earlier one does nothing
 }
 
 // disabledNotice is one automatically disabled channel as the mail tells it.
@@ -94,7 +95,7 @@ func (m *ChannelMailer) ChannelDisabled(c *store.Channel) {
 		return
 	}
 	m.holding = true
-	m.timer = time.AfterFunc(m.digestEvery, m.sendDigest)
+	m.armLocked()
 	m.mu.Unlock()
 	// A line break in the name would be refused as header injection.
 	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(c.Name)
@@ -104,20 +105,32 @@ func (m *ChannelMailer) ChannelDisabled(c *store.Channel) {
 	m.mailRoot(subject, body)
 }
 
-// sendDigest mails root the channels disabled since the window opened, and
-// keeps the window open for another digestEvery when there were any.
-func (m *ChannelMailer) sendDigest() {
-	m.mu.Lock()
+// armLocked opens the next digest window. m.mu is held.
+func (m *ChannelMailer) armLocked() {
+	m.window++
+	w := m.window
+	m.timer = time.AfterFunc(m.digestEvery, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.window == w {
+			m.sendDigestLocked()
+		}
+	})
+}
+
+// sendDigestLocked mails root the channels disabled since the window
+// opened, and opens another window when there were any. m.mu is held (the
+// mail is queued, never sent, under it).
+func (m *ChannelMailer) sendDigestLocked() {
 	held, more := m.held, m.heldMore
 	m.held, m.heldMore = nil, 0
 	if len(held) == 0 {
 		m.holding = false
 		m.timer = nil
-		m.mu.Unlock()
+		m.window++
 		return
 	}
-	m.timer = time.AfterFunc(m.digestEvery, m.sendDigest)
-	m.mu.Unlock()
+	m.armLocked()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<p>以下 %d 个渠道已被自动禁用：</p><ul>", len(held)+more)
 	for _, n := range held {
@@ -155,13 +168,12 @@ func (m *ChannelMailer) Wait() {
 		return
 	}
 	m.mu.Lock()
-	if m.timer != nil && m.timer.Stop() {
-		m.timer = nil
-		m.mu.Unlock()
-		m.sendDigest()
-	} else {
-		m.mu.Unlock()
+	if m.timer != nil {
+		// A timer that fired but waits for the lock finds its window over.
+		m.timer.Stop()
+		m.sendDigestLocked()
 	}
+	m.mu.Unlock()
 	m.queue.wait()
 }
 
