@@ -210,7 +210,7 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.IntVar(&c.APIRateLimit, "api-rate-limit", env.int("GATEWAY_API_RATE_LIMIT", 180), "requests per window per IP on /api; 0 = off (GATEWAY_API_RATE_LIMIT)")
 	fs.DurationVar(&c.APIRateWindow, "api-rate-window", env.duration("GATEWAY_API_RATE_WINDOW", 180*time.Second), "window of the /api limit (GATEWAY_API_RATE_WINDOW)")
 	fs.IntVar(&c.CriticalRateLimit, "critical-rate-limit", env.int("GATEWAY_CRITICAL_RATE_LIMIT", 20),
-		"requests per window per IP on login, register, verification, reset, OAuth and redeeming a code; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
+		"requests per window per IP on login, register, verification, reset, OAuth, redeeming a code and changing a password; 0 = off (GATEWAY_CRITICAL_RATE_LIMIT)")
 	fs.DurationVar(&c.CriticalRateWindow, "critical-rate-window", env.duration("GATEWAY_CRITICAL_RATE_WINDOW", 1200*time.Second), "window of the critical limit (GATEWAY_CRITICAL_RATE_WINDOW)")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", env.int("GATEWAY_MAX_CONNS_PER_IP", 512),
 		"open connections one client address (an IPv6 one: its /64) may hold; loopback and trusted proxies are not counted; 0 = no limit (GATEWAY_MAX_CONNS_PER_IP)")
