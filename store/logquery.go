@@ -898,7 +898,13 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int, error) {
 		if err != nil && total > 0 {
 			// Stopped by a later transaction (the file refused it): what
 			// was cleared stays cleared; the message says how much.
-			return total, &Error{Code: ErrorCode(err), Message: fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（%s）", total, ErrorMessage(err)), Err: err}
+			// An internal failure's message would hide the count: it is
+			// told as a clear to be tried again.
+			code := ErrorCode(err)
+			if code == EINTERNAL {
+				code = EUNAVAILABLE
+			}
+			return total, &Error{Code: code, Message: fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（%s）", total, ErrorMessage(err)), Err: err}
 		}
 		if err != nil {
 			return total, Internal(err)

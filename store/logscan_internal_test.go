@@ -228,8 +228,20 @@ func TestLogClearStoppedByTheFileSaysHowMuch(t *testing.T) {
 	if n != logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（数据文件写入失败）", logDeleteChunk) {
 		t.Fatalf("cleared %d, %v (%q); want %d and how many in the message", n, err, ErrorMessage(err), logDeleteChunk)
 	}
+	// An internal failure (not the file's) says how much too.
+	commits = 0
+	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
+		if commits++; commits > 1 {
+			return errors.New("a bug")
+		}
+		return real(fn)
+	})
+	n, err = s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk)
+	if n != logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（Internal error.）", logDeleteChunk) {
+		t.Fatalf("cleared %d, %v (%q); want %d and how many in the message", n, err, ErrorMessage(err), logDeleteChunk)
+	}
 	s.setCommitTx(real)
-	if n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk); n != 2*logDeleteChunk || err != nil {
+	if n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk); n != logDeleteChunk || err != nil {
 		t.Fatalf("the rest: cleared %d, %v", n, err)
 	}
 }
