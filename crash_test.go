@@ -368,6 +368,8 @@ type gatewayProc struct {
 	proc   *os.Process
 	exited chan struct{}
 	base   string
+	// state is how the process ended, set before exited closes.
+	state *os.ProcessState
 }
 
 // kill ends the process with SIGKILL: no shutdown of any kind.
@@ -396,7 +398,7 @@ func startGateway(t *testing.T, bin, data, logPath string) *gatewayProc {
 		t.Fatal(err)
 	}
 	g := &gatewayProc{proc: cmd.Process, exited: make(chan struct{}), base: "http://" + addr}
-	go func() { cmd.Wait(); close(g.exited) }()
+	go func() { cmd.Wait(); g.state = cmd.ProcessState; close(g.exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-g.exited

@@ -573,7 +573,15 @@ func main() {
 		os.Exit(2)
 	}
 	m := &Main{Config: cfg}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hangup (the terminal that started it closed) stops the gateway as
+	// SIGTERM does: Go's default for it is to die at once, running streams
+	// unbilled and charges not yet committed lost. Started with it ignored
+	// (nohup), it stays ignored: asking for it would undo that.
+	stopOn := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		stopOn = append(stopOn, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
 	defer stop()
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -360,4 +362,69 @@ func TestPprofAddressThatCannotListenStopsTheStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GATEWAY_PPROF") {
 		t.Fatalf("Run with GATEWAY_PPROF=not-an-address: %v, want an error naming GATEWAY_PPROF", err)
 	}
+}
+
+// A hangup stops the binary as SIGTERM does: it shuts down, closes the
+// data file and exits 0, instead of dying at once.
+func TestHangupShutsDownCleanly(t *testing.T) {
+	dir, bin := buildGateway(t)
+	logPath := filepath.Join(dir, "gw.log")
+	g := startGateway(t, bin, filepath.Join(dir, "data", "gateway.db"), logPath)
+	if err := g.proc.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway still runs 20 s after SIGHUP")
+	}
+	out, _ := os.ReadFile(logPath)
+	if code := g.state.ExitCode(); code != 0 {
+		t.Fatalf("exit code after SIGHUP %d (%s), want 0 after a shutdown; log:\n%s", code, g.state, out)
+	}
+
+	// Started under nohup, the hangup stays ignored.
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup")
+	}
+	ln := testListener(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(nohup, bin, "--addr", addr, "--data", filepath.Join(dir, "data", "gateway.db"))
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/api/status"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway under nohup not ready after 20s:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		t.Fatalf("the gateway under nohup stopped on SIGHUP:\n%s", log.String())
+	case <-time.After(time.Second):
+	}
+	resp, err := http.Get("http://" + addr + "/api/status")
+	if err != nil {
+		t.Fatalf("the gateway under nohup does not answer after SIGHUP: %v", err)
+	}
+	resp.Body.Close()
 }
