@@ -171,6 +171,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkLength(path); err != nil {
 		return nil, err
 	}
+	keepPrivate(path)
 	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
 		// The freelist is rebuilt at open instead of written by every commit, and a
 		// large initial mapping spares readers the wait of frequent remaps as the
@@ -213,6 +214,25 @@ func Open(path string, opts Options) (*Store, error) {
 	s.ledger.init(s)
 	s.startIndexer()
 	return s, nil
+}
+
+// keepPrivate takes from a data file already there the permissions that
+// let other accounts read or write it, as the file created here never has:
+// it holds channel keys, sessions and tokens in the clear, and a restored
+// backup (a download saved under the default umask, 0644) would otherwise
+// go on serving from a file anyone on the machine can read.
+func keepPrivate(path string) {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	if err := os.Chmod(path, info.Mode().Perm()&0o700); err != nil {
+		slog.Warn("the data file is open to other accounts and its permissions could not be narrowed: make it readable by this account only",
+			"path", path, "mode", info.Mode().Perm().String(), "err", err)
+		return
+	}
+	slog.Warn("the data file was open to other accounts: it is now readable by this account only", "path", path,
+		"was", info.Mode().Perm().String(), "now", (info.Mode().Perm() & 0o700).String())
 }
 
 // openBolt opens the file with bbolt, turning the panic bbolt raises on a

@@ -537,3 +537,27 @@ func TestOpenRefusesATornCopy(t *testing.T) {
 		t.Errorf("open of a good copy restored after the refusal: got:\n%s", out)
 	}
 }
+
+// A backup put in place with other accounts' permissions (a download saved
+// as 0644) is narrowed to the owner's at open: the file holds channel keys
+// and sessions in the clear.
+func TestOpenNarrowsARestoredFileToItsOwner(t *testing.T) {
+	t.Parallel()
+	s := MustOpenStore(t)
+	MustPutUser(t, s, store.User{Username: "alice"})
+	path := filepath.Join(t.TempDir(), "restored.db")
+	if err := os.WriteFile(path, backupBytes(t, s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o664); err != nil { // whatever the umask left
+		t.Fatal(err)
+	}
+	MustOpenStoreAt(t, path)
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode().Perm(); got != 0o600 {
+		t.Fatalf("restored file's mode after open = %v, want -rw-------", got)
+	}
+}
