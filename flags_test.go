@@ -38,6 +38,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "a meaningless twin", env: map[string]string{"GATEWAY_STREAM_IDLE_TIMEOUT": "0s"}, want: []string{"--stream-idle-timeout (GATEWAY_STREAM_IDLE_TIMEOUT) 0s"}},
 		{name: "meaningless flags", args: []string{"--stream-idle-timeout", "-1s", "--first-byte-timeout", "0", "--api-rate-window", "0", "--critical-rate-limit", "-1", "--sync", "-5ms", "--log-level", "loud"},
 			want: []string{"--stream-idle-timeout", "--first-byte-timeout", "--api-rate-window", "--critical-rate-limit", "--sync", "--log-level"}},
+		{name: "an address without a port, an empty data path, a bad proxy", args: []string{"--addr", "3000", "--data", "", "--trusted-proxies", "10.0.0.1/33"},
+			want: []string{`--addr (GATEWAY_ADDR) "3000"`, `--data (GATEWAY_DATA) ""`, `--trusted-proxies (GATEWAY_TRUSTED_PROXIES) "10.0.0.1/33"`}},
+		{name: "an empty address", args: []string{"--addr="}, want: []string{`--addr (GATEWAY_ADDR) ""`}},
+		{name: "a bad proxy from the environment", env: map[string]string{"GATEWAY_TRUSTED_PROXIES": "10.0.0.1, proxy.local"},
+			want: []string{`--trusted-proxies (GATEWAY_TRUSTED_PROXIES)`, `"proxy.local"`}},
+		{name: "addresses that listen", env: map[string]string{"GATEWAY_TRUSTED_PROXIES": "10.0.0.1, 172.16.0.0/12,::1"}, args: []string{"--addr", "[::1]:0"},
+			check: func(c Config) bool { return c.Addr == "[::1]:0" }},
 		{name: "the reference's environment names (S §12) read alone", env: map[string]string{"PORT": "8080", "RELAY_TIMEOUT": "60", "STREAMING_TIMEOUT": "120"},
 			check: func(c Config) bool {
 				return c.Addr == ":8080" && c.RelayTimeout == 60*time.Second && c.StreamIdleTimeout == 120*time.Second

@@ -264,6 +264,17 @@ func (c *Config) validate() []error {
 	bad := func(flag string, v any, want string) {
 		errs = append(errs, fmt.Errorf("--%s (%s) %v: want %s", flag, envTwin(flag), v, want))
 	}
+	// Checked here, before the data file is opened: a start that cannot
+	// listen must not create the file and its root account first.
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
+		bad("addr", strconv.Quote(c.Addr), "host:port or :port, e.g. :3000 or 127.0.0.1:3000")
+	}
+	if strings.TrimSpace(c.Data) == "" {
+		bad("data", strconv.Quote(c.Data), "the path of the data file")
+	}
+	if _, err := parsePrefixes(c.TrustedProxies); err != nil {
+		bad("trusted-proxies", strconv.Quote(c.TrustedProxies), "comma-separated IPs or CIDRs: "+err.Error())
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		bad("log-level", strconv.Quote(c.LogLevel), "debug, info, warn or error")
