@@ -90,6 +90,27 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// A GATEWAY_ variable that names no setting (a misspelt twin) is told at
+// start, while every twin, GATEWAY_PPROF and GATEWAY_ROOT_PASSWORD pass
+// without a word.
+func TestUnknownGatewayVariableIsTold(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("GATEWAY_TRUSTED_PROXY", "10.0.0.1")
+	for _, name := range []string{"GATEWAY_TRUSTED_PROXIES", "GATEWAY_PPROF", "GATEWAY_ROOT_PASSWORD", "GATEWAY_SYNC", "GATEWAY_LINUXDO_USER_URL"} {
+		t.Setenv(name, "")
+	}
+	var out strings.Builder
+	if _, err := ParseFlags(nil, &out); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if !strings.Contains(out.String(), "GATEWAY_TRUSTED_PROXY is not a setting") {
+		t.Errorf("a misspelt variable is not told:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "is not a setting"); n != 1 {
+		t.Errorf("%d variables told, want the misspelt one:\n%s", n, out.String())
+	}
+}
+
 // --help names every setting the README's configuration table lists: the
 // environment variables without a flag (GATEWAY_PPROF, Go's GOGC and
 // GOMEMLIMIT with the gateway's own defaults) too.

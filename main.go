@@ -247,6 +247,21 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 		delete(env.errs, envTwin(f.Name))
 		delete(env.errs, olderNames[f.Name])
 	})
+	// A misspelt variable (GATEWAY_TRUSTED_PROXY) would leave its setting
+	// at the default without a word: say so, and go on, as the environment
+	// may hold other programs' GATEWAY_ names.
+	known := map[string]bool{"GATEWAY_PPROF": true}
+	fs.VisitAll(func(f *flag.Flag) { known[envTwin(f.Name)] = true })
+	var unknown []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "GATEWAY_") && !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		fmt.Fprintf(fs.Output(), "gateway: %s is not a setting of the gateway and is ignored (--help lists them)\n", name)
+	}
 	errs := slices.SortedFunc(maps.Values(env.errs), func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	if err := errors.Join(append(errs, c.validate()...)...); err != nil {
 		// As the flag package does for the errors it finds.
