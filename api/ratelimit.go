@@ -138,7 +138,7 @@ func (c *clientIPs) of(r *http.Request) string {
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		a, err := forwardedAddr(strings.TrimSpace(hops[i]))
 		if err != nil {
 			break
 		}
@@ -148,6 +148,20 @@ func (c *clientIPs) of(r *http.Request) string {
 		}
 	}
 	return peer.String()
+}
+
+// forwardedAddr reads one X-Forwarded-For hop: an address, or an address
+// with the client's port, as some proxies (Azure's Application Gateway)
+// write it: 203.0.113.9:4711, [2001:db8::1]:4711.
+func forwardedAddr(hop string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(hop)
+	if err == nil {
+		return a, nil
+	}
+	if ap, perr := netip.ParseAddrPort(hop); perr == nil {
+		return ap.Addr(), nil
+	}
+	return a, err
 }
 
 // ClientIP returns the client address of r under the trusted-proxy rule.

@@ -157,6 +157,9 @@ func TestClientIP(t *testing.T) {
 		{"MappedClient", proxies, "10.1.2.3:5000", []string{"::ffff:203.0.113.9"}, "203.0.113.9"},
 		{"IPv6", proxies, "[2001:db8::1]:5000", []string{"203.0.113.9"}, "2001:db8::1"},
 		{"NoPort", nil, "198.51.100.1", nil, "198.51.100.1"},
+		{"HopWithPort", proxies, "10.1.2.3:5000", []string{"6.6.6.6, 203.0.113.9:4711"}, "203.0.113.9"},
+		{"IPv6HopWithPort", proxies, "10.1.2.3:5000", []string{"[2001:db8::7]:4711"}, "2001:db8::7"},
+		{"TrustedHopWithPort", proxies, "10.1.2.3:5000", []string{"203.0.113.9, 10.9.9.9:80"}, "203.0.113.9"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := http.NewRequest("GET", "http://gw.example.com/api/status", nil)
