@@ -90,6 +90,23 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// A word that is not a flag is refused: the flag package would stop there
+// and drop the flags after it.
+func TestParseFlagsRefusesAWordThatIsNoFlag(t *testing.T) {
+	clearEnv(t)
+	var out strings.Builder
+	cfg, err := ParseFlags([]string{"serve", "--addr", "127.0.0.1:8080"}, &out)
+	if err == nil {
+		t.Fatalf("accepted, listening on %q", cfg.Addr)
+	}
+	if !strings.Contains(out.String(), `"serve" is not a flag`) {
+		t.Errorf("the refusal does not name the word:\n%s", out.String())
+	}
+	if _, err := ParseFlags([]string{"--addr", "127.0.0.1:8080", "gw.db"}, io.Discard); err == nil {
+		t.Error("a word after the flags is accepted")
+	}
+}
+
 // A GATEWAY_ variable that names no setting (a misspelt twin) is told at
 // start, while every twin, GATEWAY_PPROF and GATEWAY_ROOT_PASSWORD pass
 // without a word.

@@ -243,6 +243,15 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if fs.NArg() > 0 {
+		// The flag package stops at the first word that is not a flag: the
+		// flags after it would be dropped without a word (gateway serve
+		// --addr 127.0.0.1:8080 listened on every interface at :3000).
+		err := fmt.Errorf("%q is not a flag: the gateway takes flags only, and would ignore every flag after it", fs.Arg(0))
+		fmt.Fprintln(fs.Output(), "gateway:", err)
+		fs.Usage()
+		return c, err
+	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(env.errs, envTwin(f.Name))
 		delete(env.errs, olderNames[f.Name])
