@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -548,7 +549,14 @@ func (m *Main) Run(ctx context.Context) error {
 			slog.Error("serve", "err", err)
 		}
 	}()
-	slog.Info("gateway listening", "addr", ln.Addr().String(), "data", c.Data, "version", Version)
+	// The file's full path: a relative one is read from the working
+	// directory, which a service manager sets (systemd: /) where the
+	// operator may not look.
+	data := c.Data
+	if abs, err := filepath.Abs(data); err == nil {
+		data = abs
+	}
+	slog.Info("gateway listening", "addr", ln.Addr().String(), "data", data, "version", Version)
 	return nil
 }
 

@@ -428,3 +428,42 @@ func TestHangupShutsDownCleanly(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// The start names the data file by its full path: a relative --data is
+// read from the working directory, which a service manager chooses.
+func TestStartNamesTheDataFileByItsFullPath(t *testing.T) {
+	dir, bin := buildGateway(t)
+	ln := testListener(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "--addr", addr, "--data", filepath.Join("state", "gw.db"))
+	cmd.Dir = dir
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/api/status"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gateway not ready after 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	<-exited
+	want := "data=" + filepath.Join(dir, "state", "gw.db")
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("the start does not say %s:\n%s", want, out.String())
+	}
+}
