@@ -27,6 +27,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"gateway/api"
 	"gateway/egress"
@@ -299,6 +300,11 @@ func (c *Config) validate() []error {
 	}
 	if _, err := parsePrefixes(c.TrustedProxies); err != nil {
 		bad("trusted-proxies", strconv.Quote(c.TrustedProxies), "comma-separated IPs or CIDRs: "+err.Error())
+	}
+	if c.RootPassword != "" && store.ValidatePassword(c.RootPassword) != nil {
+		// The password itself stays out of the message.
+		errs = append(errs, fmt.Errorf("--root-password (GATEWAY_ROOT_PASSWORD) of %d characters, %d bytes: want %d to %d characters, at most 72 bytes",
+			utf8.RuneCountInString(c.RootPassword), len(c.RootPassword), store.MinPasswordLen, store.MaxPasswordLen))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
