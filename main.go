@@ -405,6 +405,15 @@ func (m *Main) Run(ctx context.Context) error {
 		go http.Serve(pln, mux)
 		slog.Info("pprof listening", "addr", pln.Addr().String())
 	}
+	// The address is taken before the data file is opened: a port in use
+	// stops the start before it creates a file and its root account (and
+	// logs that it did) at a path the operator did not mean to use yet.
+	// Connections wait in the queue until the server is ready.
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	m.listener = ln
 	st, err := store.Open(c.Data, store.Options{NoSync: c.NoSync})
 	if err != nil {
 		return err
@@ -528,12 +537,7 @@ func (m *Main) Run(ctx context.Context) error {
 		LinuxDOAuthorizeURL: c.LinuxDOAuthorizeURL, LinuxDOTokenURL: c.LinuxDOTokenURL, LinuxDOUserURL: c.LinuxDOUserURL,
 		Version: Version,
 	})
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		return err
-	}
-	m.listener = ln
-	ln = limitPerIP(ln, c.MaxConnsPerIP, trusted)
+	ln = limitPerIP(m.listener, c.MaxConnsPerIP, trusted)
 	reqCtx, endRequests := context.WithCancel(context.Background())
 	m.endRequests = endRequests
 	m.http = &http.Server{
@@ -598,6 +602,10 @@ func (m *Main) Close() error {
 		}
 		cancel()
 		m.endRequests()
+	}
+	if m.http == nil && m.listener != nil {
+		// A start that failed after taking the address frees it.
+		m.listener.Close()
 	}
 	if m.pprof != nil {
 		m.pprof.Close()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -466,4 +467,43 @@ func TestStartNamesTheDataFileByItsFullPath(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("the start does not say %s:\n%s", want, out.String())
 	}
+}
+
+// A port in use stops the start before the data file is opened: no file,
+// no root account with 123456 at a path nobody meant to use yet. A start
+// that fails after taking the address frees it.
+func TestPortInUseStopsTheStartBeforeTheDataFile(t *testing.T) {
+	busy := testListener(t)
+	defer busy.Close()
+	data := filepath.Join(t.TempDir(), "data", "gateway.db")
+	m := &Main{Config: Config{Addr: busy.Addr().String(), Data: data, LogLevel: "error", ShutdownTimeout: time.Second, NoSync: true}}
+	err := m.Run(context.Background())
+	m.Close()
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Run on a port in use: %v", err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("the data file was created by a start that could not listen: %v", err)
+	}
+
+	// The data file is locked by another store: the address is free again.
+	st, err := store.Open(data, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ln := testListener(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	m = &Main{Config: Config{Addr: addr, Data: data, LogLevel: "error", ShutdownTimeout: time.Second, NoSync: true}}
+	if err := m.Run(context.Background()); err == nil {
+		m.Close()
+		t.Fatal("Run on a locked data file started")
+	}
+	m.Close()
+	again, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the address is still taken after the failed start: %v", err)
+	}
+	again.Close()
 }
