@@ -177,7 +177,9 @@ func (c *clientIPs) isSecure(r *http.Request) bool {
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	if a, err := netip.ParseAddr(host); err == nil && len(c.trusted) > 0 && c.isTrusted(a) {
-		return strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+		// Proxies in a chain may append theirs: the first is the client's.
+		proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+		return strings.EqualFold(strings.TrimSpace(proto), "https")
 	}
 	return false
 }

@@ -176,20 +176,25 @@ func TestClientIP(t *testing.T) {
 
 func TestSecureCookieBehindTrustedProxy(t *testing.T) {
 	t.Parallel()
+	local := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	for _, tt := range []struct {
 		name    string
 		trusted []netip.Prefix
+		proto   string
 		secure  bool
 	}{
-		{"Untrusted", nil, false},
-		{"Trusted", []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, true},
+		{"Untrusted", nil, "https", false},
+		{"Trusted", local, "https", true},
+		// Proxies that append to the header: the first is the client's.
+		{"TrustedChain", local, "https, http", true},
+		{"TrustedChainPlain", local, "http, https", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ts := MustStartServer(t, func(c *api.Config) { c.TrustedProxies = tt.trusted })
 			cookie, id := ts.MustSession(t, "alice")
 			r := ApiScenario{URL: "/api/user/logout", Cookie: cookie, UserID: id,
-				Headers: map[string]string{"X-Forwarded-Proto": "https"}, WantStatus: 200}.Test(t, ts)
+				Headers: map[string]string{"X-Forwarded-Proto": tt.proto}, WantStatus: 200}.Test(t, ts)
 			if c := r.Cookie("session"); c == nil || c.Secure != tt.secure {
 				t.Fatalf("cookie = %+v, want Secure=%v", c, tt.secure)
 			}
