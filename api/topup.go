@@ -72,6 +72,12 @@ func quoteTopUp(set *store.Settings, group string, amount int64) (topUpQuote, er
 	if set.Get("PayAddress") == "" || set.Get("EpayId") == "" || set.Get("EpayKey") == "" {
 		return topUpQuote{}, store.Errorf(store.EFORBIDDEN, "管理员未开启在线充值")
 	}
+	// Without a saved ServerAddress the order would send the payer back to,
+	// and (with no CustomCallbackAddress) have the provider notify,
+	// http://localhost:3000: the money would be paid and never credited.
+	if set.Get("ServerAddress") == "" {
+		return topUpQuote{}, store.Errorf(store.EFORBIDDEN, "管理员未开启在线充值")
+	}
 	qpu := set.QuotaPerUnit()
 	minTopUp := set.Int("MinTopUp")
 	dollars := float64(amount)

@@ -186,6 +186,32 @@ func TestTopUp_NotConfigured(t *testing.T) {
 	})
 }
 
+// An order needs a saved ServerAddress: without one its return and
+// notification addresses would be http://localhost:3000, which no provider
+// reaches, and the payment would never be credited.
+func TestTopUp_NoServerAddress(t *testing.T) {
+	t.Parallel()
+	ts, _ := startPayServer(t)
+	ts.MustSetOptions(t, "ServerAddress", "")
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "Amount", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":10}`,
+			WantStatus: 403, WantContains: []string{`{"message":"error","data":"管理员未开启在线充值"}`}},
+		{Name: "Pay", Method: "POST", URL: "/api/user/pay", As: "user", Body: `{"amount":10,"payment_method":"zfb"}`,
+			WantStatus: 403, WantContains: []string{`"data":"管理员未开启在线充值"`}, WantNotContains: []string{`"success":`, "localhost"}},
+	})
+	if list, err := ts.Store.TopUps(0, 0, 0); err != nil || len(list) != 0 {
+		t.Fatalf("orders = %v, %v; want none", list, err)
+	}
+	// The notification address alone is not enough: the payer is sent back to ServerAddress.
+	ts.MustSetOptions(t, "CustomCallbackAddress", ts.URL)
+	ApiScenario{Method: "POST", URL: "/api/user/pay", As: "user", Body: `{"amount":10,"payment_method":"zfb"}`,
+		WantStatus: 403}.Test(t, ts)
+	ts.MustSetOptions(t, "ServerAddress", ts.URL)
+	if p := mustPay(t, ts, "user", 10); p.Data["return_url"] != ts.URL+"/log" {
+		t.Fatalf("return_url = %q", p.Data["return_url"])
+	}
+}
+
 func TestTopUp_Amount(t *testing.T) {
 	t.Parallel()
 	ts, _ := startPayServer(t)
