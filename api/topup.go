@@ -30,6 +30,11 @@ func (s *Server) registerTopUpRoutes() {
 // maxTopUpDollars bounds one order so that quota and money cannot overflow.
 const maxTopUpDollars = 1_000_000
 
+// maxTopUpMoney bounds what one order may ask to be paid: the price and a
+// group's ratio (each up to 1 000 000) could otherwise make an amount whose
+// cents no int64 holds.
+const maxTopUpMoney = 1e12
+
 // topUpReply is the answer of /amount and /pay: message "success" or
 // "error", with no success key (S §1); on failure data carries the reason.
 type topUpReply struct {
@@ -104,6 +109,9 @@ func quoteTopUp(set *store.Settings, group string, amount int64) (topUpQuote, er
 	// twice its price.
 	if q.raw < 0.01 {
 		return topUpQuote{}, store.Errorf(store.EINVALID, "充值金额过低")
+	}
+	if q.raw > maxTopUpMoney {
+		return topUpQuote{}, store.Errorf(store.EINVALID, "充值金额过高")
 	}
 	return q, nil
 }

@@ -251,7 +251,15 @@ func TestTopUp_Amount(t *testing.T) {
 		{Name: "JustAboveCent", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":11}`,
 			WantStatus: 200, WantContains: []string{`"data":"0.01"`}},
 	})
-	ts.MustSetOptions(t, "Price", "7.3")
+	// A price and a group ratio at their bounds make money no order can hold.
+	ts.MustSetOptions(t, "Price", "1000000", "TopupGroupRatio", `{"default":1000000,"vip":1000000,"svip":1000000}`)
+	runScenarios(t, ts, []ApiScenario{
+		{Name: "MoneyTooHighQuote", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":1000000}`,
+			WantStatus: 400, WantContains: []string{`"data":"充值金额过高"`}},
+		{Name: "MoneyTooHighOrder", Method: "POST", URL: "/api/user/pay", As: "user", Body: `{"amount":1000000,"payment_method":"zfb"}`,
+			WantStatus: 400, WantContains: []string{`"data":"充值金额过高"`}},
+	})
+	ts.MustSetOptions(t, "Price", "7.3", "TopupGroupRatio", `{"default":1,"vip":0.5,"svip":0}`)
 	// In quota units the minimum is MinTopUp × QuotaPerUnit.
 	ts.MustSetOptions(t, "DisplayInCurrencyEnabled", "false")
 	runScenarios(t, ts, []ApiScenario{
