@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/mail/smtptest"
 	"gateway/store"
 )
 
@@ -18,19 +19,8 @@ import (
 // channels mails root a summary when it ends.
 func TestChannelMail_SMTP(t *testing.T) {
 	t.Parallel()
-	ts, smtp := MustStartMailServer(t)
-	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
 	const rootEmail = "root@example.com"
-	email := rootEmail
-	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
-	t.Cleanup(up.Close)
+	ts, smtp, up := startRevokedKeyMail(t, rootEmail)
 	ch := &store.Channel{Type: 1, Name: "revoked", Key: "sk-revoked", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1}
 	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
 		t.Fatal(err)
@@ -108,18 +98,7 @@ func TestChannelMail_TimeNamesItsZone(t *testing.T) {
 // others, not a mail per channel.
 func TestChannelMail_BurstOfDisablesIsOneDigest(t *testing.T) {
 	t.Parallel()
-	ts, smtp := MustStartMailServer(t)
-	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
-	email := "root@example.com"
-	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
-	t.Cleanup(up.Close)
+	ts, smtp, up := startRevokedKeyMail(t, "root@example.com")
 	const n = 20
 	var chans []*store.Channel
 	for i := range n {
@@ -153,4 +132,23 @@ func TestChannelMail_BurstOfDisablesIsOneDigest(t *testing.T) {
 	if single != 1 || digest != 1 || len(smtp.Messages()) != 3 {
 		t.Fatalf("%d mails (%d single, %d digests), want 3: the first disable, the summary and one digest", len(smtp.Messages()), single, digest)
 	}
+}
+
+// startRevokedKeyMail starts a gateway that mails root at rootEmail over a
+// test SMTP server and disables channels automatically, and an upstream
+// that refuses every key as revoked.
+func startRevokedKeyMail(t *testing.T, rootEmail string) (*TestServer, *smtptest.Server, *httptest.Server) {
+	t.Helper()
+	ts, smtp := MustStartMailServer(t)
+	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
+	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &rootEmail}); err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	t.Cleanup(up.Close)
+	return ts, smtp, up
 }

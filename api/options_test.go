@@ -221,14 +221,7 @@ func TestStatusCheck(t *testing.T) {
 func TestAFileThatRefusesWritesAnswers503(t *testing.T) {
 	ts := MustStartServer(t)
 	cookie, uid := ts.MustSession(t, "root")
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skip(err)
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: old.Max}); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
+	limitFileSize(t, 8<<10)
 	ApiScenario{Method: "PUT", URL: "/api/option/", Cookie: cookie, UserID: uid,
 		Body:       `{"key":"Notice","value":"` + strings.Repeat("x", 5000) + `"}`,
 		WantStatus: 503, WantContains: []string{`"success":false`, msg("数据文件写入失败")}}.Test(t, ts)
@@ -242,14 +235,7 @@ func TestLogoutWhileTheFileRefusesWrites(t *testing.T) {
 	ts := MustStartServer(t)
 	cookie, uid := ts.MustSession(t, "alice")
 	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: uid, WantStatus: 200}.Test(t, ts)
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skip(err)
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: old.Max}); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
+	limitFileSize(t, 8<<10)
 	r := ApiScenario{Method: "POST", URL: "/api/user/logout", Cookie: cookie, UserID: uid,
 		WantStatus: 503, WantContains: []string{msg("数据文件写入失败")}}.Test(t, ts)
 	cleared := false
@@ -262,4 +248,19 @@ func TestLogoutWhileTheFileRefusesWrites(t *testing.T) {
 		t.Errorf("the session cookie is not cleared: %v", r.Header["Set-Cookie"])
 	}
 	ApiScenario{URL: "/api/user/self", Cookie: cookie, UserID: uid, WantStatus: 401}.Test(t, ts)
+}
+
+// limitFileSize makes every write past size bytes of any file fail, as a
+// full disk does (Go's runtime ignores the SIGXFSZ that comes with it),
+// until the test ends. The limit holds for the whole process: tests that
+// use it do not run in parallel.
+func limitFileSize(t *testing.T, size uint64) {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: size, Max: old.Max}); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old) })
 }
