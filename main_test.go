@@ -404,17 +404,7 @@ func TestHangupShutsDownCleanly(t *testing.T) {
 		cmd.Process.Kill()
 		<-exited
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/api/status"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway under nohup not ready after 20s:\n%s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitStatus(t, addr, &log)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -450,17 +440,7 @@ func TestStartNamesTheDataFileByItsFullPath(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		<-exited
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/api/status"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("gateway not ready after 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitStatus(t, addr, &out)
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-exited
 	want := "data=" + filepath.Join(dir, "state", "gw.db")
@@ -506,4 +486,21 @@ func TestPortInUseStopsTheStartBeforeTheDataFile(t *testing.T) {
 		t.Fatalf("the address is still taken after the failed start: %v", err)
 	}
 	again.Close()
+}
+
+// awaitStatus waits up to 20 s for the gateway at addr to answer
+// /api/status, failing t with the process's output otherwise.
+func awaitStatus(t *testing.T, addr string, out fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/api/status"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not ready after 20s:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -505,17 +505,9 @@ func TestUnknownRelayPathCORS(t *testing.T) {
 		{"POST", "/dashboard/billing/nope", true},
 		{"GET", "/api/nope", false},
 	} {
-		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader("{}"))
-		req.Header.Set("Origin", "https://app.example")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		got := resp.Header.Get("Access-Control-Allow-Origin")
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Invalid URL") || (got == "*") != tc.cors {
-			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want 404 with CORS %v", tc.method, tc.path, resp.StatusCode, got, body, tc.cors)
+		status, got, body := probeCORS(t, ts, tc.method, tc.path)
+		if status != http.StatusNotFound || !strings.Contains(body, "Invalid URL") || (got == "*") != tc.cors {
+			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want 404 with CORS %v", tc.method, tc.path, status, got, body, tc.cors)
 		}
 	}
 }
@@ -535,21 +527,9 @@ func TestUncleanRelayPathCORS(t *testing.T) {
 		{"GET", "/v1/./models", http.StatusNotFound},
 		{"OPTIONS", "/v1//chat/completions", http.StatusNoContent},
 	} {
-		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader("{}"))
-		req.Header.Set("Origin", "https://app.example")
-		if tc.method == "OPTIONS" {
-			req.Header.Set("Access-Control-Request-Method", "POST")
-			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		got := resp.Header.Get("Access-Control-Allow-Origin")
-		if resp.StatusCode != tc.status || got != "*" || (tc.status == http.StatusNotFound && !strings.Contains(string(body), "Invalid URL")) {
-			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want %d with CORS", tc.method, tc.path, resp.StatusCode, got, body, tc.status)
+		status, got, body := probeCORS(t, ts, tc.method, tc.path)
+		if status != tc.status || got != "*" || (tc.status == http.StatusNotFound && !strings.Contains(body, "Invalid URL")) {
+			t.Errorf("%s %s: %d, Access-Control-Allow-Origin %q (%s); want %d with CORS", tc.method, tc.path, status, got, body, tc.status)
 		}
 	}
 	// The console API's unclean paths stay without them.
@@ -563,4 +543,24 @@ func TestUncleanRelayPathCORS(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("GET /api//status: %d, Access-Control-Allow-Origin %q; want 404 without CORS", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
+}
+
+// probeCORS sends what a page at another origin sends (OPTIONS as its
+// preflight for a POST) and returns the status, the allowed origin and the
+// body.
+func probeCORS(t *testing.T, ts *TestServer, method, path string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader("{}"))
+	req.Header.Set("Origin", "https://app.example")
+	if method == "OPTIONS" {
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"), string(body)
 }
