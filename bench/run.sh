@@ -136,7 +136,10 @@ start_hop() {
 start_gateway() {
 	(cd "$root" && go build -trimpath -o "$tmp/gateway" .)
 	local port=${GATEWAY_PORT:-3900}
-	GATEWAY_API_RATE_LIMIT=0 GATEWAY_CRITICAL_RATE_LIMIT=0 "$tmp/gateway" --addr "127.0.0.1:$port" \
+	# The script's own GATEWAY_ variables are not the gateway's settings: it
+	# would warn of each one exported.
+	env -u GATEWAY_URL -u GATEWAY_KEY -u GATEWAY_ARGS -u GATEWAY_PORT \
+		GATEWAY_API_RATE_LIMIT=0 GATEWAY_CRITICAL_RATE_LIMIT=0 "$tmp/gateway" --addr "127.0.0.1:$port" \
 		--data "$tmp/gw/gateway.db" --allow-private-upstreams --log-level warn ${GATEWAY_ARGS:-} >"$tmp/gateway.log" 2>&1 &
 	gw_pid=$!
 	GATEWAY_URL="http://127.0.0.1:$port"

@@ -67,8 +67,10 @@ export async function startGateway({ env = {} } = {}) {
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   const logs = [];
+  // GATEWAY_BIN is the harness's own: the gateway would warn that it names no setting.
+  const { GATEWAY_BIN: _, ...inherited } = process.env;
   const child = spawn(GATEWAY_BIN, ["--addr", `127.0.0.1:${port}`, "--data", join(dir, "gateway.db"), "--allow-private-upstreams"], {
-    env: { ...process.env, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000", ...env },
+    env: { ...inherited, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const keep = (chunk) => {

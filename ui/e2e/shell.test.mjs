@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { expectToast, gatewaySuite, login, newPage, putOption, rootApi, submitLogin } from "./harness.mjs";
+import { expectToast, GATEWAY_BIN, gatewaySuite, login, newPage, putOption, rootApi, startGateway, submitLogin } from "./harness.mjs";
 
 let root;
 
@@ -227,4 +227,12 @@ test("a balance below zero shows its sign before the dollar sign, and one that r
   await page.reload();
   await balance.filter({ hasText: /^\$0\.00$/ }).waitFor({ timeout: 10000 });
   await context.close();
+});
+
+test("the gateway the tests start is told of no variable it does not know", async (t) => {
+  // make test-e2e names the binary in GATEWAY_BIN, which is the harness's, not a setting of the gateway.
+  process.env.GATEWAY_BIN ??= GATEWAY_BIN;
+  const gw = await startGateway();
+  t.after(() => gw.stop());
+  assert.doesNotMatch(gw.logs.join(""), /is not a setting/);
 });
