@@ -80,8 +80,10 @@ func quoteTopUp(set *store.Settings, group string, amount int64) (topUpQuote, er
 	// Without a saved ServerAddress the order would send the payer back to,
 	// and (with no CustomCallbackAddress) have the provider notify,
 	// http://localhost:3000: the money would be paid and never credited.
+	// The reason is told: payment is enabled as the console shows it, and
+	// "not enabled" would leave the administrator nothing to look for.
 	if set.Get("ServerAddress") == "" {
-		return topUpQuote{}, store.Errorf(store.EFORBIDDEN, "管理员未开启在线充值")
+		return topUpQuote{}, store.Errorf(store.EFORBIDDEN, "管理员未设置服务器地址，暂不能在线充值")
 	}
 	qpu := set.QuotaPerUnit()
 	minTopUp := set.Int("MinTopUp")

@@ -195,9 +195,9 @@ func TestTopUp_NoServerAddress(t *testing.T) {
 	ts.MustSetOptions(t, "ServerAddress", "")
 	runScenarios(t, ts, []ApiScenario{
 		{Name: "Amount", Method: "POST", URL: "/api/user/amount", As: "user", Body: `{"amount":10}`,
-			WantStatus: 403, WantContains: []string{`{"message":"error","data":"管理员未开启在线充值"}`}},
+			WantStatus: 403, WantContains: []string{`{"message":"error","data":"管理员未设置服务器地址，暂不能在线充值"}`}},
 		{Name: "Pay", Method: "POST", URL: "/api/user/pay", As: "user", Body: `{"amount":10,"payment_method":"zfb"}`,
-			WantStatus: 403, WantContains: []string{`"data":"管理员未开启在线充值"`}, WantNotContains: []string{`"success":`, "localhost"}},
+			WantStatus: 403, WantContains: []string{`"data":"管理员未设置服务器地址，暂不能在线充值"`}, WantNotContains: []string{`"success":`, "localhost"}},
 	})
 	if list, err := ts.Store.TopUps(0, 0, 0); err != nil || len(list) != 0 {
 		t.Fatalf("orders = %v, %v; want none", list, err)
