@@ -639,6 +639,11 @@ func main() {
 		stopOn = append(stopOn, syscall.SIGHUP)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
+	// The same hangup ends a reader of its output (gateway | tee log): a
+	// log line written to the closed pipe would otherwise kill it at once,
+	// in the middle of the shutdown or of streams it serves. Such lines
+	// are lost; the gateway goes on.
+	signal.Ignore(syscall.SIGPIPE)
 	defer stop()
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)

@@ -504,3 +504,50 @@ func awaitStatus(t *testing.T, addr string, out fmt.Stringer) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A hangup with the output piped (gateway 2>&1 | tee log) also ends the
+// reader: the shutdown's first log line then meets a closed pipe, which
+// must not kill the gateway before it has shut down.
+func TestHangupWithItsLogReaderGoneShutsDownCleanly(t *testing.T) {
+	dir, bin := buildGateway(t)
+	ln := testListener(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--addr", addr, "--data", filepath.Join(dir, "data", "gateway.db"))
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "gateway listening") {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the gateway did not start: %v\n%s", err, out.String())
+		}
+		out.Write(buf[:n])
+	}
+	r.Close()
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway still runs 20 s after SIGHUP")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit after SIGHUP with its log reader gone: %s, want 0 after a shutdown", cmd.ProcessState)
+	}
+}
