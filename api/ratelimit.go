@@ -114,7 +114,9 @@ type clientIPs struct {
 }
 
 func (c *clientIPs) isTrusted(a netip.Addr) bool {
-	a = a.Unmap()
+	// A link-local proxy comes with its interface (fe80::5%eth0), and a
+	// prefix never contains an address with a zone.
+	a = a.Unmap().WithZone("")
 	for _, p := range c.trusted {
 		if p.Contains(a) {
 			return true

@@ -160,6 +160,10 @@ func TestClientIP(t *testing.T) {
 		{"HopWithPort", proxies, "10.1.2.3:5000", []string{"6.6.6.6, 203.0.113.9:4711"}, "203.0.113.9"},
 		{"IPv6HopWithPort", proxies, "10.1.2.3:5000", []string{"[2001:db8::7]:4711"}, "2001:db8::7"},
 		{"TrustedHopWithPort", proxies, "10.1.2.3:5000", []string{"203.0.113.9, 10.9.9.9:80"}, "203.0.113.9"},
+		// A link-local proxy is seen with its interface (fe80::5%eth0); the zone does not make it another host.
+		{"ZonedTrustedPeer", prefixes("fe80::/10"), "[fe80::5%eth0]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"ZonedTrustedHop", prefixes("10.0.0.0/8", "fe80::/10"), "10.1.2.3:5000", []string{"203.0.113.9, fe80::5%eth0"}, "203.0.113.9"},
+		{"ZonedTrustedHopWithPort", prefixes("10.0.0.0/8", "fe80::/10"), "10.1.2.3:5000", []string{"203.0.113.9, [fe80::5%eth0]:80"}, "203.0.113.9"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := http.NewRequest("GET", "http://gw.example.com/api/status", nil)
