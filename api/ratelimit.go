@@ -154,7 +154,8 @@ func (c *clientIPs) of(r *http.Request) string {
 
 // forwardedAddr reads one X-Forwarded-For hop: an address, or an address
 // with the client's port, as some proxies (Azure's Application Gateway)
-// write it: 203.0.113.9:4711, [2001:db8::1]:4711.
+// write it: 203.0.113.9:4711, [2001:db8::1]:4711, or an IPv6 address in
+// brackets without one: [2001:db8::1].
 func forwardedAddr(hop string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(hop)
 	if err == nil {
@@ -162,6 +163,13 @@ func forwardedAddr(hop string) (netip.Addr, error) {
 	}
 	if ap, perr := netip.ParseAddrPort(hop); perr == nil {
 		return ap.Addr(), nil
+	}
+	if inner, ok := strings.CutPrefix(hop, "["); ok {
+		if inner, ok := strings.CutSuffix(inner, "]"); ok {
+			if b, berr := netip.ParseAddr(inner); berr == nil && b.Is6() {
+				return b, nil
+			}
+		}
 	}
 	return a, err
 }

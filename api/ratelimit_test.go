@@ -159,6 +159,8 @@ func TestClientIP(t *testing.T) {
 		{"NoPort", nil, "198.51.100.1", nil, "198.51.100.1"},
 		{"HopWithPort", proxies, "10.1.2.3:5000", []string{"6.6.6.6, 203.0.113.9:4711"}, "203.0.113.9"},
 		{"IPv6HopWithPort", proxies, "10.1.2.3:5000", []string{"[2001:db8::7]:4711"}, "2001:db8::7"},
+		{"IPv6HopInBrackets", proxies, "10.1.2.3:5000", []string{"[2001:db8::7]"}, "2001:db8::7"},
+		{"IPv4HopInBrackets", proxies, "10.1.2.3:5000", []string{"[203.0.113.9]"}, "10.1.2.3"},
 		{"TrustedHopWithPort", proxies, "10.1.2.3:5000", []string{"203.0.113.9, 10.9.9.9:80"}, "203.0.113.9"},
 		// A link-local proxy is seen with its interface (fe80::5%eth0); the zone does not make it another host.
 		{"ZonedTrustedPeer", prefixes("fe80::/10"), "[fe80::5%eth0]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
