@@ -92,8 +92,10 @@ func limitPerIP(ln net.Listener, max int, trusted []netip.Prefix) net.Listener {
 		if a.IsLoopback() {
 			return true
 		}
+		// A link-local proxy is seen with its interface (fe80::5%eth0):
+		// no prefix contains an address with a zone.
 		for _, p := range trusted {
-			if p.Contains(a) {
+			if p.Contains(a.WithZone("")) {
 				return true
 			}
 		}

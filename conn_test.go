@@ -223,3 +223,22 @@ func TestLimitPerIPCountsIPv6ByItsBlock(t *testing.T) {
 		t.Fatalf("a third connection from one /64 was accepted: %v", c.RemoteAddr())
 	}
 }
+
+// A trusted proxy on a link-local address, seen with its interface zone,
+// is exempt from the per-IP bound as any trusted proxy is.
+func TestLimitPerIPExemptsAZonedTrustedProxy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	l := limitPerIP(ln, 1, []netip.Prefix{netip.MustParsePrefix("fe80::/10")}).(*perIPListener)
+	for _, a := range []string{"fe80::5%eth0", "fe80::5", "::1"} {
+		if !l.exempt(netip.MustParseAddr(a)) {
+			t.Errorf("%s is not exempt", a)
+		}
+	}
+	if l.exempt(netip.MustParseAddr("2001:db8::5")) {
+		t.Error("an untrusted address is exempt")
+	}
+}
