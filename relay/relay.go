@@ -764,11 +764,10 @@ func mapStatus(ch *store.Channel, status int) int {
 	if json.Unmarshal([]byte(m), &mapping) != nil {
 		return status
 	}
-	// Codes are read as the store validated them, spaces around them
-	// allowed.
-	want := strconv.Itoa(status)
+	// Codes are read as the store validated them, as numbers with spaces
+	// around them allowed ("+429" and "0429" are 429).
 	for from, to := range mapping {
-		if strings.TrimSpace(from) != want {
+		if n, err := strconv.Atoi(strings.TrimSpace(from)); err != nil || n != status {
 			continue
 		}
 		if v, err := strconv.Atoi(strings.TrimSpace(to)); err == nil && v >= 100 && v < 600 {
