@@ -229,10 +229,18 @@ func (c *Channel) validate(old *Channel) error {
 			return Errorf(EINVALID, "状态码复写必须是合法的 JSON 格式！")
 		}
 		if m.name == "状态码复写" {
+			// A code named twice ("429" and " 429") would map to one
+			// value or the other, by chance.
+			seen := map[int]bool{}
 			for from, to := range obj {
 				if !isStatusCode(from) || !isStatusCode(to) {
 					return Errorf(EINVALID, "状态码复写的键和值必须是 100 到 599 之间的状态码")
 				}
+				n, _ := strconv.Atoi(strings.TrimSpace(from))
+				if seen[n] && changed(c.StatusCodeMapping, was.StatusCodeMapping) {
+					return Errorf(EINVALID, "状态码复写中状态码 %d 出现了不止一次", n)
+				}
+				seen[n] = true
 			}
 		}
 	}
