@@ -223,6 +223,16 @@ func (c *Channel) validate(old *Channel) error {
 		}
 		var obj map[string]string
 		if err := json.Unmarshal([]byte(m.v), &obj); err != nil {
+			// A JSON object with a number or an object as a value is
+			// valid JSON: what is wrong is the value.
+			var fields map[string]json.RawMessage
+			isObject := json.Unmarshal([]byte(m.v), &fields) == nil
+			if isObject && m.name == "模型映射" {
+				return Errorf(EINVALID, "模型映射的值必须是字符串（上游的模型名称）")
+			}
+			if isObject {
+				return Errorf(EINVALID, "状态码复写的键和值必须是 100 到 599 之间的状态码")
+			}
 			if m.name == "模型映射" {
 				return Errorf(EINVALID, "模型映射必须是合法的 JSON 格式！")
 			}
