@@ -206,6 +206,10 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		quota = p.quota(*v.Usage)
 		o = pricedOther(p, *v.Usage)
 	}
+	if upstream != model {
+		// Both names, as a call's log carries them.
+		o.UpstreamModel = upstream
+	}
 	o.AdminInfo.UseChannel = []uint64{ch.ID}
 	other, _ := json.Marshal(o)
 	var uid uint64

@@ -705,3 +705,31 @@ func TestHealth_MessageRulesIgnoreQuotedRequestsUnderAMapping(t *testing.T) {
 		t.Fatalf("a client's quoted phrase in an upstream 400 (mapped to 500) disabled the channel: %s", fresh.OtherInfo)
 	}
 }
+
+// A channel test of a mapped model logs both names, as a call's log does:
+// the model tested under the requested one, the name sent upstream in
+// upstream_model.
+func TestHealth_TestLogNamesTheMappedModel(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	const upstreamName = "provider-model-tested"
+	up := relaytest.NewChat(t, "sk-mapped-test", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if req.Model() != upstreamName {
+			t.Errorf("upstream model = %q, want the mapped %q", req.Model(), upstreamName)
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(req.Model(), "h", relaytest.NewUsage(8, 1)))
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, func(c *store.Channel) {
+		c.ModelMapping = `{"` + ratioModel + `":"` + upstreamName + `"}`
+	})
+	if r := g.rl.TestChannel(context.Background(), ch, ratioModel, nil); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, ModelName: ratioModel}, 1, 10)
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("logs %v (%v)", page, err)
+	}
+	if o := other(t, page.Items[0]); o.UpstreamModel != upstreamName {
+		t.Errorf("other = %s, want upstream_model %q", page.Items[0].Other, upstreamName)
+	}
+}
