@@ -97,6 +97,7 @@ type TestResult struct {
 	Duration  time.Duration
 	Err       error
 	Status    int // upstream status as the channel's status-code mapping makes it, 0 for transport errors
+	Upstream  int // the upstream's own status, before the mapping
 	Type      string
 	Code      string
 	// Message is the upstream's own error message (empty when the failure
@@ -164,7 +165,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		// Judged by the status the channel's mapping makes of it, as the
 		// relay judges its calls (S §5.6); the console is told the
 		// upstream's own.
-		res.Status = mapStatus(ch, resp.StatusCode)
+		res.Status, res.Upstream = mapStatus(ch, resp.StatusCode), resp.StatusCode
 		res.Type, res.Code = upstreamErrorFields(out)
 		res.Message = upstreamMessage(out, ch.Key)
 		msg := res.Message
@@ -177,7 +178,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	if errorIn(out) {
 		// An error answered with 200 is judged as the relay judges it (a
 		// 500 with the upstream's type, code and message).
-		res.Status = http.StatusInternalServerError
+		res.Status, res.Upstream = http.StatusInternalServerError, http.StatusInternalServerError
 		res.Type, res.Code = upstreamErrorFields(out)
 		res.Message = upstreamMessage(out, ch.Key)
 		if res.Message == "" {
@@ -257,7 +258,7 @@ func (rl *Relay) ApplyTestOutcome(ch *store.Channel, r TestResult) int {
 	if ch.Status == store.ChannelStatusEnabled && ch.AutoBan == 1 && set.Bool("AutomaticDisableChannelEnabled") {
 		var reason string
 		switch {
-		case r.Err != nil && disableRule(ch.Type, r.Status, r.Status, r.Type, r.Code, r.Message):
+		case r.Err != nil && disableRule(ch.Type, r.Status, r.Upstream, r.Type, r.Code, r.Message):
 			reason = "测试失败：" + r.Err.Error()
 		case slow:
 			reason = fmt.Sprintf("响应时间 %.2fs 超过阈值 %.2fs", r.Duration.Seconds(), threshold.Seconds())

@@ -601,21 +601,26 @@ func TestHealth_TestLogFollowsLogConsumeEnabled(t *testing.T) {
 // disables it, as the relay's calls through the same channel do.
 func TestHealth_ChannelTestFollowsStatusCodeMapping(t *testing.T) {
 	t.Parallel()
+	const busy = "upstream busy, try again"
 	for _, tc := range []struct {
 		name     string
 		upstream int
 		mapping  string
+		msg      string
 		want     int
 	}{
-		{"401 hidden", http.StatusUnauthorized, `{"401":"500"}`, store.ChannelStatusEnabled},
-		{"500 shown as 401", http.StatusInternalServerError, `{"500":"401"}`, store.ChannelStatusAutoDisabled},
+		// A message, type and code no disable rule knows: only the status
+		// can decide.
+		{"401 hidden", http.StatusUnauthorized, `{"401":"500"}`, busy, store.ChannelStatusEnabled},
+		{"500 shown as 401", http.StatusInternalServerError, `{"500":"401"}`, busy, store.ChannelStatusAutoDisabled},
+		// The "message contains" rules skip an upstream 400 (it quotes the
+		// request), not an upstream 500 that a mapping shows as 400.
+		{"500 shown as 400", http.StatusInternalServerError, `{"500":"400"}`, "Your account is not authorized to use this model", store.ChannelStatusAutoDisabled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
-			// A message, type and code no disable rule knows: only the
-			// status can decide.
-			up := relaytest.NewChat(t, "sk-mapped", failWith(tc.upstream, "server_error", "", "upstream busy, try again"))
+			up := relaytest.NewChat(t, "sk-mapped", failWith(tc.upstream, "server_error", "", tc.msg))
 			edit := func(c *store.Channel) { c.StatusCodeMapping = tc.mapping }
 			viaRelay := g.MustCreateChannel(t, up, ratioModel, edit)
 			_, key := g.MustCreateToken(t, "alice", store.Token{})
