@@ -158,6 +158,10 @@ func TestChannelCreate(t *testing.T) {
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status_code_mapping": `{"429": 500}`}, wantStatus: 400, wantContains: []string{"状态码复写的键和值必须是 100 到 599 之间的状态码"}},
 		{name: "model mapping to a number", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "model_mapping": `{"gpt-4": 4}`}, wantStatus: 400, wantContains: []string{"模型映射的值必须是字符串（上游的模型名称）"}},
+		{name: "model mapping naming a model twice", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "model_mapping": `{"gpt-4":"a","gpt-4":"b"}`}, wantStatus: 400, wantContains: []string{"模型映射中模型 gpt-4 出现了不止一次"}},
+		{name: "status mapping repeating a key", method: "POST", url: "/api/channel/", token: f.adminTok,
+			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status_code_mapping": `{"429":"500","429":"400"}`}, wantStatus: 400, wantContains: []string{"状态码复写中状态码 429 出现了不止一次"}},
 		{name: "status mapping naming a code twice", method: "POST", url: "/api/channel/", token: f.adminTok,
 			body: map[string]any{"name": "x", "type": 1, "key": "k", "models": "m", "status_code_mapping": `{"429":"500"," 429":"400"}`}, wantStatus: 400, wantContains: []string{"状态码复写中状态码 429 出现了不止一次"}},
 	})

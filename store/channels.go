@@ -1,6 +1,7 @@
 package store
 
 import (
+	stdjson "encoding/json"
 	"net/url"
 	"sort"
 	"strconv"
@@ -64,6 +65,31 @@ func ValidateBaseURL(base string) error {
 func isStatusCode(s string) bool {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	return err == nil && n >= 100 && n <= 599
+}
+
+// repeatedKey returns the first key of a JSON object of strings (one a
+// mapping check accepted) that another key repeats, both read through same.
+func repeatedKey(text string, same func(string) string) (string, bool) {
+	d := stdjson.NewDecoder(strings.NewReader(text))
+	if t, err := d.Token(); err != nil || t != stdjson.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if seen[same(k)] {
+			return same(k), true
+		}
+		seen[same(k)] = true
+		if _, err := d.Token(); err != nil { // the value: a string or null
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // ModelList returns the channel's models, trimmed, without empties or repeats.
@@ -239,19 +265,24 @@ func (c *Channel) validate(old *Channel) error {
 			return Errorf(EINVALID, "状态码复写必须是合法的 JSON 格式！")
 		}
 		if m.name == "状态码复写" {
-			// A code named twice ("429" and " 429") would map to one
-			// value or the other, by chance.
-			seen := map[int]bool{}
 			for from, to := range obj {
 				if !isStatusCode(from) || !isStatusCode(to) {
 					return Errorf(EINVALID, "状态码复写的键和值必须是 100 到 599 之间的状态码")
 				}
-				n, _ := strconv.Atoi(strings.TrimSpace(from))
-				if seen[n] && changed(c.StatusCodeMapping, was.StatusCodeMapping) {
-					return Errorf(EINVALID, "状态码复写中状态码 %d 出现了不止一次", n)
-				}
-				seen[n] = true
 			}
+		}
+	}
+	// A model or code named twice ("gpt-4" twice, "429" and " 429") keeps
+	// one of its values and drops the other unseen.
+	if changed(c.ModelMapping, was.ModelMapping) {
+		if k, ok := repeatedKey(c.ModelMapping, func(k string) string { return k }); ok {
+			return Errorf(EINVALID, "模型映射中模型 %s 出现了不止一次", k)
+		}
+	}
+	if changed(c.StatusCodeMapping, was.StatusCodeMapping) {
+		code := func(k string) string { n, _ := strconv.Atoi(strings.TrimSpace(k)); return strconv.Itoa(n) }
+		if k, ok := repeatedKey(c.StatusCodeMapping, code); ok {
+			return Errorf(EINVALID, "状态码复写中状态码 %s 出现了不止一次", k)
 		}
 	}
 	// One channel holds one key, without white space inside (a Vertex key
