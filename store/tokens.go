@@ -56,12 +56,14 @@ func (t *Token) AllowsIP(ip string) bool {
 	if err != nil {
 		return false
 	}
-	addr = addr.Unmap()
+	// A link-local client comes with the interface it reached the server
+	// on (fe80::5%eth0); a range never contains an address with a zone.
+	addr = addr.Unmap().WithZone("")
 	for _, e := range list {
 		if p, err := netip.ParsePrefix(e); err == nil && unmapPrefix(p).Contains(addr) {
 			return true
 		}
-		if a, err := netip.ParseAddr(e); err == nil && a.Unmap() == addr {
+		if a, err := netip.ParseAddr(e); err == nil && a.Unmap().WithZone("") == addr {
 			return true
 		}
 	}

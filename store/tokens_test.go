@@ -8,7 +8,8 @@ import (
 
 // An allow list matches a client whatever form its entries and the
 // client's address take: IPv4 written in IPv6 form, as an address or as a
-// range, matches the IPv4 client.
+// range, matches the IPv4 client; a link-local client, whose address comes
+// with the interface it reached the server on, matches its address and range.
 func TestTokenAllowsIP(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -25,6 +26,10 @@ func TestTokenAllowsIP(t *testing.T) {
 		{"2001:db8::/32", "2001:db8::1", true},
 		{"2001:db8::/32", "127.0.0.1", false},
 		{"192.0.2.7", "not an address", false},
+		{"fe80::/10", "fe80::1%eth0", true},
+		{"fe80::1", "fe80::1%eth0", true},
+		{"fe80::1%eth0", "fe80::1", true},
+		{"fe80::2", "fe80::1%eth0", false},
 	} {
 		tok := &store.Token{AllowIPs: tc.list}
 		if got := tok.AllowsIP(tc.ip); got != tc.want {
