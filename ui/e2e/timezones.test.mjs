@@ -53,3 +53,22 @@ test("saving a token whose expiry is in the repeated hour of the fall-back keeps
   assert.equal(after.expired_time, expiry, "a rename moved the expiry an hour earlier");
   await context.close();
 });
+
+test("an expiry at the start of 1970 is refused, not saved as a token that never expires", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tzu", "token-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 }, timezoneId: "UTC" });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.click('[data-testid="add-token"]');
+  await page.locator('[data-testid="token-drawer"]').waitFor();
+  await page.fill('[data-testid="token-name-input"]', "epoch");
+  // The first is 0 and the second -1 in UTC: both read as "never" by the server.
+  for (const expiry of ["1970-01-01 00:00:00", "1969-12-31 23:59:59"]) {
+    await page.fill('[data-testid="token-expiry"]', expiry);
+    await page.click('[data-testid="token-submit"]');
+    await expectToast(page, "过期时间格式错误！");
+  }
+  const list = (await api.call("GET", "/api/token/?p=0&size=10")).json.data;
+  assert.deepEqual(list, [], "no token was created");
+  await context.close();
+});

@@ -98,7 +98,8 @@ export function nameBytes(name: string): number {
 export function validateTokenForm(f: TokenForm, isEdit: boolean): string | null {
   if (f.name.trim() === "") return "tokens.msg.nameRequired";
   if (nameBytes(f.name) > TOKEN_NAME_MAX_BYTES) return "tokens.msg.nameTooLong";
-  if (f.expiry.trim() !== "" && parseDateTime(f.expiry) === null) return "tokens.msg.expiryInvalid";
+  // An instant at or before 1970 would be sent as 0 or -1, which the server reads as never.
+  if (f.expiry.trim() !== "" && (parseDateTime(f.expiry) ?? 0) <= 0) return "tokens.msg.expiryInvalid";
   if (!f.unlimited_quota && !quotaUnchanged(f) && !/^\d+$/.test(f.remain_quota.trim())) return "tokens.msg.quotaInvalid";
   if (!quotaUnchanged(f) && !quotaWithinBound(f.remain_quota)) return "common.quotaTooLarge";
   if (!isEdit && !/^[1-9]\d*$/.test(f.count.trim())) return "tokens.msg.countInvalid";
