@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -48,7 +49,7 @@ func (t *Token) ModelLimitList() []string { return csvList(t.ModelLimits) }
 // AllowsIP reports whether ip may use the token: an empty list allows all;
 // entries are exact addresses or CIDR ranges, one per line (commas accepted).
 func (t *Token) AllowsIP(ip string) bool {
-	list := strings.FieldsFunc(t.AllowIPs, func(r rune) bool { return r == '\n' || r == ',' || r == ' ' || r == '\r' })
+	list := allowIPEntries(t.AllowIPs)
 	if len(list) == 0 {
 		return true
 	}
@@ -68,6 +69,12 @@ func (t *Token) AllowsIP(ip string) bool {
 		}
 	}
 	return false
+}
+
+// allowIPEntries splits an IP allow list into its entries: one per line,
+// commas and white space (a tab pasted from a table too) between them.
+func allowIPEntries(list string) []string {
+	return strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // unmapPrefix is p with an IPv4 range written in IPv6 form
@@ -121,7 +128,7 @@ func (t *Token) validateOthers() error {
 		return Errorf(EINVALID, "模型限制列表过长")
 	}
 	t.ModelLimits = strings.Join(csvList(t.ModelLimits), ",")
-	for _, e := range strings.FieldsFunc(t.AllowIPs, func(r rune) bool { return r == '\n' || r == ',' || r == ' ' || r == '\r' }) {
+	for _, e := range allowIPEntries(t.AllowIPs) {
 		if _, err := netip.ParsePrefix(e); err == nil {
 			continue
 		}

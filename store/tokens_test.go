@@ -37,3 +37,23 @@ func TestTokenAllowsIP(t *testing.T) {
 		}
 	}
 }
+
+// An allow list whose entries a tab separates (pasted from a table) is
+// saved, and each entry matches, as with spaces.
+func TestTokenAllowListTabs(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "tabs"})
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "office", RemainQuota: 10, ExpiredTime: -1, AllowIPs: "192.0.2.7\t198.51.100.0/24\t\n2001:db8::1\t"})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	list := "203.0.113.9\t10.0.0.0/8"
+	if tok, err = s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{AllowIPs: &list}); err != nil {
+		t.Fatalf("edit: %v", err)
+	}
+	for ip, want := range map[string]bool{"203.0.113.9": true, "10.1.2.3": true, "192.0.2.7": false} {
+		if got := tok.AllowsIP(ip); got != want {
+			t.Errorf("client %s: %v, want %v", ip, got, want)
+		}
+	}
+}
