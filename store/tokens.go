@@ -123,11 +123,12 @@ func (t *Token) validateOthers() error {
 	if t.ExpiredTime < -1 {
 		return Errorf(EINVALID, "过期时间格式错误！")
 	}
-	// S §3.5: at most 1024 characters (model names may be Chinese).
+	// S §3.5: at most 1024 characters (model names may be Chinese), as
+	// stored: without the spaces and repeated names cleaning drops.
+	t.ModelLimits = strings.Join(csvList(t.ModelLimits), ",")
 	if utf8.RuneCountInString(t.ModelLimits) > 1024 {
 		return Errorf(EINVALID, "模型限制列表过长")
 	}
-	t.ModelLimits = strings.Join(csvList(t.ModelLimits), ",")
 	for _, e := range allowIPEntries(t.AllowIPs) {
 		if _, err := netip.ParsePrefix(e); err == nil {
 			continue

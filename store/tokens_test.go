@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"gateway/store"
@@ -55,5 +57,28 @@ func TestTokenAllowListTabs(t *testing.T) {
 		if got := tok.AllowsIP(ip); got != want {
 			t.Errorf("client %s: %v, want %v", ip, got, want)
 		}
+	}
+}
+
+// The model limits' bound of 1 024 characters (S §3.5) applies to the list
+// as stored: spaces and repeated names the cleaning drops do not count.
+func TestTokenModelLimitsBoundAsStored(t *testing.T) {
+	s := MustOpenStore(t)
+	u := MustPutUser(t, s, store.User{Username: "limits"})
+	spaced := strings.Repeat("gpt-4o-mini , ", 100) // 1 400 characters, 11 stored
+	tok, err := s.CreateToken(&store.Token{UserID: u.ID, Name: "spaced", RemainQuota: 10, ExpiredTime: -1, ModelLimitsEnabled: true, ModelLimits: spaced})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if tok.ModelLimits != "gpt-4o-mini" {
+		t.Fatalf("stored limits %q", tok.ModelLimits)
+	}
+	var names []string
+	for i := range 120 {
+		names = append(names, fmt.Sprintf("model-%04d", i)) // 120 × 11 - 1 = 1 319 characters stored
+	}
+	long := strings.Join(names, ",")
+	if _, err := s.UpdateToken(u.ID, tok.ID, store.TokenUpdate{ModelLimits: &long}); store.ErrorMessage(err) != "模型限制列表过长" {
+		t.Fatalf("a stored list over the bound: %v", err)
 	}
 }
