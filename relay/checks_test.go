@@ -611,3 +611,35 @@ func TestSlowPlaygroundUploadTakesTheGroupAsItIsNow(t *testing.T) {
 		t.Errorf("charged %d in group %q, want %d in vip (the account's group when the call was priced)", l.Quota, l.Group, want)
 	}
 }
+
+// A token whose group its calls are refused in (no longer usable by its
+// owner, or no longer priced) gets the same refusal from the model list and
+// the model read: it lists nothing it could not call.
+func TestModelsFollowTheTokenGroup(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	if err := g.st.UpdateOptions([]store.Option{{Key: "UserUsableGroups", Value: `{"default":"默认分组","vip":"vip分组","legacy":"旧分组"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1))), ratioModel,
+		func(c *store.Channel) { c.Group = "default,vip,legacy,retired" })
+	_, legacy := g.MustCreateToken(t, "alice", store.Token{Group: "legacy"})
+	_, retired := g.MustCreateToken(t, "alice", store.Token{Group: "retired", ModelLimitsEnabled: true, ModelLimits: ratioModel})
+	_, own := g.MustCreateToken(t, "alice", store.Token{})
+	for _, path := range []string{"/v1/models", "/v1/models/" + ratioModel} {
+		for key, want := range map[string]string{legacy: "group_deprecated", retired: "group_not_allowed", own: ""} {
+			req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := g.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want == "" && (resp.StatusCode != http.StatusOK || !strings.Contains(string(body), ratioModel)) ||
+				want != "" && (resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), want)) {
+				t.Errorf("%s: %d %s; want %q", path, resp.StatusCode, body, want)
+			}
+		}
+	}
+}

@@ -92,15 +92,17 @@ func modelObjects(names []string) []modelObject {
 
 // tokenModels returns what a token may call: its model limits when set,
 // otherwise every model its group has an enabled channel for.
-func (rl *Relay) tokenModels(c *Caller) []string {
+func (rl *Relay) tokenModels(c *Caller) ([]string, *Error) {
+	// A token whose group its calls are refused in lists nothing either:
+	// it answers as its calls would.
+	group, err := tokenGroup(rl.store.Settings(), c.User, c.Token)
+	if err != nil {
+		return nil, err
+	}
 	if c.Token != nil && c.Token.ModelLimitsEnabled {
-		return c.Token.ModelLimitList()
+		return c.Token.ModelLimitList(), nil
 	}
-	group := c.User.Group
-	if c.Token != nil && c.Token.Group != "" {
-		group = c.Token.Group
-	}
-	return rl.store.GroupModels(group)
+	return rl.store.GroupModels(group), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -116,7 +118,11 @@ func (rl *Relay) listModels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, requestID(w), err)
 		return
 	}
-	names := rl.tokenModels(c)
+	names, err := rl.tokenModels(c)
+	if err != nil {
+		writeError(w, requestID(w), err)
+		return
+	}
 	sort.Strings(names)
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "object": "list", "data": modelObjects(names)})
 }
@@ -128,7 +134,12 @@ func (rl *Relay) getModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := r.PathValue("model")
-	for _, m := range rl.tokenModels(c) {
+	names, err := rl.tokenModels(c)
+	if err != nil {
+		writeError(w, requestID(w), err)
+		return
+	}
+	for _, m := range names {
 		if m == want {
 			writeJSON(w, http.StatusOK, modelObjects([]string{m})[0])
 			return

@@ -597,6 +597,23 @@ func (rl *Relay) readMultipart(c *call) *Error {
 	return nil
 }
 
+// tokenGroup is the group a token's calls are priced and routed in: the
+// user's own (which needs no ratio: a missing one counts as 1), or the
+// token's, which must be usable by the user and still priced.
+func tokenGroup(set *store.Settings, u *store.User, tok *store.Token) (string, *Error) {
+	if tok == nil || tok.Group == "" {
+		return u.Group, nil
+	}
+	g := tok.Group
+	if _, ok := set.UserUsable[g]; !ok && g != u.Group {
+		return "", localError(http.StatusForbidden, "group_not_allowed", "令牌分组 "+g+" 已被禁用")
+	}
+	if _, ok := set.GroupRatio[g]; !ok {
+		return "", localError(http.StatusForbidden, "group_deprecated", "分组 "+g+" 已被弃用")
+	}
+	return g, nil
+}
+
 // distribute applies the IP allow list, resolves the group and checks the
 // model limits (S §5.3).
 func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
@@ -616,19 +633,11 @@ func (rl *Relay) distribute(c *call, set *store.Settings) *Error {
 		}
 	}
 	if cl.Group == "" {
-		// The user's own group needs no ratio (a missing one counts as 1);
-		// a token's group must be usable by the user and still priced.
-		cl.Group = cl.User.Group
-		if cl.Token != nil && cl.Token.Group != "" {
-			g := cl.Token.Group
-			if _, ok := set.UserUsable[g]; !ok && g != cl.User.Group {
-				return localError(http.StatusForbidden, "group_not_allowed", "令牌分组 "+g+" 已被禁用")
-			}
-			if _, ok := set.GroupRatio[g]; !ok {
-				return localError(http.StatusForbidden, "group_deprecated", "分组 "+g+" 已被弃用")
-			}
-			cl.Group = g
+		g, err := tokenGroup(set, cl.User, cl.Token)
+		if err != nil {
+			return err
 		}
+		cl.Group = g
 	}
 	if cl.Pinned != 0 {
 		ch, err := rl.store.Channel(cl.Pinned)
