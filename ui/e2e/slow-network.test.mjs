@@ -686,6 +686,39 @@ test("a redemption code's save answered after its drawer was closed does not clo
   await context.close();
 });
 
+test("a redemption code's creation answered after its drawer was closed does not replace the drawer opened since with the download offer", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const na = uniqueName("rsc");
+  assert.equal((await api.call("POST", "/api/redemption/", { name: na, quota: 100000, count: 1 })).json?.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: na });
+  await row.waitFor();
+  const drawer = page.locator('[data-testid="redemption-drawer"]');
+  const hold = await holdRoute(page, "**/api/redemption/", "POST");
+  await page.click('[data-testid="redemption-add"]');
+  await page.fill("#redemption-name", uniqueName("rsn"));
+  await page.click('[data-testid="redemption-submit"]');
+  for (let i = 0; i < 200 && hold.held.length === 0; i++) await sleep(50);
+  assert.equal(hold.held.length, 1, "the creation was sent");
+  await drawer.getByRole("button", { name: "取消" }).click();
+  await drawer.waitFor({ state: "detached" });
+  // Nothing seems to happen on a slow link: the administrator edits another code meanwhile.
+  await row.locator('[data-testid="redemption-edit"]').click();
+  await page.waitForFunction((name) => document.querySelector("#redemption-name")?.value === name, na);
+  await page.fill("#redemption-name", "typed-wait");
+
+  await page.unrouteAll();
+  hold.release();
+  await expectToast(page, "兑换码创建成功");
+  await sleep(800);
+  assert.equal(await page.locator('[data-testid="redemption-download-dialog"]').count(), 0, "the download offer replaced the edit drawer");
+  assert.equal(await drawer.count(), 1, "the edit drawer is still open");
+  assert.equal(await page.inputValue("#redemption-name"), "typed-wait");
+  await context.close();
+});
+
 test("a new user's save answered after its drawer was closed does not close the drawer opened since", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const ub = (await registerUser(suite.gw.baseURL, "nub", "password123")).username;

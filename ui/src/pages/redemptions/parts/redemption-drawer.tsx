@@ -89,7 +89,9 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
       const keys = await createRedemptions({ name, quota, count });
       toast.success(t("redemption.createSuccess"));
       await loadRedemptions();
-      redemptionsDialog.value = keys.length > 0 ? { kind: "download", name, keys } : null;
+      // The download offer takes the place of this drawer, not of a drawer or dialog opened since (the codes are in the list).
+      const now = redemptionsDialog.peek();
+      if (now === mine || now === null) redemptionsDialog.value = keys.length > 0 ? { kind: "download", name, keys } : null;
     } catch (err) {
       handleError(err);
     } finally {
