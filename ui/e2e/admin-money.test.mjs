@@ -408,3 +408,25 @@ test("the users and redemption pages open with an empty search box, as their lis
   }
   await context.close();
 });
+
+test("disabling a code that was redeemed meanwhile is refused and its row then shows it used", async () => {
+  const name = uniqueName("rdm");
+  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: name });
+  await row.locator('[data-testid="redemption-disable"]').waitFor();
+  // A user redeems the code while the administrator looks at the list.
+  const buyer = await newUser(suite.gw.baseURL, "rdmu", "rdmu-pass-11");
+  const redeemed = await buyer.api.call("POST", "/api/user/topup", { key: r.json.data[0] });
+  assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
+  await row.locator('[data-testid="redemption-disable"]').click();
+  await expectToast(page, "兑换码已被使用");
+  // The row no longer offers what the code cannot do.
+  await row.getByText("已使用").waitFor({ timeout: 3000 });
+  assert.equal(await row.locator('[data-testid="redemption-disable"]').count(), 0, "the used code still offers to be disabled");
+  assert.equal(await row.locator('[data-testid="redemption-edit"]').isDisabled(), true, "the used code still offers to be edited");
+  await context.close();
+});

@@ -85,7 +85,7 @@ export async function copySelectedRedemptions(): Promise<void> {
 /** statusChanging holds the codes with a status change in flight: a second click waits for its answer. */
 export const statusChanging = signal<Set<number>>(new Set());
 
-/** setRedemptionStatus enables or disables a code and updates its row. */
+/** setRedemptionStatus enables or disables a code and updates its row; a refused change reads the row again. */
 export async function setRedemptionStatus(row: Redemption, status: number): Promise<void> {
   if (statusChanging.value.has(row.id)) return;
   statusChanging.value = new Set(statusChanging.value).add(row.id);
@@ -98,6 +98,8 @@ export async function setRedemptionStatus(row: Redemption, status: number): Prom
     );
   } catch (err) {
     handleError(err);
+    // Refused because the code changed meanwhile (redeemed, deleted): the row shows what it is now.
+    await refreshRedemptionRow(row.id);
   } finally {
     const next = new Set(statusChanging.value);
     next.delete(row.id);
