@@ -430,3 +430,25 @@ test("disabling a code that was redeemed meanwhile is refused and its row then s
   assert.equal(await row.locator('[data-testid="redemption-edit"]').isDisabled(), true, "the used code still offers to be edited");
   await context.close();
 });
+
+test("saving the edit of a code that was redeemed meanwhile is refused and its row then shows it used", async () => {
+  const name = uniqueName("rde");
+  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: name });
+  await row.locator('[data-testid="redemption-edit"]').click();
+  await page.waitForFunction((n) => document.querySelector("#redemption-name")?.value === n, name);
+  // A user redeems the code while the administrator edits it.
+  const buyer = await newUser(suite.gw.baseURL, "rdeu", "rdeu-pass-11");
+  const redeemed = await buyer.api.call("POST", "/api/user/topup", { key: r.json.data[0] });
+  assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
+  await page.fill("#redemption-quota", "200000");
+  await page.click('[data-testid="redemption-submit"]');
+  await expectToast(page, "兑换码已被使用");
+  await row.getByText("已使用").waitFor({ timeout: 3000 });
+  assert.equal(await row.locator('[data-testid="redemption-edit"]').isDisabled(), true, "the used code still offers to be edited");
+  await context.close();
+});

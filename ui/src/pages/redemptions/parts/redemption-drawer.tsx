@@ -94,6 +94,8 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
       if (now === mine || now === null) redemptionsDialog.value = keys.length > 0 ? { kind: "download", name, keys } : null;
     } catch (err) {
       handleError(err);
+      // An edit refused because the code changed meanwhile (redeemed, disabled): its row shows what it is now.
+      if (mode === "edit" && id !== null) await refreshRedemptionRow(id);
     } finally {
       setBusy(false);
     }
