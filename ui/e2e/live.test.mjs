@@ -117,6 +117,52 @@ test("a read of the account answered after a newer balance push keeps the pushed
   await context.close();
 });
 
+test("a read of the account answered after an invite transfer's push keeps the pushed invite earnings", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  await putOption(root, "QuotaForInviter", "1000000");
+  try {
+    const inviter = await newUser(suite.gw.baseURL, "lvaf", "lvaf-pass-11");
+    const code = (await inviter.api.call("GET", "/api/user/aff")).json.data;
+    const reg = await new ApiSession(suite.gw.baseURL).call("POST", "/api/user/register?turnstile=", { username: uniqueName("lvafd"), password: "lvafd-pass-11", password2: "lvafd-pass-11", aff_code: code });
+    assert.equal(reg.json?.success, true, JSON.stringify(reg.json));
+    const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+    await loginToPersonalSettings(page, inviter.username, inviter.password);
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    const stored = () => page.evaluate(() => JSON.parse(localStorage.getItem("user")));
+    // Reads of the account from now on reach the server at once, but their answers wait.
+    let release;
+    const released = new Promise((resolve) => (release = resolve));
+    let held = 0;
+    await page.route((url) => url.pathname === "/api/user/self", async (route) => {
+      const res = await route.fetch();
+      held++;
+      await released;
+      await route.fulfill({ response: res });
+    });
+    await page.reload();
+    const deadline = Date.now() + 10000;
+    while (held === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(held > 0, "the page load read the account");
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    const before = (await stored()).quota;
+    // The transfer is made in another window of the same account.
+    const moved = await inviter.api.call("POST", "/api/user/aff_transfer", { quota: 500000 });
+    assert.equal(moved.json?.success, true, JSON.stringify(moved.json));
+    await page.waitForFunction((old) => JSON.parse(localStorage.getItem("user")).quota !== old, before, { timeout: 10000 });
+    release();
+    await page.waitForResponse((r) => new URL(r.url()).pathname === "/api/user/self");
+    await page.waitForTimeout(300);
+    const now = (await inviter.api.call("GET", "/api/user/self")).json.data;
+    const shown = await stored();
+    assert.equal(shown.quota, now.quota);
+    assert.equal(shown.aff_quota, now.aff_quota, "the older read brought back the invite earnings already moved to the balance");
+    await page.locator('[data-testid="aff-quota"]').waitFor();
+    await context.close();
+  } finally {
+    await putOption(root, "QuotaForInviter", "0");
+  }
+});
+
 test("a session ended elsewhere logs the console out without a reload", async () => {
   const username = uniqueName("liv");
   const password = "live-pass-1";

@@ -51,7 +51,11 @@ export function resetBalanceSeq(): void {
   balanceSeq = 0;
 }
 
-/** newestBalance is what of fields to take in: all of it, less a balance older than the one held. */
+/**
+ * newestBalance is what of fields to take in: all of it, less a balance older than the one held.
+ * The invite earnings are part of the balance: a transfer moves them to the quota in one step, so an
+ * older read's earnings beside the newer quota would count the moved amount twice.
+ */
 export function newestBalance(fields: Partial<User> & { balance_seq?: unknown }): Partial<User> {
   const { balance_seq: seq, ...rest } = fields;
   if (typeof seq !== "number") return rest;
@@ -59,6 +63,9 @@ export function newestBalance(fields: Partial<User> & { balance_seq?: unknown })
     delete rest.quota;
     delete rest.used_quota;
     delete rest.request_count;
+    delete rest.aff_quota;
+    delete rest.aff_history_quota;
+    delete rest.aff_count;
   } else {
     balanceSeq = seq;
   }
