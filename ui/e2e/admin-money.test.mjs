@@ -452,3 +452,21 @@ test("saving the edit of a code that was redeemed meanwhile is refused and its r
   assert.equal(await row.locator('[data-testid="redemption-edit"]').isDisabled(), true, "the used code still offers to be edited");
   await context.close();
 });
+
+test("codes created while a search is shown are listed with every code, and the search box says so", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  await page.fill('[data-testid="redemption-search"]', "no-such-name-at-all");
+  await page.press('[data-testid="redemption-search"]', "Enter");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="redemption-row-"]').length === 0);
+  const name = uniqueName("rsb");
+  await page.click('[data-testid="redemption-add"]');
+  await page.fill("#redemption-name", name);
+  await page.click('[data-testid="redemption-submit"]');
+  await expectToast(page, "兑换码创建成功");
+  await page.getByRole("dialog").getByRole("button", { name: "取消" }).click();
+  await page.locator("tr", { hasText: name }).waitFor();
+  assert.equal(await page.inputValue('[data-testid="redemption-search"]'), "", "the box kept a search the list does not show");
+  await context.close();
+});

@@ -6,7 +6,7 @@ import { createRedemptions, getRedemption, updateRedemption } from "../../../api
 import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { quotaWithinBound } from "../../../lib/quota";
-import { loadRedemptions, redemptionsDialog, refreshRedemptionRow } from "../../../stores/redemptions";
+import { loadRedemptions, redemptionKeyword, redemptionsDialog, refreshRedemptionRow } from "../../../stores/redemptions";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
 
@@ -88,6 +88,8 @@ export function RedemptionDrawer({ mode, id, onClose }: { mode: "add" | "edit" |
       }
       const keys = await createRedemptions({ name, quota, count });
       toast.success(t("redemption.createSuccess"));
+      // The new codes are listed first among every code, so a search shown before is over, in the box too.
+      redemptionKeyword.value = "";
       await loadRedemptions();
       // The download offer takes the place of this drawer, not of a drawer or dialog opened since (the codes are in the list).
       const now = redemptionsDialog.peek();
