@@ -55,18 +55,7 @@ func TestChannelMail_TimeNamesItsZone(t *testing.T) {
 	saved := time.Local
 	t.Cleanup(func() { time.Local = saved })
 	time.Local = time.FixedZone("CST", 8*3600)
-	ts, smtp := MustStartMailServer(t)
-	ts.MustSetOptions(t, "AutomaticDisableChannelEnabled", "true")
-	email := "root@example.com"
-	if _, err := ts.Store.UpdateUser(ts.UserID(t, "root"), store.UserUpdate{Email: &email}); err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte(`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
-	}))
-	t.Cleanup(up.Close)
+	ts, smtp, up := startRevokedKeyMail(t, "root@example.com")
 	ch := &store.Channel{Type: 1, Name: "revoked", Key: "sk-revoked", BaseURL: up.URL, Models: "gpt-4o-mini", Group: "default", AutoBan: 1}
 	if err := ts.Store.CreateChannels([]*store.Channel{ch}); err != nil {
 		t.Fatal(err)

@@ -73,13 +73,7 @@ func TestCommitIsolatesAFailingCharge(t *testing.T) {
 	if err := <-bad.done; err == nil {
 		t.Fatal("the charge of a missing user was written")
 	}
-	var stored *User
-	if err := s.db.View(func(tx *bolt.Tx) (err error) {
-		stored, err = getUser(tx, u.ID)
-		return
-	}); err != nil {
-		t.Fatal(err)
-	}
+	stored := fileUser(t, s, u.ID)
 	if stored.UsedQuota != 10 || stored.Quota != 990 || stored.RequestCount != 1 {
 		t.Fatalf("stored user after the batch: %+v", stored)
 	}
@@ -541,13 +535,7 @@ func TestAFileThatCannotBeWrittenFailsABatchWithoutTryingEveryCharge(t *testing.
 	if err := <-c.done; err != nil {
 		t.Fatalf("a charge once the file takes writes again: %v", err)
 	}
-	var stored *User
-	if err := s.db.View(func(tx *bolt.Tx) (err error) {
-		stored, err = getUser(tx, u.ID)
-		return
-	}); err != nil {
-		t.Fatal(err)
-	}
+	stored := fileUser(t, s, u.ID)
 	if stored.Quota != 990 || stored.UsedQuota != 10 || stored.RequestCount != 1 {
 		t.Fatalf("stored user after the file took writes again: %+v", stored)
 	}
@@ -609,4 +597,18 @@ func TestChargesWritableWhileTheFileRefusesWrites(t *testing.T) {
 	if err := s.ChargesWritable(); err != nil {
 		t.Fatalf("once a write went through: %v", err)
 	}
+}
+
+// fileUser reads user id's record as the file holds it, not the ledger's
+// live balances.
+func fileUser(t *testing.T, s *Store, id uint64) *User {
+	t.Helper()
+	var u *User
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		u, err = getUser(tx, id)
+		return
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
