@@ -13,16 +13,10 @@ import (
 // billingGet reads one of the OpenAI billing-compat endpoints with key.
 func (g *gateway) billingGet(t *testing.T, key, path string) map[string]float64 {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	status, body := g.get(t, "Bearer "+key, path)
 	var raw map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	if err := json.Unmarshal(body, &raw); err != nil || status != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", path, status, err)
 	}
 	out := map[string]float64{}
 	for k, v := range raw {
@@ -95,19 +89,12 @@ func TestModelOwnerIsStable(t *testing.T) {
 	g.MustCreateChannel(t, up, miniModel, nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
 	for range 16 {
-		req, _ := http.NewRequest(http.MethodGet, g.srv.URL+"/v1/models/"+miniModel, nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := g.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, body := g.get(t, "Bearer "+key, "/v1/models/"+miniModel)
 		var m struct {
 			ID      string `json:"id"`
 			OwnedBy string `json:"owned_by"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&m)
-		resp.Body.Close()
-		if err != nil || m.ID != miniModel || m.OwnedBy != "openai" {
+		if err := json.Unmarshal(body, &m); err != nil || m.ID != miniModel || m.OwnedBy != "openai" {
 			t.Fatalf("model %+v, %v", m, err)
 		}
 	}

@@ -288,8 +288,8 @@ func TestChecks_AllowListOnEveryTokenRoute(t *testing.T) {
 	_, near := g.MustCreateToken(t, "alice", store.Token{AllowIPs: "127.0.0.0/8"})
 	for _, path := range []string{"/v1/models", "/v1/models/" + ratioModel, "/dashboard/billing/subscription", "/v1/dashboard/billing/usage"} {
 		for key, want := range map[string]int{far: http.StatusForbidden, near: http.StatusOK} {
-			status, body := g.getWithKey(t, key, path)
-			if status != want || want == http.StatusForbidden && !strings.Contains(body, "access_denied") {
+			status, body := g.get(t, "Bearer "+key, path)
+			if status != want || want == http.StatusForbidden && !strings.Contains(string(body), "access_denied") {
 				t.Errorf("%s with a token for %s: %d %s; want %d", path, map[bool]string{true: "10.9.9.9", false: "loopback"}[key == far], status, body, want)
 			}
 		}
@@ -621,26 +621,11 @@ func TestModelsFollowTheTokenGroup(t *testing.T) {
 	_, own := g.MustCreateToken(t, "alice", store.Token{})
 	for _, path := range []string{"/v1/models", "/v1/models/" + ratioModel} {
 		for key, want := range map[string]string{legacy: "group_deprecated", retired: "group_not_allowed", own: ""} {
-			status, body := g.getWithKey(t, key, path)
-			if want == "" && (status != http.StatusOK || !strings.Contains(body, ratioModel)) ||
-				want != "" && (status != http.StatusForbidden || !strings.Contains(body, want)) {
+			status, body := g.get(t, "Bearer "+key, path)
+			if want == "" && (status != http.StatusOK || !strings.Contains(string(body), ratioModel)) ||
+				want != "" && (status != http.StatusForbidden || !strings.Contains(string(body), want)) {
 				t.Errorf("%s: %d %s; want %q", path, status, body, want)
 			}
 		}
 	}
-}
-
-// getWithKey reads path with key as a client's bearer token and returns
-// the status and the body.
-func (g *gateway) getWithKey(t *testing.T, key, path string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, string(body)
 }

@@ -278,6 +278,24 @@ func (r result) wantError(tb testing.TB, status int, code string) apiError {
 	return e
 }
 
+// get reads path with the Authorization header given (a bearer token, or
+// a console access token) and returns the status and the body.
+func (g *gateway) get(tb testing.TB, authorization, path string) (int, []byte) {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
+	req.Header.Set("Authorization", authorization)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, body
+}
+
 // post sends body (JSON-encoded unless it is a string) to path with key.
 func (g *gateway) post(tb testing.TB, key, path string, body any, header ...string) result {
 	tb.Helper()

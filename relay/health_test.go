@@ -3,7 +3,6 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -123,17 +122,10 @@ func (g *gateway) rootGet(t *testing.T, path string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodGet, g.srv.URL+path, nil)
-	req.Header.Set("Authorization", token)
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	status, body := g.get(t, token, path)
 	var out map[string]any
-	if resp.StatusCode != 200 || json.Unmarshal(body, &out) != nil {
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+	if status != 200 || json.Unmarshal(body, &out) != nil {
+		t.Fatalf("GET %s: %d %s", path, status, body)
 	}
 	return out
 }
