@@ -410,18 +410,10 @@ test("the users and redemption pages open with an empty search box, as their lis
 });
 
 test("disabling a code that was redeemed meanwhile is refused and its row then shows it used", async () => {
-  const name = uniqueName("rdm");
-  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
-  assert.equal(r.json?.success, true, JSON.stringify(r.json));
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/redemption");
-  const row = page.locator("tr", { hasText: name });
+  const { context, page, name, key, row } = await openCodeList("rdm");
   await row.locator('[data-testid="redemption-disable"]').waitFor();
   // A user redeems the code while the administrator looks at the list.
-  const buyer = await newUser(suite.gw.baseURL, "rdmu", "rdmu-pass-11");
-  const redeemed = await buyer.api.call("POST", "/api/user/topup", { key: r.json.data[0] });
-  assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
+  await redeemAs("rdmu", key);
   await row.locator('[data-testid="redemption-disable"]').click();
   await expectToast(page, "兑换码已被使用");
   // The row no longer offers what the code cannot do.
@@ -432,19 +424,11 @@ test("disabling a code that was redeemed meanwhile is refused and its row then s
 });
 
 test("saving the edit of a code that was redeemed meanwhile is refused and its row then shows it used", async () => {
-  const name = uniqueName("rde");
-  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
-  assert.equal(r.json?.success, true, JSON.stringify(r.json));
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/redemption");
-  const row = page.locator("tr", { hasText: name });
+  const { context, page, name, key, row } = await openCodeList("rde");
   await row.locator('[data-testid="redemption-edit"]').click();
   await page.waitForFunction((n) => document.querySelector("#redemption-name")?.value === n, name);
   // A user redeems the code while the administrator edits it.
-  const buyer = await newUser(suite.gw.baseURL, "rdeu", "rdeu-pass-11");
-  const redeemed = await buyer.api.call("POST", "/api/user/topup", { key: r.json.data[0] });
-  assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
+  await redeemAs("rdeu", key);
   await page.fill("#redemption-quota", "200000");
   await page.click('[data-testid="redemption-submit"]');
   await expectToast(page, "兑换码已被使用");
@@ -470,3 +454,21 @@ test("codes created while a search is shown are listed with every code, and the 
   assert.equal(await page.inputValue('[data-testid="redemption-search"]'), "", "the box kept a search the list does not show");
   await context.close();
 });
+
+/** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
+async function openCodeList(prefix) {
+  const name = uniqueName(prefix);
+  const r = await root.call("POST", "/api/redemption/", { name, quota: 100000, count: 1 });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  return { context, page, name, key: r.json.data[0], row: page.locator("tr", { hasText: name }) };
+}
+
+/** redeemAs redeems key as a new user named from prefix. */
+async function redeemAs(prefix, key) {
+  const buyer = await newUser(suite.gw.baseURL, prefix, `${prefix}-pass-11`);
+  const redeemed = await buyer.api.call("POST", "/api/user/topup", { key });
+  assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
+}

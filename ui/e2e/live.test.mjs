@@ -88,22 +88,8 @@ test("a read of the account answered after a newer balance push keeps the pushed
   await loginToPersonalSettings(page, "root", "123456");
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const storedQuota = () => page.evaluate(() => JSON.parse(localStorage.getItem("user")).quota);
-  // Reads of the account from now on reach the server at once, but their answers wait.
-  let release;
-  const released = new Promise((resolve) => (release = resolve));
-  let held = 0;
-  await page.route((url) => url.pathname === "/api/user/self", async (route) => {
-    const res = await route.fetch();
-    held++;
-    await released;
-    await route.fulfill({ response: res });
-  });
-  await page.reload();
-  await page.waitForFunction(() => true);
+  const release = await reloadHoldingAccountReads(page);
   const api = await rootApi(suite.gw.baseURL);
-  const deadline = Date.now() + 10000;
-  while (held === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(held > 0, "the page load read the account");
   await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const before = await storedQuota();
   await addQuota(api, (await quotaPerUnit(api)) * 2);
@@ -129,20 +115,7 @@ test("a read of the account answered after an invite transfer's push keeps the p
     await loginToPersonalSettings(page, inviter.username, inviter.password);
     await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     const stored = () => page.evaluate(() => JSON.parse(localStorage.getItem("user")));
-    // Reads of the account from now on reach the server at once, but their answers wait.
-    let release;
-    const released = new Promise((resolve) => (release = resolve));
-    let held = 0;
-    await page.route((url) => url.pathname === "/api/user/self", async (route) => {
-      const res = await route.fetch();
-      held++;
-      await released;
-      await route.fulfill({ response: res });
-    });
-    await page.reload();
-    const deadline = Date.now() + 10000;
-    while (held === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(held > 0, "the page load read the account");
+    const release = await reloadHoldingAccountReads(page);
     await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     const before = (await stored()).quota;
     // The transfer is made in another window of the same account.
@@ -450,3 +423,24 @@ test("a log page left open for more than an hour keeps showing new calls live", 
   }, null, { timeout: 5000 });
   await context.close();
 });
+
+/**
+ * reloadHoldingAccountReads reloads the page with its reads of the account reaching the server at once
+ * but their answers held, and returns the function that lets them through.
+ */
+async function reloadHoldingAccountReads(page) {
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  let held = 0;
+  await page.route((url) => url.pathname === "/api/user/self", async (route) => {
+    const res = await route.fetch();
+    held++;
+    await released;
+    await route.fulfill({ response: res });
+  });
+  await page.reload();
+  const deadline = Date.now() + 10000;
+  while (held === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(held > 0, "the page load read the account");
+  return release;
+}

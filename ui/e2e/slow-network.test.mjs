@@ -656,15 +656,7 @@ test("a redemption code's delete answered after its confirmation was dismissed d
 });
 
 test("a redemption code's save answered after its drawer was closed does not close the drawer opened since", async () => {
-  const api = await rootApi(suite.gw.baseURL);
-  const na = uniqueName("rsa");
-  assert.equal((await api.call("POST", "/api/redemption/", { name: na, quota: 100000, count: 1 })).json?.success, true);
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/redemption");
-  const row = page.locator("tr", { hasText: na });
-  await row.waitFor();
-  const drawer = page.locator('[data-testid="redemption-drawer"]');
+  const { context, page, na, row, drawer } = await openCodesWithOne("rsa");
   const hold = await holdRoute(page, "**/api/redemption/", "PUT");
   await row.locator('[data-testid="redemption-edit"]').click();
   await page.waitForFunction((name) => document.querySelector("#redemption-name")?.value === name, na);
@@ -687,15 +679,7 @@ test("a redemption code's save answered after its drawer was closed does not clo
 });
 
 test("a redemption code's creation answered after its drawer was closed does not replace the drawer opened since with the download offer", async () => {
-  const api = await rootApi(suite.gw.baseURL);
-  const na = uniqueName("rsc");
-  assert.equal((await api.call("POST", "/api/redemption/", { name: na, quota: 100000, count: 1 })).json?.success, true);
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
-  await login(page, "root", "123456");
-  await page.goto("/redemption");
-  const row = page.locator("tr", { hasText: na });
-  await row.waitFor();
-  const drawer = page.locator('[data-testid="redemption-drawer"]');
+  const { context, page, na, row, drawer } = await openCodesWithOne("rsc");
   const hold = await holdRoute(page, "**/api/redemption/", "POST");
   await page.click('[data-testid="redemption-add"]');
   await page.fill("#redemption-name", uniqueName("rsn"));
@@ -771,3 +755,16 @@ test("a log clearing answered while the ratio reset opened since is on its way l
   assert.equal(resetting.held.length, 1, "one ratio reset sent");
   await context.close();
 });
+
+/** openCodesWithOne creates a code named from prefix and opens root's code list showing it. */
+async function openCodesWithOne(prefix) {
+  const api = await rootApi(suite.gw.baseURL);
+  const na = uniqueName(prefix);
+  assert.equal((await api.call("POST", "/api/redemption/", { name: na, quota: 100000, count: 1 })).json?.success, true);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/redemption");
+  const row = page.locator("tr", { hasText: na });
+  await row.waitFor();
+  return { context, page, na, row, drawer: page.locator('[data-testid="redemption-drawer"]') };
+}
