@@ -455,6 +455,24 @@ test("codes created while a search is shown are listed with every code, and the 
   await context.close();
 });
 
+test("a user added while a search is shown is listed with every account, and the search box says so", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  await page.fill('[data-testid="user-search"]', "no-such-name-at-all");
+  await page.click('[data-testid="user-search-submit"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="user-row-"]').length === 0);
+  const name = uniqueName("usb");
+  await page.click('[data-testid="user-add"]');
+  await page.fill("#add-user-username", name);
+  await page.fill("#add-user-password", "password-11");
+  await page.click('[data-testid="user-add-submit"]');
+  await expectToast(page, "用户账户创建成功");
+  await page.locator('[data-testid="user-username"]', { hasText: name }).waitFor();
+  assert.equal(await page.inputValue('[data-testid="user-search"]'), "", "the box kept a search the list does not show");
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

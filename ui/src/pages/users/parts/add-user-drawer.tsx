@@ -6,7 +6,7 @@ import { createUser } from "../../../api/users";
 import { Field } from "../../../components/ui/field";
 import { FormSheet } from "../../../components/ui/form-sheet";
 import { toast } from "../../../stores/toast";
-import { loadUsers, usersDialog } from "../../../stores/users";
+import { loadUsers, userSearch, usersDialog } from "../../../stores/users";
 import { charCount, DISPLAY_NAME_MAX, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
 
 const EMPTY = { username: "", display_name: "", password: "" };
@@ -43,6 +43,8 @@ export function AddUserDrawer({ open, onClose }: { open: boolean; onClose: () =>
       await createUser({ username, display_name: form.display_name.trim(), password: form.password });
       toast.success(t("userAdmin.createSuccess"));
       if (usersDialog.peek() === mine) onClose();
+      // The new account is listed first among every account, so a search shown before is over, in the form too.
+      userSearch.value = { keyword: "", group: "" };
       await loadUsers();
     } catch (err) {
       handleError(err);
