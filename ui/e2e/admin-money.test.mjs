@@ -473,6 +473,27 @@ test("a user added while a search is shown is listed with every account, and the
   await context.close();
 });
 
+test("disabling a user who was deleted meanwhile is refused and the row then shows the account deleted", async () => {
+  const name = uniqueName("udm");
+  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const id = made.json.data.id;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  const row = page.locator(`[data-testid="user-row-${id}"]`);
+  await row.locator('[data-testid="user-disable"]').waitFor();
+  // Another administrator deletes the account while this one looks at the list.
+  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
+  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  await row.locator('[data-testid="user-disable"]').click();
+  await expectToast(page, "该用户已注销");
+  // The row no longer offers what the account cannot have done to it.
+  await row.getByText("已注销").waitFor({ timeout: 3000 });
+  assert.equal(await row.locator('[data-testid="user-edit"]').count(), 0, "the deleted account still offers to be edited");
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

@@ -42,9 +42,9 @@ export async function searchUsers(keyword: string, group: string): Promise<Admin
   return (await api.get<AdminUser[]>("/api/user/search", { query: { keyword, group } })).data ?? [];
 }
 
-/** getUser reads one account. */
-export async function getUser(id: number): Promise<AdminUser> {
-  return (await api.get<AdminUser>(`/api/user/${id}`)).data;
+/** getUser reads one account; silent leaves a refusal untold. */
+export async function getUser(id: number, silent = false): Promise<AdminUser> {
+  return (await api.get<AdminUser>(`/api/user/${id}`, { silent })).data;
 }
 
 /** createUser adds an ordinary account. */

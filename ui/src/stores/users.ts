@@ -58,7 +58,7 @@ export async function searchUsers(): Promise<void> {
   }
 }
 
-/** manageUser applies an action and updates the row from the server's answer. */
+/** manageUser applies an action and updates the row from the server's answer; a refused action reads the row again. */
 export async function manageUser(user: AdminUser, action: UserAction): Promise<boolean> {
   try {
     const res = await usersApi.manageUser(user.id, action);
@@ -70,6 +70,8 @@ export async function manageUser(user: AdminUser, action: UserAction): Promise<b
     return true;
   } catch (err) {
     handleError(err);
+    // Refused because the account changed meanwhile (deleted, promoted): the row shows what it is now.
+    await refreshUserRow(user.id);
     return false;
   }
 }
@@ -77,7 +79,8 @@ export async function manageUser(user: AdminUser, action: UserAction): Promise<b
 /** refreshUserRow re-reads one account after an edit and puts it into the table. */
 export async function refreshUserRow(id: number): Promise<void> {
   try {
-    const fresh = await usersApi.getUser(id);
+    // Quietly: an account this administrator may no longer read makes the page read again instead.
+    const fresh = await usersApi.getUser(id, true);
     usersList.update(
       (u) => u.id === id,
       (u) => ({ ...u, ...fresh }),
