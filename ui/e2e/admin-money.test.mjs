@@ -494,6 +494,27 @@ test("disabling a user who was deleted meanwhile is refused and the row then sho
   await context.close();
 });
 
+test("saving the edit of a user who was deleted meanwhile is refused and the row then shows the account deleted", async () => {
+  const name = uniqueName("ude");
+  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const id = made.json.data.id;
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user");
+  const row = page.locator(`[data-testid="user-row-${id}"]`);
+  await row.locator('[data-testid="user-edit"]').click();
+  await page.locator("#edit-user-display").waitFor();
+  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
+  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  await page.fill("#edit-user-display", "renamed");
+  await page.click('[data-testid="user-edit-submit"]');
+  await expectToast(page, "该用户已注销");
+  await row.getByText("已注销").waitFor({ state: "attached", timeout: 3000 });
+  assert.equal(await row.locator('[data-testid="user-edit"]').count(), 0, "the deleted account still offers to be edited");
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

@@ -112,6 +112,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
       await refreshUserRow(id);
     } catch (err) {
       handleError(err);
+      // Refused because the account changed meanwhile (deleted, promoted): its row shows what it is now.
+      await refreshUserRow(id);
     } finally {
       setBusy(false);
     }
