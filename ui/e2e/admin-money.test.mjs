@@ -515,6 +515,25 @@ test("saving the edit of a user who was deleted meanwhile is refused and the row
   await context.close();
 });
 
+test("an administrator editing their own account is offered no password field, which the server refuses there", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/user/edit/1");
+  const password = page.locator("#edit-user-password");
+  await page.locator("#edit-user-display").waitFor();
+  assert.equal(await password.isDisabled(), true, "root's own edit offers a password field");
+  assert.equal(await password.getAttribute("placeholder"), "请在个人设置中修改自己的密码");
+  await page.keyboard.press("Escape");
+  // Another account's edit still offers it.
+  const name = uniqueName("upw");
+  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  await page.goto(`/user/edit/${made.json.data.id}`);
+  await page.locator("#edit-user-display").waitFor();
+  assert.equal(await password.isDisabled(), false);
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

@@ -54,6 +54,7 @@ const moneyEn: MoneyDictionary = {
     password: "Password",
     passwordPlaceholder: "Enter a password",
     newPasswordPlaceholder: "Enter a new password, at least 8 characters",
+    ownPasswordHint: "Change your own password in the personal settings",
     group: "Group",
     groupSelect: "Select a group",
     quota: "Remaining quota",

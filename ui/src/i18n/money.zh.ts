@@ -56,6 +56,7 @@ const moneyZh = {
     password: "密码",
     passwordPlaceholder: "请输入密码",
     newPasswordPlaceholder: "请输入新的密码，最短 8 位",
+    ownPasswordHint: "请在个人设置中修改自己的密码",
     group: "分组",
     groupSelect: "请选择分组",
     quota: "剩余额度",

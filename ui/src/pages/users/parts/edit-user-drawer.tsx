@@ -10,6 +10,7 @@ import { FormSheet } from "../../../components/ui/form-sheet";
 import { quotaWithinBound } from "../../../lib/quota";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
+import { user as me } from "../../../stores/user";
 import { groups, refreshUserRow } from "../../../stores/users";
 import { AddQuotaPopover } from "./add-quota-popover";
 import { charCount, DISPLAY_NAME_MAX, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
@@ -67,6 +68,8 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
 
   const quota = form ? Number(form.quota) : 0;
   const quotaValid = form !== null && /^-?\d+$/.test(form.quota.trim());
+  // One's own password is changed in the personal settings, which ask for the current one; the server refuses it here.
+  const own = user !== null && user.id === me.value?.id;
   const groupChoices = form && form.group && !groups.value.includes(form.group) ? [form.group, ...groups.value] : groups.value;
 
   const submit = async () => {
@@ -143,7 +146,15 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
             <TextField.Root id="edit-user-username" maxLength={inputMax(USERNAME_MAX)} placeholder={t("userAdmin.usernamePlaceholder")} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} autoComplete="off" />
           </Field>
           <Field id="edit-user-password" label={t("userAdmin.password")}>
-            <TextField.Root id="edit-user-password" type="password" placeholder={t("userAdmin.newPasswordPlaceholder")} value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} autoComplete="new-password" />
+            <TextField.Root
+              id="edit-user-password"
+              type="password"
+              disabled={own}
+              placeholder={t(own ? "userAdmin.ownPasswordHint" : "userAdmin.newPasswordPlaceholder")}
+              value={form.password}
+              onChange={(e) => setForm({ ...form, password: e.target.value })}
+              autoComplete="new-password"
+            />
           </Field>
           <Field id="edit-user-display" label={t("userAdmin.displayName")}>
             <TextField.Root id="edit-user-display" maxLength={inputMax(DISPLAY_NAME_MAX)} placeholder={t("userAdmin.displayNamePlaceholder")} value={form.display_name} onChange={(e) => setForm({ ...form, display_name: e.target.value })} autoComplete="off" />
