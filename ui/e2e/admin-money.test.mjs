@@ -534,6 +534,22 @@ test("an administrator editing their own account is offered no password field, w
   await context.close();
 });
 
+test("the edit address of a deleted account says the account is deleted and shows the list, as its row offers no edit", async () => {
+  const name = uniqueName("ued");
+  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  const id = made.json.data.id;
+  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
+  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto(`/user/edit/${id}`);
+  await expectToast(page, "该用户已注销");
+  await page.waitForURL((url) => url.pathname === "/user");
+  assert.equal(await page.locator('[data-testid="user-edit-drawer"]').count(), 0, "the deleted account's edit drawer is open");
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

@@ -55,6 +55,7 @@ const moneyEn: MoneyDictionary = {
     passwordPlaceholder: "Enter a password",
     newPasswordPlaceholder: "Enter a new password, at least 8 characters",
     ownPasswordHint: "Change your own password in the personal settings",
+    editDeleted: "This user account has been deleted",
     group: "Group",
     groupSelect: "Select a group",
     quota: "Remaining quota",

@@ -57,6 +57,7 @@ const moneyZh = {
     passwordPlaceholder: "请输入密码",
     newPasswordPlaceholder: "请输入新的密码，最短 8 位",
     ownPasswordHint: "请在个人设置中修改自己的密码",
+    editDeleted: "该用户已注销",
     group: "分组",
     groupSelect: "请选择分组",
     quota: "剩余额度",

@@ -10,8 +10,9 @@ import { FormSheet } from "../../../components/ui/form-sheet";
 import { quotaWithinBound } from "../../../lib/quota";
 import { renderQuota } from "../../../stores/status";
 import { toast } from "../../../stores/toast";
-import { user as me } from "../../../stores/user";
-import { groups, refreshUserRow } from "../../../stores/users";
+import { role as myRole, user as me } from "../../../stores/user";
+import { groups, isDeleted, refreshUserRow } from "../../../stores/users";
+import { refusal } from "./user-actions";
 import { AddQuotaPopover } from "./add-quota-popover";
 import { charCount, DISPLAY_NAME_MAX, inputMax, PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX } from "../../../lib/account-limits";
 
@@ -56,6 +57,13 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
     getUser(id)
       .then((u) => {
         if (!live) return;
+        // Opened by its address: an account whose row offers no edit is not edited here either.
+        const refused = isDeleted(u) ? "userAdmin.editDeleted" : refusal(myRole.peek(), u, "edit");
+        if (refused) {
+          toast.error(t(refused));
+          onClose();
+          return;
+        }
         setUser(u);
         setAdded(0);
         setForm({ username: u.username, display_name: u.display_name ?? "", password: "", group: u.group || "default", quota: String(u.quota ?? 0) });
@@ -64,7 +72,7 @@ export function EditUserDrawer({ id, onClose }: { id: number | null; onClose: ()
     return () => {
       live = false;
     };
-  }, [id, onClose]);
+  }, [id, onClose, t]);
 
   const quota = form ? Number(form.quota) : 0;
   const quotaValid = form !== null && /^-?\d+$/.test(form.quota.trim());
