@@ -550,6 +550,28 @@ test("the edit address of a deleted account says the account is deleted and show
   await context.close();
 });
 
+test("an action on a searched user who became an administrator meanwhile lists every account and empties the search box", async () => {
+  const idOf = async (username) => (await root.call("GET", `/api/user/search?keyword=${username}&group=`)).json.data.find((u) => u.username === username).id;
+  const admin = await registerUser(suite.gw.baseURL, "adr", "admin-pass-1");
+  const target = await registerUser(suite.gw.baseURL, "tgr", "admin-pass-2");
+  assert.equal((await root.call("POST", "/api/user/manage", { id: await idOf(admin.username), action: "promote" })).json?.success, true);
+  const targetId = await idOf(target.username);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, admin.username, "admin-pass-1");
+  await page.goto("/user");
+  await page.fill('[data-testid="user-search"]', target.username);
+  await page.click('[data-testid="user-search-submit"]');
+  const row = page.locator(`[data-testid="user-row-${targetId}"]`);
+  await row.waitFor();
+  assert.equal((await root.call("POST", "/api/user/manage", { id: targetId, action: "promote" })).json?.success, true);
+  await row.locator('[data-testid="user-disable"]').click();
+  await expectToast(page, "无权获取或更新同权限等级或更高权限等级的用户信息");
+  // The account can no longer be read by this administrator: the list is read again, every account in it.
+  await page.locator(`[data-testid="user-row-${await idOf(admin.username)}"]`).waitFor();
+  assert.equal(await page.inputValue('[data-testid="user-search"]'), "", "the search box still holds a search the list no longer applies");
+  await context.close();
+});
+
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
   const name = uniqueName(prefix);

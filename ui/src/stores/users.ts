@@ -86,6 +86,8 @@ export async function refreshUserRow(id: number): Promise<void> {
       (u) => ({ ...u, ...fresh }),
     );
   } catch {
+    // The list read again is every account, so a search shown before is over, in the form too.
+    userSearch.value = { keyword: "", group: "" };
     await loadUsers(true);
   }
 }
