@@ -1203,6 +1203,14 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 			h.Set(k, v)
 		}
 	}
+	if ct := strings.ToLower(h.Get("Content-Type")); c.answersJSON() && !strings.Contains(ct, "json") && !strings.HasPrefix(ct, "text/event-stream") {
+		// The answer was read above as the endpoint's JSON document: an
+		// upstream that did not say so (no Content-Type, which the server
+		// would sniff as text/plain, or text/plain itself) must not make
+		// it text to the client, whose SDK (OpenAI's) refuses a charged
+		// answer that is not labelled JSON.
+		h.Set("Content-Type", "application/json")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	c.w.WriteHeader(http.StatusOK)
 	if len(data) <= 16<<10 {
@@ -1223,6 +1231,22 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 		data = data[n:]
 	}
 	return nil
+}
+
+// answersJSON reports whether the call is answered with a JSON document,
+// which bodyUsage reads as such: speech is sound, and a transcript is JSON
+// only in the formats read as JSON (json, the default, and verbose_json).
+func (c *call) answersJSON() bool {
+	switch c.k {
+	case kindChat, kindCompletion, kindEmbedding, kindModeration, kindImage, kindRerank:
+		return true
+	case kindTranscription, kindTranslation:
+		switch strings.ToLower(strings.TrimSpace(c.format)) {
+		case "", "json", "verbose_json":
+			return true
+		}
+	}
+	return false
 }
 
 // bodyUsage reads the usage of a complete answer, counting locally what the

@@ -321,3 +321,73 @@ func TestSDK_CutStreamIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// A JSON answer the upstream sent without a JSON Content-Type (none, which
+// the server would sniff as text/plain, or text/plain) reaches the client
+// labelled application/json: the gateway read it as the endpoint's JSON
+// document and charged it, and OpenAI's SDK refuses an answer that is not
+// labelled JSON.
+func TestSDK_JSONAnswerLabelledJSON(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	unlabelled := func(label, body string) relaytest.Handler {
+		return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			if label == "" {
+				w.Header()["Content-Type"] = nil // no sniffing either
+			} else {
+				w.Header().Set("Content-Type", label)
+			}
+			io.WriteString(w, body)
+		}
+	}
+	up := relaytest.New(t, "sk-label", relaytest.Routes{
+		"POST /v1/embeddings":   unlabelled("", `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"`+ratioModel+`","usage":{"prompt_tokens":3,"total_tokens":3}}`),
+		"POST /v1/completions":  unlabelled("text/plain; charset=utf-8", `{"id":"cmpl-1","object":"text_completion","created":1,"model":"`+ratioModel+`","choices":[{"text":"hello","index":0,"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}`),
+		"POST /v1/rerank":       unlabelled("", `{"results":[{"index":0,"relevance_score":0.9}],"usage":{"total_tokens":5}}`),
+		"POST /v1/audio/speech": unlabelled("audio/mpeg", "ID3 sound"),
+		"POST /v1/audio/transcriptions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			if bytes.Contains(req.Body, []byte("\r\n\r\nsrt\r\n")) {
+				unlabelled("", "1\n00:00:00,000 --> 00:00:01,000\nhello\n")(w, r, req)
+				return
+			}
+			unlabelled("", `{"text":"hello"}`)(w, r, req)
+		},
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	client := g.sdkClient(key)
+	ctx := context.Background()
+
+	emb, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: ratioModel, Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")}})
+	if err != nil || len(emb.Data) != 1 || len(emb.Data[0].Embedding) != 2 {
+		t.Fatalf("embeddings: %v, %+v", err, emb)
+	}
+	cmpl, err := client.Completions.New(ctx, openai.CompletionNewParams{Model: ratioModel, Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("say hello")}})
+	if err != nil || len(cmpl.Choices) != 1 || cmpl.Choices[0].Text != "hello" {
+		t.Fatalf("completions: %v, %+v", err, cmpl)
+	}
+	tr, err := client.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{
+		File: openai.File(bytes.NewReader([]byte("RIFF....WAVEfmt ")), "talk.wav", "audio/wav"), Model: ratioModel})
+	if err != nil || tr.Text != "hello" {
+		t.Fatalf("transcription: %v, %+v", err, tr)
+	}
+	// A transcript asked as srt is not JSON: it keeps what it came as.
+	var srt []byte
+	if _, err := client.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{
+		File: openai.File(bytes.NewReader([]byte("RIFF....WAVEfmt ")), "talk.wav", "audio/wav"), Model: ratioModel,
+		ResponseFormat: openai.AudioResponseFormatSRT}, option.WithResponseBodyInto(&srt)); err != nil || !strings.Contains(string(srt), "hello") {
+		t.Fatalf("srt transcription: %v, %q", err, srt)
+	}
+	res := g.post(t, key, "/v1/rerank", map[string]any{"model": ratioModel, "query": "q", "documents": []string{"a"}})
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("rerank: %d, Content-Type %q", res.Status, res.Header.Get("Content-Type"))
+	}
+	// Sound keeps the upstream's own type.
+	res = g.post(t, key, "/v1/audio/speech", map[string]any{"model": ratioModel, "input": "hi", "voice": "alloy"})
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "audio/mpeg" || string(res.Body) != "ID3 sound" {
+		t.Fatalf("speech: %d, Content-Type %q, %q", res.Status, res.Header.Get("Content-Type"), res.Body)
+	}
+	if logs := g.consumeLogs(t, "alice"); len(logs) != 6 {
+		t.Fatalf("%d consume logs, want 6", len(logs))
+	}
+}
