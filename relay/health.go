@@ -19,6 +19,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"gateway/egress"
+	"gateway/relay/tokenizer"
 	"gateway/store"
 )
 
@@ -106,10 +107,11 @@ type TestResult struct {
 	Message string
 }
 
-// TestChannel sends a minimal chat request through the same adapter the
-// relay uses, records the response time and writes a log that charges
-// nobody, attributed to by (the administrator who asked; nil for the
-// periodic test). model empty means the channel's test model or first model.
+// TestChannel sends a minimal request through the same adapter the relay
+// uses (a chat completion, or the endpoint of an embedding, rerank or
+// moderation model: see testKind), records the response time and writes a
+// log that charges nobody, attributed to by (the administrator who asked;
+// nil for the periodic test). model empty means the channel's test model or first model.
 func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model string, by *store.User) TestResult {
 	res := TestResult{ChannelID: ch.ID}
 	if ch.Type == TypeMidjourney || ch.Type == TypeMJPlus || ch.Type == TypeSuno {
@@ -137,17 +139,30 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		res.Err = merr
 		return res
 	}
-	body := map[string]any{"model": upstream, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
-	if reasoningModel(upstream) {
-		body["max_completion_tokens"] = 1
-	} else {
-		body["max_tokens"] = 1
+	k := testKind(upstream)
+	if !ad.Supports(k) {
+		res.Err = errors.New(unsupportedEndpoint(ch.Type).Message)
+		return res
+	}
+	var body map[string]any
+	switch k {
+	case kindEmbedding, kindModeration:
+		body = map[string]any{"model": upstream, "input": "hi"}
+	case kindRerank:
+		body = map[string]any{"model": upstream, "query": "hi", "documents": []string{"hi"}}
+	default:
+		body = map[string]any{"model": upstream, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+		if reasoningModel(upstream) {
+			body["max_completion_tokens"] = 1
+		} else {
+			body["max_tokens"] = 1
+		}
 	}
 	data, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	req, err := ad.Request(ctx, ch, kindChat, upstream, bytes.NewReader(data), "application/json")
+	req, err := ad.Request(ctx, ch, k, upstream, bytes.NewReader(data), "application/json")
 	if err != nil {
 		res.Err = err
 		return res
@@ -190,7 +205,17 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 	var v struct {
 		Usage *usage `json:"usage"`
 	}
-	if json.Unmarshal(out, &v) != nil || v.Usage == nil {
+	if k != kindChat {
+		// Embeddings, reranks and moderations are read as a call's answer is
+		// (a moderation reports no usage, and rerank usage comes in the
+		// providers' own shapes), counting locally what is not reported.
+		u, ok := rl.bodyUsage(&call{k: k, model: upstream, prompt: tokenizer.CountText(upstream, "hi")}, out, resp.Header.Get("Content-Type"))
+		if !ok {
+			res.Err = errors.New("上游返回的答复无法读取")
+			return res
+		}
+		v.Usage = &u
+	} else if json.Unmarshal(out, &v) != nil || v.Usage == nil {
 		res.Err = errors.New("上游返回中没有 usage")
 		return res
 	}
@@ -229,6 +254,28 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		rl.cfg.Events.ChannelChanged(fresh)
 	}
 	return res
+}
+
+// testKind is the endpoint a channel test of model asks: embedding, rerank
+// and moderation models on their own, which a channel serving only such
+// models answers (asked for a chat completion, such a channel failed every
+// test and was never enabled again automatically); any other model is asked
+// for a chat completion (S §5.10).
+func testKind(model string) kind {
+	m := strings.ToLower(model)
+	name := m
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	switch {
+	case strings.Contains(m, "rerank"):
+		return kindRerank
+	case strings.Contains(m, "embed"), strings.HasPrefix(name, "bge-"), strings.HasPrefix(name, "m3e"):
+		return kindEmbedding
+	case strings.Contains(m, "moderation"):
+		return kindModeration
+	}
+	return kindChat
 }
 
 // reasoningModel reports whether model is one of OpenAI's reasoning models

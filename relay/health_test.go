@@ -544,7 +544,7 @@ func TestHealth_TestBodyOfReasoningModels(t *testing.T) {
 		reasoning bool
 	}{
 		{"o1-mini", true}, {"o3", true}, {"o4-mini", true}, {"gpt-5", true}, {"gpt-5-mini-2025-08-07", true},
-		{"openai/o3-mini", true}, {"gpt-4o-mini", false}, {"omni-moderation-latest", false}, {"gpt-3.5-turbo", false},
+		{"openai/o3-mini", true}, {"gpt-4o-mini", false}, {"gpt-3.5-turbo", false},
 	} {
 		up := relaytest.NewChat(t, "sk-"+strings.ReplaceAll(tc.model, "/", "-"), func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 			_, hasMax := req.JSON["max_tokens"]
@@ -559,6 +559,59 @@ func TestHealth_TestBodyOfReasoningModels(t *testing.T) {
 		if r := g.rl.TestChannel(context.Background(), ch, tc.model, nil); r.Err != nil {
 			t.Errorf("%s: %v", tc.model, r.Err)
 		}
+	}
+}
+
+// A channel serving embedding, rerank or moderation models is tested on the
+// model's own endpoint, which it answers (a chat request to such a channel
+// failed every test, so an automatically disabled one was never enabled
+// again); the log carries the tokens the answer reports or counts.
+func TestHealth_TestAsksTheModelsOwnEndpoint(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticEnableChannelEnabled": "true"}})
+	for _, tc := range []struct {
+		model, route string
+		answer       map[string]any
+		prompt       int64
+	}{
+		{"text-embedding-3-small", "POST /v1/embeddings", relaytest.Embedding("text-embedding-3-small", 1, relaytest.NewUsage(3, 0)), 3},
+		{"BAAI/bge-m3", "POST /v1/embeddings", relaytest.Embedding("BAAI/bge-m3", 1, relaytest.NewUsage(2, 0)), 2},
+		{"BAAI/bge-reranker-v2-m3", "POST /v1/rerank", map[string]any{"results": []map[string]any{{"index": 0, "relevance_score": 0.9}},
+			"meta": map[string]any{"tokens": map[string]any{"input_tokens": 5, "output_tokens": 0}}}, 5},
+		{"omni-moderation-latest", "POST /v1/moderations", map[string]any{"id": "modr-1", "model": "omni-moderation-latest",
+			"results": []map[string]any{{"flagged": false}}}, 1},
+	} {
+		up := relaytest.New(t, "sk-"+strings.ReplaceAll(tc.model, "/", "-"), relaytest.Routes{tc.route: func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			if req.Model() != tc.model || req.JSON["messages"] != nil {
+				relaytest.WriteError(w, http.StatusBadRequest, "invalid_request_error", "", "unexpected body "+string(req.Body))
+				return
+			}
+			relaytest.WriteJSON(w, 200, tc.answer)
+		}})
+		ch := g.MustCreateChannel(t, up, tc.model, nil)
+		if _, _, err := g.st.SetChannelStatusAuto(ch.ID, store.ChannelStatusAutoDisabled, "test"); err != nil {
+			t.Fatal(err)
+		}
+		r := g.rl.TestChannel(context.Background(), ch, "", nil)
+		if r.Err != nil {
+			t.Errorf("%s: %v", tc.model, r.Err)
+			continue
+		}
+		fresh, _ := g.st.Channel(ch.ID)
+		if g.rl.ApplyTestOutcome(fresh, r) != store.ChannelStatusEnabled {
+			t.Errorf("%s: a passed test did not enable the channel again", tc.model)
+		}
+		page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume, ChannelID: ch.ID}, 1, 10)
+		if err != nil || page.Total != 1 || page.Items[0].PromptTokens != tc.prompt || page.Items[0].ModelName != tc.model {
+			t.Errorf("%s: logs %+v (%v), want one with %d prompt tokens", tc.model, page, err, tc.prompt)
+		}
+	}
+
+	// Azure has no rerank endpoint: the test says so instead of asking.
+	up := relaytest.New(t, "sk-azure-rerank", relaytest.Routes{})
+	ch := g.MustCreateChannel(t, up, "bge-reranker-v2-m3", func(c *store.Channel) { c.Type = relay.TypeAzure })
+	if r := g.rl.TestChannel(context.Background(), ch, "", nil); r.Err == nil || !strings.Contains(r.Err.Error(), "不支持此接口") || up.Hits() != 0 {
+		t.Errorf("Azure rerank test: %v after %d upstream requests", r.Err, up.Hits())
 	}
 }
 
