@@ -113,41 +113,51 @@ func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstr
 	return rewriteJSON(body, fields, upstreamModel, stream && su == usageAsked, su == usageRefused, renamed)
 }
 
-// renamedField names the field of a request body that a channel of type
-// typ takes under another name when it calls upstreamModel: Mistral
-// refuses fields it does not know (422) and bounds an answer by
-// max_tokens; OpenAI's reasoning models refuse max_tokens and take
-// max_completion_tokens, on OpenAI and on Azure.
-func renamedField(typ int, k kind, upstreamModel string) (from, to string) {
+// renamedFields names the fields of a request body that a channel of type
+// typ takes under other names when it calls upstreamModel, each as {from,
+// to}: Mistral refuses fields it does not know (422), bounds an answer by
+// max_tokens and seeds it with random_seed; OpenAI's reasoning models refuse
+// max_tokens and take max_completion_tokens, on OpenAI and on Azure.
+func renamedFields(typ int, k kind, upstreamModel string) [][2]string {
 	switch {
 	case typ == TypeMistral:
-		return "max_completion_tokens", "max_tokens"
+		return [][2]string{{"max_completion_tokens", "max_tokens"}, {"seed", "random_seed"}}
 	case (typ == TypeOpenAI || typ == TypeAzure) && k == kindChat && reasoningModel(upstreamModel):
-		return "max_tokens", "max_completion_tokens"
+		return [][2]string{{"max_tokens", "max_completion_tokens"}}
 	}
-	return "", ""
+	return nil
 }
 
 // renamesFields reports whether ConvertBody renames a field of body.
 func renamesFields(typ int, k kind, upstreamModel string, body []byte) bool {
-	from, _ := renamedField(typ, k, upstreamModel)
-	return from != "" && bytes.Contains(body, []byte(`"`+from+`"`))
+	for _, r := range renamedFields(typ, k, upstreamModel) {
+		if bytes.Contains(body, []byte(`"`+r[0]+`"`)) {
+			return true
+		}
+	}
+	return false
 }
 
-// renameField gives fields the provider's name for the field renamedField
-// names; a body that holds both keeps the provider's own.
+// renameField gives fields the provider's names for the fields
+// renamedFields names; a body that holds both keeps the provider's own.
 func renameField(fields map[string][]byte, typ int, k kind, upstreamModel string) (map[string][]byte, bool) {
-	from, to := renamedField(typ, k, upstreamModel)
-	v, ok := fields[from]
-	if from == "" || !ok {
-		return fields, false
+	renamed := false
+	for _, r := range renamedFields(typ, k, upstreamModel) {
+		from, to := r[0], r[1]
+		v, ok := fields[from]
+		if !ok {
+			continue
+		}
+		if !renamed {
+			fields = maps.Clone(fields)
+			renamed = true
+		}
+		delete(fields, from)
+		if _, ok := fields[to]; !ok {
+			fields[to] = v
+		}
 	}
-	fields = maps.Clone(fields)
-	delete(fields, from)
-	if _, ok := fields[to]; !ok {
-		fields[to] = v
-	}
-	return fields, true
+	return fields, renamed
 }
 
 // rewriteJSON sets "model" and, when asked, stream_options.include_usage or

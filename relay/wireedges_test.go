@@ -175,6 +175,32 @@ func TestChat_MistralMaxCompletionTokens(t *testing.T) {
 	}
 }
 
+// Mistral seeds an answer with random_seed and refuses OpenAI's seed (422
+// extra_forbidden): the client's seed goes to it under Mistral's name.
+func TestChat_MistralSeed(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if _, ok := req.JSON["seed"]; ok {
+			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "seed"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
+	})
+	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := chat(miniModel, "hi")
+	body["seed"] = 42
+	body["max_completion_tokens"] = 100
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["random_seed"]) != "42" || string(sent["max_tokens"]) != "100" {
+		t.Fatalf("upstream body %s", up.LastRequest().Body)
+	}
+}
+
 // OpenAI's reasoning models refuse max_tokens ("use max_completion_tokens
 // instead"), on OpenAI and on Azure: the bound goes to them under its new
 // name, and other models get the client's field as it was.
