@@ -62,6 +62,10 @@ func TestChannelFetchModels(t *testing.T) {
 	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"id": c.ID, "type": 1, "base_url": moved.URL, "key": "secret-models"}); !slices.Equal(got, []string{"o3-mini"}) {
 		t.Fatalf("edit form with a new base URL and its key: %v", got)
 	}
+	// A base URL written with /v1, as providers print it, lists at /v1/models, not /v1/v1/models.
+	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"type": 25, "base_url": saved.URL + "/v1", "key": "secret-models"}); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
+		t.Fatalf("base URL ending in /v1: %v", got)
+	}
 	// An unsaved form brings its key.
 	if got := ids("POST", "/api/channel/fetch_models", map[string]any{"type": 8, "base_url": saved.URL, "key": "secret-models\nsecond-line"}); !slices.Equal(got, []string{"gpt-4o", "gpt-4o-mini"}) {
 		t.Fatalf("unsaved form: %v", got)

@@ -343,3 +343,18 @@ func TestChannelBalanceDatesIgnoreServerTimeZone(t *testing.T) {
 		t.Errorf("trial start_date %q, want %q (UTC)", trial.lastQuery(t).Get("start_date"), want)
 	}
 }
+
+// A base URL written with /v1, as providers print it, reads the billing
+// endpoints under that /v1, not under /v1/v1.
+func TestChannelBalanceBaseEndingInV1(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	paid := newBillingUpstream(t, "sk-paid", true, 120, 2050)
+	ch := g.MustCreateChannel(t, paid.Upstream, "m-openai", func(c *store.Channel) { c.BaseURL = paid.URL + "/v1" })
+	if b, err := g.rl.UpdateBalance(context.Background(), ch); err != nil || b != 99.5 {
+		t.Fatalf("balance = %v, %v; want 99.5", b, err)
+	}
+	if paid.lastQuery(t).Get("start_date") == "" {
+		t.Fatal("usage asked without its dates")
+	}
+}

@@ -60,7 +60,18 @@ func (a openAI) url(ch *store.Channel, k kind, model string) string {
 		// the gateway's other providers (mistral) keep their own paths.
 		return baseURL(ch) + strings.TrimPrefix(upstreamPath[k], "/v1")
 	}
-	return baseURL(ch) + upstreamPath[k]
+	return endpointURL(baseURL(ch), upstreamPath[k])
+}
+
+// endpointURL joins a base URL and an OpenAI path (/v1/...). A base that
+// already ends in /v1, as providers print their OpenAI-compatible address
+// (https://api.moonshot.cn/v1, http://localhost:11434/v1), takes the path
+// without its /v1 instead of calling /v1/v1/..., which no provider serves.
+func endpointURL(base, path string) string {
+	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
+		return base + strings.TrimPrefix(path, "/v1")
+	}
+	return base + path
 }
 
 // isCloudflareGateway reports whether base is a Cloudflare AI Gateway
@@ -215,7 +226,7 @@ func (a openAI) ModelsRequest(ctx context.Context, ch *store.Channel) (*http.Req
 		// Listed where the calls go: the gateway's path without /v1.
 		path = "/models"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpointURL(base, path), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +258,7 @@ func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Chan
 		HasPaymentMethod bool     `json:"has_payment_method"`
 		HardLimitUSD     *float64 `json:"hard_limit_usd"`
 	}
-	if err := getJSON(ctx, client, ch, base+"/v1/dashboard/billing/subscription", &sub); err != nil {
+	if err := getJSON(ctx, client, ch, endpointURL(base, "/v1/dashboard/billing/subscription"), &sub); err != nil {
 		return 0, err
 	}
 	if sub.HardLimitUSD == nil {
@@ -262,7 +273,7 @@ func (a openAI) Balance(ctx context.Context, client *http.Client, ch *store.Chan
 	var usage struct {
 		TotalUsage *float64 `json:"total_usage"`
 	}
-	u := fmt.Sprintf("%s/v1/dashboard/billing/usage?start_date=%s&end_date=%s", base, start.Format("2006-01-02"), now.AddDate(0, 0, 1).Format("2006-01-02"))
+	u := fmt.Sprintf("%s?start_date=%s&end_date=%s", endpointURL(base, "/v1/dashboard/billing/usage"), start.Format("2006-01-02"), now.AddDate(0, 0, 1).Format("2006-01-02"))
 	if err := getJSON(ctx, client, ch, u, &usage); err != nil {
 		return 0, err
 	}

@@ -85,6 +85,11 @@ func TestProviderAdapters(t *testing.T) {
 		{name: "01.AI", typ: relay.TypeLingYi, wantPath: "/v1/chat/completions"},
 		{name: "SiliconCloud", typ: relay.TypeSiliconFlow, wantPath: "/v1/chat/completions"},
 		{name: "Mistral", typ: relay.TypeMistral, wantPath: "/v1/chat/completions"},
+		// A base URL written as providers print it, with /v1, is not given another.
+		{name: "Moonshot, base ending in /v1", typ: relay.TypeMoonshot, base: "/v1", wantPath: "/v1/chat/completions"},
+		{name: "Ollama, base ending in /v1", typ: relay.TypeOllama, base: "/v1", wantPath: "/v1/chat/completions", usage: true},
+		{name: "OpenAI, base with a path and /v1", typ: relay.TypeOpenAI, base: "/openai/v1", wantPath: "/openai/v1/chat/completions", usage: true},
+		{name: "OpenAI, base with a path", typ: relay.TypeOpenAI, base: "/api", wantPath: "/api/v1/chat/completions", usage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
