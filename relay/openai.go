@@ -127,10 +127,13 @@ func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstr
 // renamedFields names the fields of a request body that a channel of type
 // typ takes under other names when it calls upstreamModel, each as {from,
 // to}: Mistral refuses fields it does not know (422), bounds an answer by
-// max_tokens and seeds it with random_seed; OpenAI's reasoning models refuse
-// max_tokens and take max_completion_tokens, on OpenAI and on Azure.
+// max_tokens, seeds it with random_seed and sizes an embedding with
+// output_dimension; OpenAI's reasoning models refuse max_tokens and take
+// max_completion_tokens, on OpenAI and on Azure.
 func renamedFields(typ int, k kind, upstreamModel string) [][2]string {
 	switch {
+	case typ == TypeMistral && k == kindEmbedding:
+		return [][2]string{{"dimensions", "output_dimension"}}
 	case typ == TypeMistral:
 		return [][2]string{{"max_completion_tokens", "max_tokens"}, {"seed", "random_seed"}}
 	case (typ == TypeOpenAI || typ == TypeAzure) && k == kindChat && reasoningModel(upstreamModel):

@@ -201,6 +201,30 @@ func TestChat_MistralSeed(t *testing.T) {
 	}
 }
 
+// Mistral sizes an embedding with output_dimension and refuses OpenAI's
+// dimensions (422 extra_forbidden): the client's goes to it under Mistral's
+// name.
+func TestEmbeddings_MistralDimensions(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.New(t, "sk-mistral", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		if _, ok := req.JSON["dimensions"]; ok {
+			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "dimensions"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(3, 0)))
+	}})
+	g.MustCreateChannel(t, up, embedModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	if res := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me", "dimensions": 256}); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["output_dimension"]) != "256" {
+		t.Fatalf("upstream body %s", up.LastRequest().Body)
+	}
+}
+
 // OpenAI's reasoning models refuse max_tokens ("use max_completion_tokens
 // instead"), on OpenAI and on Azure: the bound goes to them under its new
 // name, and other models get the client's field as it was.
