@@ -194,14 +194,24 @@ func newTransport(g *guard) *http.Transport {
 // cookies) on a redirect to another host, but not headers it does not know.
 var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "Proxy-Authorization"}
 
-// checkRedirect stops after MaxRedirects and refuses redirects to a scheme
-// other than http(s); a redirect to another host, or from https to plain
+// checkRedirect stops after MaxRedirects, refuses a redirect that changes
+// the method (see RedirectError) and refuses redirects to a scheme other
+// than http(s); a redirect to another host, or from https to plain
 // http, loses every credential header, so a key never follows a provider's
 // redirect elsewhere or onto the wire in clear. The destination address is
 // checked when it is dialled.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return fmt.Errorf("egress: stopped after %d redirects", MaxRedirects)
+	}
+	if len(via) > 0 && req.Method != via[len(via)-1].Method {
+		// A 301, 302 or 303 after a POST would send a GET without the
+		// body: the upstream would answer a request nobody made.
+		status := 0
+		if req.Response != nil {
+			status = req.Response.StatusCode
+		}
+		return &RedirectError{Status: status, Method: via[len(via)-1].Method, Location: req.URL.Redacted()}
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("%w: redirect to %q", ErrScheme, req.URL.Scheme)
@@ -212,6 +222,19 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 		}
 	}
 	return nil
+}
+
+// RedirectError is a redirect that is not followed because it would change
+// the request's method (a POST answered 301, 302 or 303 becomes a GET
+// without its body). 307 and 308 keep the method and body and are followed.
+type RedirectError struct {
+	Status   int
+	Method   string
+	Location string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("egress: a %d redirect of a %s to %s is not followed (it would become a GET without the body)", e.Status, e.Method, e.Location)
 }
 
 // guardedTransport adds the scheme check and the response cap to the

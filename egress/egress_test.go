@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -706,4 +707,47 @@ func TestClient_AllowedHostsChangeReachesBusyConnections(t *testing.T) {
 		t.Fatalf("a host taken off the list was reached again over a kept connection (%d hits)", hits.Load()-before)
 	}
 	requireBlocked(t, err, "127.0.0.1")
+}
+
+// A POST answered 301, 302 or 303 is not resent as a GET without its body
+// (the upstream would answer a request nobody made): the redirect is
+// refused with its status and target. 307 and 308 keep the method and the
+// body and are followed, as is any redirect of a GET.
+func TestClient_RedirectThatDropsTheBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	srv, _ := MustStartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if code, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r")); err == nil {
+			http.Redirect(w, r, "/final", code)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s", r.Method, body)
+	})
+	c := New(Config{AllowedHosts: func() []string { return []string{"127.0.0.1"} }})
+	send := func(method string, code int) (string, error) {
+		t.Helper()
+		req, _ := http.NewRequest(method, fmt.Sprintf("%s/r%d", srv.URL, code), strings.NewReader(`{"model":"m"}`))
+		resp, err := c.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b), nil
+	}
+	for _, code := range []int{301, 302, 303} {
+		_, err := send(http.MethodPost, code)
+		var re *RedirectError
+		if !errors.As(err, &re) || re.Status != code || re.Method != http.MethodPost || !strings.HasSuffix(re.Location, "/final") {
+			t.Errorf("POST answered %d: err %v, want a RedirectError", code, err)
+		}
+	}
+	for _, code := range []int{307, 308} {
+		if got, err := send(http.MethodPost, code); err != nil || got != `POST {"model":"m"}` {
+			t.Errorf("POST answered %d: %q, %v; want it followed with its body", code, got, err)
+		}
+	}
+	if got, err := send(http.MethodGet, 301); err != nil || !strings.HasPrefix(got, "GET") {
+		t.Errorf("GET answered 301: %q, %v; want it followed", got, err)
+	}
 }

@@ -639,12 +639,15 @@ func (e transportError) Unwrap() error { return e.err }
 // error chain, and not the address of the gateway's own DNS server.
 func describeTransport(err error) string {
 	var blocked *egress.BlockedError
+	var redirect *egress.RedirectError
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	var certErr *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &blocked):
 		return "目标地址 " + blocked.Host + " 不允许访问（可在 EgressAllowedHosts 中放行，或以 --allow-private-upstreams 启动）"
+	case errors.As(err, &redirect):
+		return fmt.Sprintf("上游以 %d 把请求重定向到 %s，重定向后的请求会丢掉请求体，请把渠道的地址改为重定向后的地址", redirect.Status, redirect.Location)
 	case errors.As(err, &dnsErr):
 		return "无法解析上游域名 " + dnsErr.Name
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -783,3 +783,22 @@ func TestHealth_TestLogNamesTheMappedModel(t *testing.T) {
 		t.Errorf("other = %s, want upstream_model %q", page.Items[0].Other, upstreamName)
 	}
 }
+
+// A channel whose upstream redirects its POST with 301 (an http:// address
+// moved to https://) fails its test saying where to, instead of sending the
+// redirect's target a GET without the body and reporting that answer.
+func TestHealth_TestRedirectedPostSaysWhereTo(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-moved", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		http.Redirect(w, r, "/moved/v1/chat/completions", http.StatusMovedPermanently)
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	r := g.rl.TestChannel(context.Background(), ch, "", nil)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "以 301 把请求重定向到 "+up.URL+"/moved/v1/chat/completions") {
+		t.Fatalf("test of a redirected channel: %v", r.Err)
+	}
+	if up.Hits() != 1 {
+		t.Fatalf("upstream hits = %d, want 1 (the redirect not followed)", up.Hits())
+	}
+}
