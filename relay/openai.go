@@ -351,7 +351,7 @@ func (azure) StreamUsage(c *call, ch *store.Channel) streamUsage {
 		version = c.r.URL.Query().Get("api-version")
 	}
 	if version == "" {
-		version = ch.Other
+		version = strings.TrimSpace(ch.Other)
 	}
 	if version == "" {
 		version = AzureDefaultAPIVersion
@@ -378,7 +378,7 @@ func (azure) Request(ctx context.Context, ch *store.Channel, k kind, model strin
 	// The client's api-version, else the channel's, else the default.
 	version := clientQuery(ctx, "api-version")
 	if version == "" {
-		version = ch.Other
+		version = strings.TrimSpace(ch.Other)
 	}
 	if version == "" {
 		version = AzureDefaultAPIVersion

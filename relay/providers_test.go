@@ -77,6 +77,9 @@ func TestProviderAdapters(t *testing.T) {
 		{name: "OpenAI", typ: relay.TypeOpenAI, org: "org-7", wantPath: "/v1/chat/completions", usage: true},
 		{name: "Azure, default version", typ: relay.TypeAzure, wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: relay.AzureDefaultAPIVersion, azure: true},
 		{name: "Azure, channel version", typ: relay.TypeAzure, other: "2024-02-01", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-02-01", azure: true},
+		// A version typed with spaces around it (through the API; the form trims it) is read without them.
+		{name: "Azure, channel version with spaces", typ: relay.TypeAzure, other: " 2024-10-21 ", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-10-21", azure: true, usage: true},
+		{name: "Azure, blank channel version", typ: relay.TypeAzure, other: "  ", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: relay.AzureDefaultAPIVersion, azure: true},
 		{name: "Azure, client version", typ: relay.TypeAzure, other: "2024-02-01", query: "?api-version=2024-10-21", wantPath: "/openai/deployments/gpt-35-turbo/chat/completions", wantQuery: "2024-10-21", azure: true, usage: true},
 		{name: "Ollama", typ: relay.TypeOllama, wantPath: "/v1/chat/completions", usage: true},
 		{name: "custom, whole URL", typ: relay.TypeCustom, base: "/deploy/{model}/chat", wantPath: "/deploy/gpt-3.5-turbo/chat"},
