@@ -129,13 +129,17 @@ func (a openAI) ConvertBody(k kind, body []byte, fields map[string][]byte, upstr
 // to}: Mistral refuses fields it does not know (422), bounds an answer by
 // max_tokens, seeds it with random_seed and sizes an embedding with
 // output_dimension; OpenAI's reasoning models refuse max_tokens and take
-// max_completion_tokens, on OpenAI and on Azure.
+// max_completion_tokens, on OpenAI and on Azure. An empty to drops the
+// field: OpenAI's request-tagging fields that Mistral has no use for and
+// refuses (user, store, ...), which OpenAI clients send whatever the
+// provider.
 func renamedFields(typ int, k kind, upstreamModel string) [][2]string {
 	switch {
 	case typ == TypeMistral && k == kindEmbedding:
-		return [][2]string{{"dimensions", "output_dimension"}}
+		return [][2]string{{"dimensions", "output_dimension"}, {"user", ""}}
 	case typ == TypeMistral:
-		return [][2]string{{"max_completion_tokens", "max_tokens"}, {"seed", "random_seed"}}
+		return [][2]string{{"max_completion_tokens", "max_tokens"}, {"seed", "random_seed"},
+			{"user", ""}, {"store", ""}, {"service_tier", ""}, {"prompt_cache_key", ""}, {"safety_identifier", ""}}
 	case (typ == TypeOpenAI || typ == TypeAzure) && k == kindChat && reasoningModel(upstreamModel):
 		return [][2]string{{"max_tokens", "max_completion_tokens"}}
 	}
@@ -167,7 +171,7 @@ func renameField(fields map[string][]byte, typ int, k kind, upstreamModel string
 			renamed = true
 		}
 		delete(fields, from)
-		if _, ok := fields[to]; !ok {
+		if _, ok := fields[to]; !ok && to != "" {
 			fields[to] = v
 		}
 	}

@@ -201,6 +201,39 @@ func TestChat_MistralSeed(t *testing.T) {
 	}
 }
 
+// OpenAI's request-tagging fields (user, store, service_tier, ...) that
+// OpenAI clients send whatever the provider are not sent to Mistral, which
+// refuses fields it does not know (422 extra_forbidden); the rest goes as
+// the client sent it.
+func TestChat_MistralDropsOpenAIOnlyFields(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	known := map[string]bool{"model": true, "messages": true, "temperature": true, "max_tokens": true, "stream": true}
+	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		for k := range req.JSON {
+			if !known[k] {
+				relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", k}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
+				return
+			}
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
+	})
+	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := chat(miniModel, "hi")
+	body["user"] = "end-user-7"
+	body["store"] = false
+	body["service_tier"] = "auto"
+	body["temperature"] = 0.2
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	var sent map[string]json.RawMessage
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil || string(sent["temperature"]) != "0.2" {
+		t.Fatalf("upstream body %s", up.LastRequest().Body)
+	}
+}
+
 // Mistral sizes an embedding with output_dimension and refuses OpenAI's
 // dimensions (422 extra_forbidden): the client's goes to it under Mistral's
 // name.
