@@ -1,12 +1,14 @@
 package relay_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strings"
 	"testing"
 
+	"gateway/relay"
 	"gateway/relay/relaytest"
 	"gateway/store"
 )
@@ -440,4 +442,35 @@ func speechFor(t *testing.T, g *gateway, model string) (*store.Channel, *store.T
 	ch := g.MustCreateChannel(t, up, model, nil)
 	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
 	return ch, tok, key
+}
+
+// A non-stream answer longer than the relay reads whole fails the call with
+// 502 and charges nothing: cut at the bound, a sound file (not checked as a
+// document is) was charged and sent as if it were whole. One at the bound
+// goes through.
+func TestSpeech_AnswerOverTheBoundIsNotCharged(t *testing.T) {
+	t.Parallel()
+	const bound = 4096
+	g := MustOpenGateway(t, gatewayConfig{Relay: relay.Config{MaxAnswerBytes: bound}, Options: map[string]string{"ModelRatio": `{"tts-1":15}`}})
+	size := bound + 1
+	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write(bytes.Repeat([]byte{0xff}, size))
+	}})
+	ch := g.MustCreateChannel(t, up, "tts-1", nil)
+	tok, key := g.MustCreateToken(t, "fifty", store.Token{UnlimitedQuota: true})
+	before := g.balances(t, "fifty", tok.ID, ch)
+	res := g.post(t, key, "/v1/audio/speech", map[string]any{"model": "tts-1", "input": "hello", "voice": "alloy"})
+	if res.Status != http.StatusBadGateway || !strings.Contains(string(res.Body), "response_too_large") {
+		t.Fatalf("status %d (%d bytes): %.200s", res.Status, len(res.Body), res.Body)
+	}
+	if logs := g.consumeLogs(t, "fifty"); len(logs) != 0 {
+		t.Fatalf("%d consume logs for a failed call", len(logs))
+	}
+	wantMoved(t, before, g.balances(t, "fifty", tok.ID, ch), false, ch.ID, 0, 0)
+
+	size = bound
+	if res := g.post(t, key, "/v1/audio/speech", map[string]any{"model": "tts-1", "input": "hello", "voice": "alloy"}); res.Status != http.StatusOK || len(res.Body) != bound {
+		t.Fatalf("status %d, %d bytes; want the whole %d", res.Status, len(res.Body), bound)
+	}
 }

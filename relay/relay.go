@@ -52,6 +52,9 @@ type Config struct {
 	ClientWriteTimeout time.Duration
 	// MaxBodyBytes limits request bodies (32 MiB).
 	MaxBodyBytes int64
+	// MaxAnswerBytes limits a non-stream answer, which is read whole
+	// before it is charged and sent (256 MiB); a longer one fails the call.
+	MaxAnswerBytes int64
 }
 
 // Events receives what the console shows live.
@@ -105,6 +108,9 @@ func New(cfg Config) *Relay {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.MaxAnswerBytes == 0 {
+		cfg.MaxAnswerBytes = 256 << 20
 	}
 	if cfg.ClientIP == nil {
 		// RemoteAddr is "ip:port"; the allow lists hold addresses.
@@ -1180,12 +1186,18 @@ type tokenDetails struct {
 // relayBody handles a non-stream answer: read it, find the usage, charge,
 // and only then send it.
 func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set *store.Settings) *Error {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, rl.cfg.MaxAnswerBytes+1))
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return rl.clientGone(c, ch, set)
 		}
 		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "read_response_failed", Message: "failed to read upstream response", Retry: true, Cause: err}
+	}
+	if int64(len(data)) > rl.cfg.MaxAnswerBytes {
+		// Cut, it would be charged and sent as if whole (a sound file is
+		// not checked as a document is).
+		return &Error{Status: http.StatusBadGateway, Type: "upstream_error", Code: "response_too_large",
+			Message: "上游返回的内容过大"}
 	}
 	if errorIn(data) {
 		return rl.okButFailed(ch, data, set)
