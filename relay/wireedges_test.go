@@ -141,20 +141,33 @@ func TestChat_ObjectToolArguments(t *testing.T) {
 	}
 }
 
+// mistralFor serves model on route from a Mistral channel whose upstream
+// refuses a body holding a field refused names, as Mistral does (422
+// extra_forbidden), and otherwise answers answer; alice gets an unlimited
+// token, whose key it returns.
+func mistralFor(t *testing.T, g *gateway, route, model string, refused func(field string) bool, answer map[string]any) (*relaytest.Upstream, string) {
+	t.Helper()
+	up := relaytest.New(t, "sk-mistral", relaytest.Routes{route: func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		for k := range req.JSON {
+			if refused(k) {
+				relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", k}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
+				return
+			}
+		}
+		relaytest.WriteJSON(w, 200, answer)
+	}})
+	g.MustCreateChannel(t, up, model, func(c *store.Channel) { c.Type = relay.TypeMistral })
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	return up, key
+}
+
 // Mistral refuses fields it does not know: max_completion_tokens goes to
 // it as max_tokens.
 func TestChat_MistralMaxCompletionTokens(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
-	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		if _, ok := req.JSON["max_completion_tokens"]; ok {
-			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "max_completion_tokens"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
-			return
-		}
-		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
-	})
-	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
-	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	up, key := mistralFor(t, g, relaytest.ChatPath, miniModel, func(k string) bool { return k == "max_completion_tokens" },
+		relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
 	body := chat(miniModel, "hi")
 	body["max_completion_tokens"] = 100
 	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
@@ -180,15 +193,8 @@ func TestChat_MistralMaxCompletionTokens(t *testing.T) {
 func TestChat_MistralSeed(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
-	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		if _, ok := req.JSON["seed"]; ok {
-			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "seed"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
-			return
-		}
-		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
-	})
-	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
-	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	up, key := mistralFor(t, g, relaytest.ChatPath, miniModel, func(k string) bool { return k == "seed" },
+		relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
 	body := chat(miniModel, "hi")
 	body["seed"] = 42
 	body["max_completion_tokens"] = 100
@@ -209,17 +215,8 @@ func TestChat_MistralDropsOpenAIOnlyFields(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
 	known := map[string]bool{"model": true, "messages": true, "temperature": true, "max_tokens": true, "stream": true}
-	up := relaytest.NewChat(t, "sk-mistral", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		for k := range req.JSON {
-			if !known[k] {
-				relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", k}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
-				return
-			}
-		}
-		relaytest.WriteJSON(w, 200, relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
-	})
-	g.MustCreateChannel(t, up, miniModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
-	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	up, key := mistralFor(t, g, relaytest.ChatPath, miniModel, func(k string) bool { return !known[k] },
+		relaytest.Completion(miniModel, "ok", relaytest.NewUsage(5, 1)))
 	body := chat(miniModel, "hi")
 	body["user"] = "end-user-7"
 	body["store"] = false
@@ -240,15 +237,8 @@ func TestChat_MistralDropsOpenAIOnlyFields(t *testing.T) {
 func TestEmbeddings_MistralDimensions(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{})
-	up := relaytest.New(t, "sk-mistral", relaytest.Routes{"POST /v1/embeddings": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		if _, ok := req.JSON["dimensions"]; ok {
-			relaytest.WriteJSON(w, 422, map[string]any{"object": "error", "message": map[string]any{"detail": []any{map[string]any{"type": "extra_forbidden", "loc": []any{"body", "dimensions"}, "msg": "Extra inputs are not permitted"}}}, "type": "invalid_request_error"})
-			return
-		}
-		relaytest.WriteJSON(w, 200, relaytest.Embedding(req.Model(), 1, relaytest.NewUsage(3, 0)))
-	}})
-	g.MustCreateChannel(t, up, embedModel, func(c *store.Channel) { c.Type = relay.TypeMistral })
-	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	up, key := mistralFor(t, g, "POST /v1/embeddings", embedModel, func(k string) bool { return k == "dimensions" },
+		relaytest.Embedding(embedModel, 1, relaytest.NewUsage(3, 0)))
 	if res := g.post(t, key, "/v1/embeddings", map[string]any{"model": embedModel, "input": "embed me", "dimensions": 256}); res.Status != http.StatusOK {
 		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}

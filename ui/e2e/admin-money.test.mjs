@@ -474,18 +474,14 @@ test("a user added while a search is shown is listed with every account, and the
 });
 
 test("disabling a user who was deleted meanwhile is refused and the row then shows the account deleted", async () => {
-  const name = uniqueName("udm");
-  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
-  assert.equal(made.json?.success, true, JSON.stringify(made.json));
-  const id = made.json.data.id;
+  const id = await createAccount("udm");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/user");
   const row = page.locator(`[data-testid="user-row-${id}"]`);
   await row.locator('[data-testid="user-disable"]').waitFor();
   // Another administrator deletes the account while this one looks at the list.
-  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
-  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  await deleteAccount(id);
   await row.locator('[data-testid="user-disable"]').click();
   await expectToast(page, "该用户已注销");
   // The row no longer offers what the account cannot have done to it.
@@ -495,18 +491,14 @@ test("disabling a user who was deleted meanwhile is refused and the row then sho
 });
 
 test("saving the edit of a user who was deleted meanwhile is refused and the row then shows the account deleted", async () => {
-  const name = uniqueName("ude");
-  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
-  assert.equal(made.json?.success, true, JSON.stringify(made.json));
-  const id = made.json.data.id;
+  const id = await createAccount("ude");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/user");
   const row = page.locator(`[data-testid="user-row-${id}"]`);
   await row.locator('[data-testid="user-edit"]').click();
   await page.locator("#edit-user-display").waitFor();
-  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
-  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  await deleteAccount(id);
   await page.fill("#edit-user-display", "renamed");
   await page.click('[data-testid="user-edit-submit"]');
   await expectToast(page, "该用户已注销");
@@ -525,22 +517,15 @@ test("an administrator editing their own account is offered no password field, w
   assert.equal(await password.getAttribute("placeholder"), "请在个人设置中修改自己的密码");
   await page.keyboard.press("Escape");
   // Another account's edit still offers it.
-  const name = uniqueName("upw");
-  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
-  assert.equal(made.json?.success, true, JSON.stringify(made.json));
-  await page.goto(`/user/edit/${made.json.data.id}`);
+  await page.goto(`/user/edit/${await createAccount("upw")}`);
   await page.locator("#edit-user-display").waitFor();
   assert.equal(await password.isDisabled(), false);
   await context.close();
 });
 
 test("the edit address of a deleted account says the account is deleted and shows the list, as its row offers no edit", async () => {
-  const name = uniqueName("ued");
-  const made = await root.call("POST", "/api/user/", { username: name, password: "password-11" });
-  assert.equal(made.json?.success, true, JSON.stringify(made.json));
-  const id = made.json.data.id;
-  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
-  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  const id = await createAccount("ued");
+  await deleteAccount(id);
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto(`/user/edit/${id}`);
@@ -571,6 +556,19 @@ test("an action on a searched user who became an administrator meanwhile lists e
   assert.equal(await page.inputValue('[data-testid="user-search"]'), "", "the search box still holds a search the list no longer applies");
   await context.close();
 });
+
+/** createAccount has root create an ordinary account named from prefix and returns its id. */
+async function createAccount(prefix) {
+  const made = await root.call("POST", "/api/user/", { username: uniqueName(prefix), password: "password-11" });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  return made.json.data.id;
+}
+
+/** deleteAccount has root delete the account id. */
+async function deleteAccount(id) {
+  const gone = await root.call("POST", "/api/user/manage", { id, action: "delete" });
+  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+}
 
 /** openCodeList creates a code named from prefix and opens root's code list; row is the code's row. */
 async function openCodeList(prefix) {
