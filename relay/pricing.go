@@ -68,8 +68,10 @@ func defaultCompletionRatio(m string) float64 {
 		return 3
 	case m == "chatgpt-4o-latest":
 		return 3
-	case has(m, "gpt-4o"), has(m, "o1"), has(m, "o3"), has(m, "gpt-4.1"):
+	case has(m, "gpt-4o"), has(m, "o1"), has(m, "o3"), has(m, "o4"), has(m, "gpt-4.1"):
 		return 4
+	case has(m, "gpt-5"):
+		return 8
 	case has(m, "gpt-4-turbo"), strings.HasSuffix(m, "preview"):
 		return 3
 	case has(m, "gpt-4") && !strings.HasSuffix(m, "-all") && !strings.Contains(m, "gizmo"):
@@ -84,7 +86,7 @@ func defaultCompletionRatio(m string) float64 {
 		return 4.0 / 3.0
 	case strings.Contains(m, "claude-instant-1"), strings.Contains(m, "claude-2"):
 		return 3
-	case strings.Contains(m, "claude-3"):
+	case strings.Contains(m, "claude-"): // claude-3…, claude-sonnet-4…, claude-opus-4…
 		return 5
 	case has(m, "mistral-"):
 		return 3
