@@ -72,6 +72,8 @@ func defaultCompletionRatio(m string) float64 {
 		return 4
 	case has(m, "gpt-5"):
 		return 8
+	case has(m, "gpt-4.5"):
+		return 2
 	case has(m, "gpt-4-turbo"), strings.HasSuffix(m, "preview"):
 		return 3
 	case has(m, "gpt-4") && !strings.HasSuffix(m, "-all") && !strings.Contains(m, "gizmo"):

@@ -93,6 +93,7 @@ func TestDefaultCompletionRatio(t *testing.T) {
 		"gpt-5":                    8,
 		"gpt-5-mini":               8,
 		"gpt-5-chat-latest":        8,
+		"gpt-4.5-preview":          2,
 		"claude-sonnet-4-20250514": 5,
 		"claude-opus-4-1-20250805": 5,
 		"claude-3-7-sonnet-latest": 5,
