@@ -464,6 +464,10 @@ func checkJSONMembers(d *OptionDef, value string) error {
 		if string(v) == "null" {
 			return Errorf(EINVALID, "%s 中 %s 的值不能为 null", d.Key, ClipRunes(k, 32))
 		}
+		if k != strings.TrimSpace(k) {
+			// A call names a model without them: "gpt-4o " would price none.
+			return Errorf(EINVALID, "%s 中的名称前后不能有空格：\"%s\"", d.Key, ClipRunes(k, 32))
+		}
 		names = append(names, k)
 	}
 	return checkNames(d.Key+" 中的", names)
