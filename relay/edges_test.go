@@ -455,3 +455,42 @@ func TestFixedPrice_ChargedAsWritten(t *testing.T) {
 		t.Fatalf("US$0.0157 charged %d quota (%d logs), want 7850", sumQuota(logs), len(logs))
 	}
 }
+
+// A fixed-price log keeps the QuotaPerUnit its price was turned into quota
+// at, so its billing process can end on the quota charged after the rate
+// changed; a ratio-priced log, whose quota does not depend on it, has none.
+func TestFixedPrice_LogKeepsQuotaPerUnit(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelPrice":   `{"odd-price":0.0157}`,
+		"QuotaPerUnit": "1000",
+	}})
+	up := relaytest.NewChat(t, "sk-odd", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		relaytest.WriteJSON(w, http.StatusOK, relaytest.Completion(fmt.Sprint(req.JSON["model"]), "ok", relaytest.NewUsage(10, 20)))
+	})
+	g.MustCreateChannel(t, up, "odd-price,"+ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{})
+	for _, model := range []string{"odd-price", ratioModel} {
+		if res := g.post(t, key, "/v1/chat/completions", chat(model, "hi")); res.Status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", model, res.Status, res.Body)
+		}
+	}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != 2 {
+		t.Fatalf("%d logs, want 2", len(logs))
+	}
+	for _, l := range logs {
+		var o struct {
+			QuotaPerUnit *float64 `json:"quota_per_unit"`
+		}
+		if err := json.Unmarshal([]byte(l.Other), &o); err != nil {
+			t.Fatalf("log other %q: %v", l.Other, err)
+		}
+		switch {
+		case l.ModelName == "odd-price" && (o.QuotaPerUnit == nil || *o.QuotaPerUnit != 1000 || l.Quota != 15):
+			t.Errorf("fixed price: quota %d, other %s; want 15 (US$0.0157 at 1000 per dollar, truncated) and quota_per_unit 1000", l.Quota, l.Other)
+		case l.ModelName == ratioModel && o.QuotaPerUnit != nil:
+			t.Errorf("ratio price: other %s carries quota_per_unit", l.Other)
+		}
+	}
+}

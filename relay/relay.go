@@ -1442,10 +1442,14 @@ type logOther struct {
 	GroupRatio      float64 `json:"group_ratio"`
 	CompletionRatio float64 `json:"completion_ratio"`
 	ModelPrice      float64 `json:"model_price"`
-	FRT             int64   `json:"frt"`
-	UpstreamModel   string  `json:"upstream_model,omitempty"`
-	RequestID       string  `json:"request_id"`
-	AdminInfo       struct {
+	// QuotaPerUnit is the rate a fixed price was turned into quota at: the
+	// log page's billing process ends on the quota charged even after the
+	// option changed.
+	QuotaPerUnit  float64 `json:"quota_per_unit,omitempty"`
+	FRT           int64   `json:"frt"`
+	UpstreamModel string  `json:"upstream_model,omitempty"`
+	RequestID     string  `json:"request_id"`
+	AdminInfo     struct {
 		UseChannel []uint64 `json:"use_channel"`
 	} `json:"admin_info"`
 	*audioOther // audio models only
@@ -1477,6 +1481,9 @@ type imageOther struct {
 // no first-byte time.
 func pricedOther(p price, u usage) logOther {
 	o := logOther{ModelRatio: p.ModelRatio, GroupRatio: p.GroupRatio, CompletionRatio: p.CompletionRatio, ModelPrice: p.ModelPrice, FRT: -1000}
+	if p.fixed() {
+		o.QuotaPerUnit = p.qpu
+	}
 	if p.Audio {
 		s := splitAudio(u)
 		o.audioOther = &audioOther{Audio: true, AudioInput: s.AudioIn, AudioOutput: s.AudioOut, TextInput: s.TextIn, TextOutput: s.TextOut,

@@ -193,6 +193,66 @@ test("a text model's expanded log row ends on the quota charged, rounded like th
   await context.close();
 });
 
+test("a fixed-price entry's billing process ends on the quota charged, at the QuotaPerUnit of the charge", async () => {
+  // US$0.0157 × group ratio 1.5 at 1000 quota per dollar is 23.55, charged 23 (S §5.8: int(price × QuotaPerUnit × GR)).
+  const root = await rootApi(suite.gw.baseURL);
+  const { username, password, api } = await newUser(suite.gw.baseURL, "fix", "billing-pass-1");
+  const created = await api.call("POST", "/api/token/", { name: "fix-key", remain_quota: 10000000, expired_time: -1 });
+  assert.equal(created.status, 200, JSON.stringify(created.json));
+  const key = `sk-${(await api.call("GET", "/api/token/?p=0&size=10")).json.data[0].key}`;
+  await putOption(root, "ModelPrice", JSON.stringify({ "dall-e-3": 0.04, [TEXT_MODEL]: 0.0157 }));
+  await putOption(root, "QuotaPerUnit", "1000");
+  try {
+    const res = await fetch(`${suite.gw.baseURL}/v1/chat/completions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: TEXT_MODEL, messages: [{ role: "user", content: "Say hello" }] }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.text();
+  } finally {
+    await putOption(root, "ModelPrice", JSON.stringify({ "dall-e-3": 0.04 }));
+    await putOption(root, "QuotaPerUnit", "500000");
+  }
+  const [log] = (await api.call("GET", "/api/log/self/?p=1&page_size=10&type=2")).json.data.items;
+  assert.equal(log.quota, 23, "the server charged the truncated price");
+
+  // Read after the rate went back to 500 000: the entry is explained at the rate it was charged at.
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.goto("/log");
+  await page.locator('[data-testid="log-model"]', { hasText: TEXT_MODEL }).waitFor();
+  const billing = await expandBilling(page, TEXT_MODEL);
+  const all = await text(billing);
+  assert.match(all, /模型价格 \$0\.0157 × 分组倍率 1\.5 = \$0\.02355/);
+  assert.match(all, /× 1000 额度\/美元 = 23(?![0-9.])/, all);
+  assert.match(await text(billing.locator('[data-testid="billing-quota"]')), /^扣除额度：23（/);
+  await context.close();
+
+  // An entry that does not keep its rate, read at another one, stops at the dollars instead of a quota it was not charged.
+  const legacy = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await legacy.page.route(
+    (url) => url.pathname === "/api/log/self/",
+    async (route) => {
+      const response = await route.fetch();
+      const json = await response.json();
+      for (const l of json.data?.items ?? []) {
+        const o = JSON.parse(l.other || "{}");
+        delete o.quota_per_unit;
+        l.other = JSON.stringify(o);
+      }
+      await route.fulfill({ response, json });
+    },
+  );
+  await login(legacy.page, username, password);
+  await legacy.page.goto("/log");
+  await legacy.page.locator('[data-testid="log-model"]', { hasText: TEXT_MODEL }).waitFor();
+  const old = await text(await expandBilling(legacy.page, TEXT_MODEL));
+  assert.match(old, /模型价格 \$0\.0157 × 分组倍率 1\.5 = \$0\.02355扣除额度：23（/, old);
+  assert.doesNotMatch(old, /额度\/美元/);
+  await legacy.context.close();
+});
+
 test("a log query whose end is not after its start is refused with a message instead of an empty table", async () => {
   const { username, password } = await callsAsNewUser();
   const { context, page } = await openLogPage(username, password);

@@ -35,6 +35,8 @@ export interface LogOther {
   group_ratio?: number;
   /** model_price is -1 when ratios apply. */
   model_price?: number;
+  /** quota_per_unit is the QuotaPerUnit a fixed price was turned into quota at. */
+  quota_per_unit?: number;
   upstream_model?: string;
   request_id?: string;
   admin_info?: { use_channel?: number[] | null; operator?: string };

@@ -401,7 +401,8 @@ const pagesEn: PagesDictionary = {
     billing: {
       ratio: "(prompt {{prompt}} + completion {{completion}} × completion ratio {{completionRatio}}) × model ratio {{modelRatio}} × group ratio {{groupRatio}} = {{result}}",
       ratioPrices: "Prompt ${{promptPrice}} / 1M tokens, completion ${{completionPrice}} / 1M tokens (group ratio included)",
-      price: "Model price ${{price}} × group ratio {{groupRatio}} = ${{total}}",
+      price: "Model price ${{price}} × group ratio {{groupRatio}} = ${{total}}, × {{perUnit}} quota per dollar = {{result}} (rounded down)",
+      priceDollars: "Model price ${{price}} × group ratio {{groupRatio}} = ${{total}}",
       quota: "Quota charged: {{quota}} ({{amount}})",
       audioPrices:
         "Text: prompt ${{promptPrice}}, completion ${{completionPrice}} / 1M tokens; audio: input ${{audioInputPrice}}, output ${{audioOutputPrice}} / 1M tokens (group ratio included)",

@@ -398,7 +398,8 @@ const pagesZh = {
     billing: {
       ratio: "（提示 {{prompt}} + 补全 {{completion}} × 补全倍率 {{completionRatio}}）× 模型倍率 {{modelRatio}} × 分组倍率 {{groupRatio}} = {{result}}",
       ratioPrices: "提示价格 ${{promptPrice}} / 1M tokens，补全价格 ${{completionPrice}} / 1M tokens（已含分组倍率）",
-      price: "模型价格 ${{price}} × 分组倍率 {{groupRatio}} = ${{total}}",
+      price: "模型价格 ${{price}} × 分组倍率 {{groupRatio}} = ${{total}}，× {{perUnit}} 额度/美元 = {{result}}（向下取整）",
+      priceDollars: "模型价格 ${{price}} × 分组倍率 {{groupRatio}} = ${{total}}",
       quota: "扣除额度：{{quota}}（{{amount}}）",
       audioPrices:
         "文本：提示 ${{promptPrice}}，补全 ${{completionPrice}} / 1M tokens；音频：输入 ${{audioInputPrice}}，输出 ${{audioOutputPrice}} / 1M tokens（已含分组倍率）",

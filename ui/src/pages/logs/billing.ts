@@ -59,7 +59,20 @@ export type Billing =
       modelRatio: string;
       groupRatio: string;
     }
-  | { mode: "price"; price: string; groupRatio: string; total: string };
+  | {
+      mode: "price";
+      price: string;
+      groupRatio: string;
+      /** total is the price times the group ratio, in dollars. */
+      total: string;
+      /**
+       * perUnit is the QuotaPerUnit the charge used; result the quota that made, truncated as
+       * charged, or "" for an older entry that does not keep its rate and whose charge today's
+       * does not give (the option changed since, or an image priced by size and count).
+       */
+      perUnit: string;
+      result: string;
+    };
 
 /**
  * isImageEntry reports whether an entry was priced per image rather than by
@@ -77,7 +90,8 @@ function isImageEntry(l: LogEntry, o: LogOther): boolean {
  *
  * Image generations are priced by size, quality and count, which the
  * console shows with the model ratio or price instead of a token formula.
- * Price mode (model_price ≥ 0): price × group ratio. Audio models
+ * Price mode (model_price ≥ 0): price × group ratio dollars, times the
+ * QuotaPerUnit of the charge, truncated to the quota charged. Audio models
  * (audio: true) in ratio mode, as the server charges them:
  * round((round(text_in + text_out × CR) + round(audio_in × AR + audio_out
  * × AR × ACR)) × model ratio × group ratio), at least 1 for any usage.
@@ -106,7 +120,19 @@ export function billing(l: LogEntry, o: LogOther, perUnit = 500000): Billing {
     };
   }
   if (price >= 0) {
-    return { mode: "price", price: trimNumber(price), groupRatio: trimNumber(gr), total: trimNumber(price * gr) };
+    // The rate of the charge when the entry keeps it (a later change of QuotaPerUnit does not
+    // change what was charged), else today's.
+    const kept = o.quota_per_unit !== undefined && o.quota_per_unit > 0;
+    const rate = kept ? (o.quota_per_unit as number) : perUnit;
+    const result = moneyQuota(price * rate * gr);
+    return {
+      mode: "price",
+      price: trimNumber(price),
+      groupRatio: trimNumber(gr),
+      total: trimNumber(price * gr),
+      perUnit: trimNumber(rate),
+      result: kept || result === l.quota ? String(result) : "",
+    };
   }
   const cr = o.completion_ratio ?? 1;
   if (o.audio) {
@@ -159,6 +185,18 @@ export function billing(l: LogEntry, o: LogOther, perUnit = 500000): Billing {
     promptPrice: trimNumber(mr * perM * gr),
     completionPrice: trimNumber(mr * perM * cr * gr),
   };
+}
+
+/**
+ * moneyQuota turns dollars times QuotaPerUnit into quota as the server charges a fixed price
+ * (relay/pricing.go moneyQuota): truncated, except that a product a rounding error short of a
+ * whole number (0.0157 × 500 000 = 7849.999…) is that number.
+ */
+function moneyQuota(f: number): number {
+  if (!(f > 0)) return 0;
+  const r = Math.round(f);
+  if (r > 0 && Math.abs(f - r) <= r * 1e-9) return r;
+  return Math.min(Math.trunc(f), 2 ** 53);
 }
 
 /** Latency colours of the log table. */

@@ -88,6 +88,6 @@ function BillingLines({ b }: { b: Billing }) {
         </>
       );
     case "price":
-      return line("logs.billing.price");
+      return line(b.result ? "logs.billing.price" : "logs.billing.priceDollars");
   }
 }
