@@ -210,6 +210,33 @@ test("the order list shows the quota an order credits, also one asked for in quo
   }
 });
 
+test("in quota display at a decimal QuotaPerUnit the wallet offers the least whole amount the server takes", async () => {
+  const { username, password } = await newUser(suite.gw.baseURL, "dmin", "dmin-pass-1");
+  // MinTopUp 1 × 1000.5 quota: the server takes 1000 (its least, truncated), and no amount is 1000.5.
+  await putOption(root, "DisplayInCurrencyEnabled", "false");
+  await putOption(root, "QuotaPerUnit", "1000.5");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    await login(page, username, password);
+    await page.goto("/topup");
+    const amount = page.locator('[data-testid="topup-amount"]');
+    // Once the status is read, the field holds the least amount in quota units.
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid="topup-amount"]')?.value) >= 1000);
+    assert.equal(await amount.inputValue(), "1000");
+    // The amount offered is quoted (1000 / 1000.5 dollars × 7.3 = 7.30) and can be paid.
+    await page.locator('[data-testid="topup-money"]', { hasText: "7.30" }).waitFor();
+    await page.locator('[data-testid="pay-zfb"]').click();
+    const confirm = page.locator('[data-testid="pay-confirm"]');
+    await confirm.waitFor();
+    assert.match(await confirm.textContent(), /1000/);
+    await page.getByRole("alertdialog").getByRole("button", { name: "取消" }).click();
+  } finally {
+    await putOption(root, "QuotaPerUnit", String(perUnit));
+    await putOption(root, "DisplayInCurrencyEnabled", "true");
+    await context.close();
+  }
+});
+
 test("the order list names each payment method in the console's language, not by the provider's code", async () => {
   const { api: userApi } = await newUser(suite.gw.baseURL, "mord", "mord-pass-1");
   const ids = {};

@@ -22,11 +22,13 @@ export const pendingPayment = signal<PendingPayment | null>(null);
 
 /**
  * minTopUp is the smallest amount accepted: dollars when quota is shown as
- * currency, otherwise quota units (min_topup dollars' worth).
+ * currency, otherwise quota units (min_topup dollars' worth), a whole number
+ * truncated as the server takes it: 1000 at a QuotaPerUnit of 1000.5, where
+ * 1000.5 was offered and no whole amount at it could be paid.
  */
 export const minTopUp = computed(() => {
   const min = Number(status.value.min_topup) > 0 ? Number(status.value.min_topup) : 1;
-  return displayInCurrency.value ? min : min * quotaPerUnit.value;
+  return displayInCurrency.value ? min : Math.trunc(min * quotaPerUnit.value);
 });
 
 /** onlineTopUpEnabled tells whether the site configured a payment provider. */
