@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { test } from "node:test";
-import { gatewaySuite, login, money, newPage, newUser, putOption, quotaPerUnit, rootApi } from "./harness.mjs";
+import { expectToast, gatewaySuite, login, money, newPage, newUser, putOption, quotaPerUnit, rootApi } from "./harness.mjs";
 
 const EPAY_ID = "1001";
 const EPAY_KEY = "test-key";
@@ -233,6 +233,21 @@ test("in quota display at a decimal QuotaPerUnit the wallet offers the least who
   } finally {
     await putOption(root, "QuotaPerUnit", String(perUnit));
     await putOption(root, "DisplayInCurrencyEnabled", "true");
+    await context.close();
+  }
+});
+
+test("an online top-up amount that is not whole is refused with a message, not paid cut to a whole one", async () => {
+  const { username, password } = await newUser(suite.gw.baseURL, "frac", "frac-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    await login(page, username, password);
+    await page.goto("/topup");
+    await page.fill('[data-testid="topup-amount"]', "2.5");
+    await page.locator('[data-testid="pay-zfb"]').click();
+    await expectToast(page, "充值数量必须是整数");
+    assert.equal(await page.locator('[data-testid="pay-confirm"]').count(), 0, "no order of 2 is offered for 2.5");
+  } finally {
     await context.close();
   }
 });

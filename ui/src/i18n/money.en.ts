@@ -157,6 +157,7 @@ const moneyEn: MoneyDictionary = {
     wechat: "WeChat Pay",
     onlineDisabled: "The administrator has not enabled online top-up!",
     amountTooSmall: "The top-up amount cannot be less than {{min}}",
+    amountWhole: "The top-up amount must be a whole number",
     confirmTitle: "Confirm the top-up?",
     confirmAmount: "Top-up amount: {{amount}}",
     confirmMoney: "Amount payable: {{money}}",

@@ -159,6 +159,7 @@ const moneyZh = {
     wechat: "微信",
     onlineDisabled: "管理员未开启在线充值！",
     amountTooSmall: "充值数量不能小于 {{min}}",
+    amountWhole: "充值数量必须是整数",
     confirmTitle: "确定要充值吗",
     confirmAmount: "充值数量：{{amount}}",
     confirmMoney: "实付金额：{{money}}",

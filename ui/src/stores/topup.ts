@@ -90,6 +90,11 @@ export async function preparePayment(amount: number, method: PaymentMethod): Pro
     toast.error(t("wallet.amountTooSmall", { min: minTopUp.value }));
     return;
   }
+  // Orders are whole dollars or whole quota units: 2.5 is refused, not paid as 2.
+  if (!Number.isInteger(amount)) {
+    toast.error(t("wallet.amountWhole"));
+    return;
+  }
   try {
     const money = await payableMoney(amount);
     pendingPayment.value = { amount, money, method };

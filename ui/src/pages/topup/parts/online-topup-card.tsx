@@ -36,7 +36,7 @@ export function OnlineTopUpCard() {
   const pay = async (method: PaymentMethod) => {
     setBusy(method);
     try {
-      await preparePayment(Math.floor(value), method);
+      await preparePayment(value, method);
     } finally {
       setBusy(null);
     }
