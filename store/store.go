@@ -185,6 +185,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, Now: time.Now}
 	s.commitTx = db.Update
+	if err := db.View(checkBuckets); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, damaged(err))
+	}
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -214,6 +218,43 @@ func Open(path string, opts Options) (*Store, error) {
 	s.ledger.init(s)
 	s.startIndexer()
 	return s, nil
+}
+
+// checkBuckets refuses a file whose top-level buckets are not those of a
+// data file: a copy taken while the gateway wrote can hold an old page where
+// the list of buckets was, and pass the walk of its pages. Creating the
+// buckets it lacks would serve it as if they had been empty (channels and
+// indexes gone, or every account: a new root / 123456). A file with no
+// bucket is new; one of an older schema may lack the buckets added since,
+// which Open creates.
+func checkBuckets(tx *bolt.Tx) error {
+	known := make(map[string]bool, len(allBuckets))
+	for _, b := range allBuckets {
+		known[string(b)] = true
+	}
+	n := 0
+	if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if !known[string(name)] {
+			return fmt.Errorf("a top-level bucket %q no data file has", name)
+		}
+		n++
+		return nil
+	}); err != nil || n == 0 {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil || len(meta.Get(metaSchemaVersion)) != 8 {
+		return errors.New("no schema version")
+	}
+	if btoi(meta.Get(metaSchemaVersion)) < SchemaVersion() {
+		return nil
+	}
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			return fmt.Errorf("no bucket %q", b)
+		}
+	}
+	return nil
 }
 
 // keepPrivate takes from a data file already there the permissions that

@@ -561,3 +561,62 @@ func TestOpenNarrowsARestoredFileToItsOwner(t *testing.T) {
 		t.Fatalf("restored file's mode after open = %v, want -rw-------", got)
 	}
 }
+
+// A copy torn where the list of top-level buckets was can hold an old page
+// there that passes the walk of the file's pages: buckets gone (channels,
+// indexes, every account) or keys of some other bucket in their place. Open
+// refuses it instead of creating what is missing, which served it as if
+// those had been empty: a file without its accounts started with a new root
+// / 123456.
+func TestOpenRefusesAFileMissingItsBuckets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	st, err := store.Open(good, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.EnsureRootWith(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tear := range map[string]func(tx *bolt.Tx) error{
+		"no channels": func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("channels")) },
+		"no users":    func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("users")) },
+		"a stray bucket": func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket([]byte{0, 0, 0, 0, 0, 0, 0, 1})
+			return err
+		},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".db")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(tear); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		st, err := store.Open(path, store.Options{NoSync: true})
+		if err == nil {
+			st.Close()
+			t.Errorf("%s: the file opened", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("%s: want a refusal saying the file is damaged, got %v", name, err)
+		}
+	}
+	// The file it was torn from, and a new one, open.
+	MustOpenStoreAt(t, good)
+	MustOpenStoreAt(t, filepath.Join(dir, "new.db"))
+}
