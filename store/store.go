@@ -171,7 +171,6 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkLength(path); err != nil {
 		return nil, err
 	}
-	keepPrivate(path)
 	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType,
 		// The freelist is rebuilt at open instead of written by every commit, and a
 		// large initial mapping spares readers the wait of frequent remaps as the
@@ -183,6 +182,9 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Only a file bbolt took as a data file: --data naming another
+	// program's file by mistake leaves it as it was.
+	keepPrivate(path)
 	s := &Store{db: db, path: path, Now: time.Now}
 	s.commitTx = db.Update
 	if err := db.View(checkBuckets); err != nil {

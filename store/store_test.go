@@ -620,3 +620,27 @@ func TestOpenRefusesAFileMissingItsBuckets(t *testing.T) {
 	MustOpenStoreAt(t, good)
 	MustOpenStoreAt(t, filepath.Join(dir, "new.db"))
 }
+
+// A file that is not a data file (--data naming another program's file by
+// mistake) is refused as it was: its permissions are not narrowed first.
+func TestOpenLeavesAFileItRefusesAsItWas(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "other.sqlite")
+	if err := os.WriteFile(path, append([]byte("SQLite format 3\x00"), make([]byte, 8192)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := store.Open(path, store.Options{NoSync: true}); err == nil {
+		st.Close()
+		t.Fatal("another program's file opened")
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("mode after the refusal: %v, want -rw-r--r--", info.Mode().Perm())
+	}
+}
