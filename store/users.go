@@ -504,7 +504,11 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 		return false, err
 	}
 	if !empty {
-		if password == "" || !isDefault {
+		if password == "" {
+			return false, nil
+		}
+		if !isDefault {
+			keptRootPassword()
 			return false, nil
 		}
 		// Root was created by an earlier start without the flag (`make
@@ -521,6 +525,7 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 		case err == nil:
 			slog.Info("root had the default password 123456: it is now the one from --root-password")
 		case errors.Is(err, errNotDefault):
+			keptRootPassword()
 		default:
 			return false, err
 		}
@@ -536,6 +541,14 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// keptRootPassword says that --root-password was given to a file whose
+// root chose its own password, which the flag never replaces: an operator
+// who changed the variable to rotate root's password would otherwise take
+// the start for done and the old password for gone.
+func keptRootPassword() {
+	slog.Warn("--root-password is ignored: root has already chosen its password, which stays; change it in the console (Settings → personal)")
 }
 
 // errNotDefault tells EnsureRootWith that root chose its password.
