@@ -63,6 +63,15 @@ var migrations = []func(tx *bolt.Tx) error{
 // SchemaVersion is the schema version this build writes.
 func SchemaVersion() uint64 { return uint64(len(migrations)) }
 
+// newerSchemaError refuses a file that a newer build wrote: this build
+// would misread what the newer one added.
+type newerSchemaError struct{ version uint64 }
+
+func (e newerSchemaError) Error() string {
+	return fmt.Sprintf("data file schema version %d is newer than this build (%d): start the newer build, or this one on a backup taken before the upgrade",
+		e.version, SchemaVersion())
+}
+
 func (s *Store) migrate() error {
 	var current uint64
 	if err := s.db.View(func(tx *bolt.Tx) error {
@@ -74,7 +83,7 @@ func (s *Store) migrate() error {
 		return err
 	}
 	if current > SchemaVersion() {
-		return fmt.Errorf("data file schema version %d is newer than this build (%d)", current, SchemaVersion())
+		return newerSchemaError{current}
 	}
 	for i := current; i < SchemaVersion(); i++ {
 		if err := s.update(func(tx *bolt.Tx) error {

@@ -87,3 +87,28 @@ func TestOlderRatioMapAboveBoundKept(t *testing.T) {
 		t.Fatal("a ratio above 1000000 was saved")
 	}
 }
+
+// A newer build may add top-level buckets with its schema version. This
+// build refuses such a file as newer, as it does one without new buckets,
+// not as a damaged file, whose message sends the operator to restore a
+// backup and lose what was written since.
+func TestNewerFileWithItsOwnBucketsIsRefusedAsNewer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucket([]byte("added_by_a_newer_build")); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(SchemaVersion()+1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(path, Options{NoSync: true})
+	if err == nil || !strings.Contains(err.Error(), "newer than this build") || strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("open a newer build's file with a bucket of its own: %v, want it refused as newer", err)
+	}
+}

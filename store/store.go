@@ -189,6 +189,9 @@ func Open(path string, opts Options) (*Store, error) {
 	s.commitTx = db.Update
 	if err := db.View(checkBuckets); err != nil {
 		db.Close()
+		if errors.As(err, new(newerSchemaError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open %s: %w", path, damaged(err))
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -242,6 +245,13 @@ func checkBuckets(tx *bolt.Tx) error {
 		n++
 		return nil
 	}); err != nil || n == 0 {
+		if meta := tx.Bucket(bucketMeta); err != nil && meta != nil && len(meta.Get(metaSchemaVersion)) == 8 &&
+			btoi(meta.Get(metaSchemaVersion)) > SchemaVersion() {
+			// A newer build's file may hold buckets added since: it is
+			// refused as newer, not as damaged (which would send the
+			// operator to restore a backup and lose what was written).
+			return newerSchemaError{btoi(meta.Get(metaSchemaVersion))}
+		}
 		return err
 	}
 	meta := tx.Bucket(bucketMeta)
