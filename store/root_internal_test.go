@@ -32,6 +32,13 @@ func TestRootPasswordKeptIsLogged(t *testing.T) {
 	if strings.Contains(out.String(), "ignored") {
 		t.Fatalf("a start without --root-password logged it as ignored:\n%s", out.String())
 	}
+	// The same password again, as a service's environment gives it at every start: nothing to say.
+	if _, err := s.EnsureRootWith("first-pass-99"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "ignored") {
+		t.Fatalf("a start with root's own password logged it as ignored:\n%s", out.String())
+	}
 	if _, err := s.EnsureRootWith("second-pass-99"); err != nil {
 		t.Fatal(err)
 	}

@@ -489,7 +489,7 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 	}
 	empty := false
 	var first uint64
-	isDefault := false
+	var root *User
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		k, _ := tx.Bucket(bucketUsers).Cursor().First()
 		empty = k == nil
@@ -497,8 +497,8 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 			return nil
 		}
 		first = btoi(k)
-		u, err := getUser(tx, first)
-		isDefault = err == nil && u.PasswordIsDefault
+		var err error
+		root, err = getUser(tx, first)
 		return err
 	}); err != nil {
 		return false, err
@@ -507,8 +507,12 @@ func (s *Store) EnsureRootWith(password string) (bool, error) {
 		if password == "" {
 			return false, nil
 		}
-		if !isDefault {
-			keptRootPassword()
+		if !root.PasswordIsDefault {
+			// The same password at every start (a service's environment)
+			// is no news.
+			if !CheckPassword(root, password) {
+				keptRootPassword()
+			}
 			return false, nil
 		}
 		// Root was created by an earlier start without the flag (`make
