@@ -348,3 +348,18 @@ test("the log table shows the answer of the filters chosen last, even when an ea
   assert.ok(byModel["dall-e-3"].quota > 0);
   await context.close();
 });
+
+test("the summary's consumed quota of a few cheap calls reads as their rows do, not $0.00", async () => {
+  const { username, password, byModel } = await callsAsNewUser();
+  const quota = byModel[TEXT_MODEL].quota;
+  // The text call costs well under half a cent: two decimals would read $0.00.
+  assert.ok(quota > 0 && quota / 500000 < 0.005, `quota ${quota}`);
+  const { context, page } = await openLogPage(username, password);
+  await page.fill('[data-testid="log-filter-model"]', TEXT_MODEL);
+  await page.click('[data-testid="log-query"]');
+  const dollars = `$${(quota / 500000).toFixed(6)}`;
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="log-row"]').length === 1);
+  assert.equal(await text(page.locator('[data-testid="log-quota"]').first()), dollars);
+  await page.waitForFunction((d) => document.querySelector('[data-testid="stat-quota"]')?.textContent?.endsWith(d), dollars, { timeout: 5000 });
+  await context.close();
+});
