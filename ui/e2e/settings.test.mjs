@@ -425,3 +425,18 @@ test("a stored secret is cleared with its own confirmed button, and not while an
     await context.close();
   }
 });
+
+test("an open system tab shows the options another administrator saves, without a reload", async () => {
+  const { context, page } = await rootPage("system");
+  // The page has read the options: its socket is open before the other administrator saves.
+  await page.waitForFunction(() => document.querySelector("#opt-LinuxDOOAuthEnabled")?.getAttribute("aria-checked") === "false");
+  await page.waitForTimeout(500);
+  const other = await rootApi(suite.gw.baseURL);
+  await putOption(other, "LinuxDOClientId", "e2e-other-linuxdo");
+  await putOption(other, "LinuxDOOAuthEnabled", "true");
+  await waitForValue(page, "#opt-LinuxDOClientId", "e2e-other-linuxdo");
+  await switchSettled(page, "#opt-LinuxDOOAuthEnabled", "true");
+  await putOption(other, "LinuxDOOAuthEnabled", "false");
+  await switchSettled(page, "#opt-LinuxDOOAuthEnabled", "false");
+  await context.close();
+});

@@ -3,6 +3,7 @@ import * as optionsApi from "../api/options";
 import { t } from "../i18n";
 import { loadStatus } from "./status";
 import { toast } from "./toast";
+import { isRoot } from "./user";
 
 /** options holds the site-wide options as the server last listed them (secrets excluded). */
 export const options = signal<Record<string, string>>({});
@@ -21,16 +22,26 @@ let reads = 0;
  * An answer that arrives after a later read was started is dropped: it may have
  * been read before a save the later one already reflects.
  */
-export async function loadOptions(): Promise<void> {
+export async function loadOptions(quiet = false): Promise<void> {
   const read = ++reads;
   try {
-    const list = await optionsApi.listOptions();
+    const list = await optionsApi.listOptions(quiet);
     if (read !== reads) return;
     options.value = list;
     optionsLoaded.value = true;
   } catch {
     /* the client showed the error; the forms keep what they had */
   }
+}
+
+/**
+ * refreshOptions reads the options again after the server said they changed (another
+ * administrator, another tab), so open settings show the stored values: fields not being
+ * edited follow, edited ones keep their text. Only a root console that already read them
+ * asks, and quietly: the values shown stay when the read fails.
+ */
+export function refreshOptions(): void {
+  if (optionsLoaded.value && isRoot.value) void loadOptions(true);
 }
 
 async function afterSave(saved: OptionChange[]): Promise<void> {

@@ -2,6 +2,7 @@ import { effect } from "@preact/signals-react";
 import { ApiError } from "../api/client";
 import type { User } from "../api/types";
 import { loadNotice, setNotice } from "../stores/notice";
+import { refreshOptions } from "../stores/options";
 import { loadStatus } from "../stores/status";
 import { expireSession, mergeUser, newestBalance, refreshSelf, resetBalanceSeq, user, USER_BANNED } from "../stores/user";
 import { connectSocket, disconnectSocket, onOpened, onTopic, setSocketHooks } from "./socket";
@@ -26,8 +27,11 @@ export function startLiveUpdates(): void {
   });
   // Each socket counts from its own first message (a gateway restarted with its clock set back counts lower).
   onOpened(resetBalanceSeq);
-  // The options changed: how quota is shown and the rest of the status follow.
-  onTopic("status", () => void loadStatus(true));
+  // The options changed: how quota is shown and the rest of the status follow, and so do open settings.
+  onTopic("status", () => {
+    void loadStatus(true);
+    refreshOptions();
+  });
   onTopic("notice", (data) => {
     const text = (data as { notice?: unknown })?.notice;
     if (typeof text === "string") setNotice(text);
@@ -45,6 +49,7 @@ export function startLiveUpdates(): void {
     reconnected: () => {
       void refreshSelf(true).catch(() => {});
       void loadStatus(true);
+      refreshOptions();
       void loadNotice();
     },
   });
