@@ -63,7 +63,7 @@ var OptionDefs = []OptionDef{
 	{Key: "PasswordLoginEnabled", Default: "true", Kind: KindBool},
 	{Key: "PasswordRegisterEnabled", Default: "true", Kind: KindBool},
 	{Key: "RegisterEnabled", Default: "true", Kind: KindBool},
-	{Key: "EmailVerificationEnabled", Default: "false", Kind: KindBool},
+	{Key: "EmailVerificationEnabled", Default: "false", Kind: KindBool, Requires: "SMTPServer"},
 	{Key: "GitHubOAuthEnabled", Default: "false", Kind: KindBool, Requires: "GitHubClientId"},
 	{Key: "LinuxDOOAuthEnabled", Default: "false", Kind: KindBool, Requires: "LinuxDOClientId"},
 	{Key: "WeChatAuthEnabled", Default: "false", Kind: KindBool, Requires: "WeChatServerAddress"},

@@ -290,6 +290,8 @@ func TestUpdateOption_EnablePrechecks(t *testing.T) {
 		{"TurnstileCheckEnabled", "TurnstileSiteKey", "site-key", "TurnstileSecretKey"},
 		{"TurnstileCheckEnabled", "TurnstileSecretKey", "secret-key", "TurnstileSiteKey"},
 		{"EmailDomainRestrictionEnabled", "EmailDomainWhitelist", "example.com", ""},
+		// Without a mail server no code can be sent: registration would be closed.
+		{"EmailVerificationEnabled", "SMTPServer", "smtp.example.com", ""},
 	} {
 		t.Run(tt.requires, func(t *testing.T) {
 			t.Parallel()
