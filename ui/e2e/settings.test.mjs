@@ -440,3 +440,21 @@ test("an open system tab shows the options another administrator saves, without 
   await switchSettled(page, "#opt-LinuxDOOAuthEnabled", "false");
   await context.close();
 });
+
+test("saving the e-mail whitelist keeps a domain another administrator added meanwhile", async () => {
+  const { context, page } = await rootPage("system");
+  await page.fill("#whitelist-input", "e2e-gone.example");
+  await page.click('[data-testid="whitelist-add"]');
+  await clickAndExpect(page, '[data-testid="save-whitelist"]', "保存成功");
+  // This page takes a domain off; before it saves, another administrator adds one.
+  await page.click('[aria-label*="e2e-gone.example"]');
+  const other = await rootApi(suite.gw.baseURL);
+  const list = (await getOptions(other)).EmailDomainWhitelist;
+  await putOption(other, "EmailDomainWhitelist", `${list},e2e-other.example`);
+  await page.locator('[data-testid="whitelist-tag"]', { hasText: "e2e-other.example" }).waitFor();
+  await clickAndExpect(page, '[data-testid="save-whitelist"]', "保存成功");
+  const saved = (await getOptions(root)).EmailDomainWhitelist.split(",");
+  assert.ok(saved.includes("e2e-other.example"), `the other administrator's domain was dropped: ${saved}`);
+  assert.ok(!saved.includes("e2e-gone.example"), `the domain taken off is still there: ${saved}`);
+  await context.close();
+});

@@ -1,11 +1,12 @@
+import { useSignals } from "@preact/signals-react/runtime";
 import { Badge, Button, Flex, Text, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { Field } from "../../../../components/ui/field";
+import { options, saveOptions } from "../../../../stores/options";
 import { toast } from "../../../../stores/toast";
 import { LiveSwitch } from "../option-form/option-fields";
 import { OptionSection } from "../option-form/option-section";
-import { useOptionDraft } from "../option-form/use-option-draft";
 
 const KEY = "EmailDomainWhitelist";
 
@@ -17,12 +18,41 @@ export function splitDomains(list: string): string[] {
     .filter((d) => d !== "");
 }
 
+/** WhitelistEdits are the domains added and taken off here, not yet saved. */
+interface WhitelistEdits {
+  add: string[];
+  remove: string[];
+}
+
+const NO_EDITS: WhitelistEdits = { add: [], remove: [] };
+
+/**
+ * applyEdits puts the edits over a stored list: the domains taken off go, the ones added
+ * come last, each once whatever its case. Applied to the list stored at save time, a domain
+ * another administrator added or took off meanwhile stays as they left it.
+ */
+export function applyEdits(list: string[], edits: WhitelistEdits): string[] {
+  const gone = new Set(edits.remove.map((d) => d.toLowerCase()));
+  const out: string[] = [];
+  const have = new Set<string>();
+  for (const d of [...list, ...edits.add]) {
+    const key = d.toLowerCase();
+    if (gone.has(key) || have.has(key)) continue;
+    have.add(key);
+    out.push(d);
+  }
+  return out;
+}
+
 /** WhitelistSection switches the e-mail restrictions (at once) and edits the allowed domains as tags. */
 export function WhitelistSection() {
+  useSignals();
   const { t } = useTranslation();
   const l = (k: string, o?: Record<string, unknown>) => t(`options.whitelist.${k}`, o);
-  const draft = useOptionDraft([KEY], { normalize: (_k, v) => splitDomains(v).join(",") });
-  const domains = splitDomains(draft.values[KEY] ?? "");
+  const [edits, setEdits] = useState<WhitelistEdits>(NO_EDITS);
+  const [saving, setSaving] = useState(false);
+  const stored = () => splitDomains(options.value[KEY] ?? "");
+  const domains = applyEdits(stored(), edits);
   const [input, setInput] = useState("");
   const add = () => {
     // The field may hold several domains ("a.com, b.com"): each is added
@@ -39,18 +69,36 @@ export function WhitelistSection() {
       if (input.trim() !== "") toast.info(l("exists"));
       return;
     }
-    draft.set(KEY, [...domains, ...fresh].join(","));
+    const added = new Set(fresh);
+    setEdits((e) => ({ add: [...e.add, ...fresh], remove: e.remove.filter((d) => !added.has(d.toLowerCase())) }));
     setInput("");
   };
-  const remove = (domain: string) => draft.set(KEY, domains.filter((d) => d !== domain).join(","));
+  const remove = (domain: string) => {
+    const key = domain.toLowerCase();
+    const listed = stored().some((d) => d.toLowerCase() === key);
+    setEdits((e) => ({ add: e.add.filter((d) => d.toLowerCase() !== key), remove: listed ? [...e.remove, domain] : e.remove }));
+  };
+  // Only the edits made here are sent, over the list stored now (which follows other
+  // administrators' saves): a whole list read earlier would put back what they changed.
+  const save = async () => {
+    const now = stored();
+    const next = applyEdits(now, edits).join(",");
+    setSaving(true);
+    try {
+      const saved = await saveOptions(next === now.join(",") ? [] : [[KEY, next]]);
+      if (saved.includes(KEY) || next === now.join(",")) setEdits(NO_EDITS);
+    } finally {
+      setSaving(false);
+    }
+  };
   return (
     <OptionSection
       id="whitelist"
       title={l("title")}
       description={l("description")}
-      onSave={() => void draft.save(draft.changes())}
+      onSave={() => void save()}
       saveLabel={l("save")}
-      saving={draft.saving}
+      saving={saving}
     >
       <LiveSwitch k="EmailDomainRestrictionEnabled" label={l("EmailDomainRestrictionEnabled")} />
       <LiveSwitch k="EmailAliasRestrictionEnabled" label={l("EmailAliasRestrictionEnabled")} />
