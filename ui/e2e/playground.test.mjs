@@ -140,6 +140,31 @@ test("an upstream failure marks the reply as an error", async () => {
   await context.close();
 });
 
+test("a message refused for a sensitive word is not sent again with the next one", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  const before = upstream.requests.filter((r) => r.url.endsWith("/chat/completions")).length;
+  await page.fill('[data-testid="pg-input"]', "this has test_sensitive inside");
+  await page.click('[data-testid="pg-send"]');
+  const refused = page.locator('[data-testid="message-assistant"][data-status="error"]');
+  await refused.waitFor({ timeout: 15000 });
+  assert.match(await refused.textContent(), /敏感词检测失败/);
+  // The refused message stays on screen, but the next one is answered: it does not carry the refused turn along.
+  await page.fill('[data-testid="pg-input"]', "a harmless question");
+  await page.click('[data-testid="pg-send"]');
+  await page.locator('[data-testid="message-assistant"][data-status="complete"]').waitFor({ timeout: 15000 });
+  assert.equal(await page.locator('[data-testid="message-user"]', { hasText: "test_sensitive" }).count(), 1);
+  const sent = upstream.requests.filter((r) => r.url.endsWith("/chat/completions")).slice(before);
+  assert.equal(sent.length, 1, "only the harmless message reached the upstream");
+  assert.deepEqual(
+    sent[0].body.messages.map((m) => m.content),
+    ["You are a helpful assistant.", "a harmless question"],
+  );
+  await context.close();
+});
+
 test("a reply cut off before [DONE] is marked as an error, keeping what came; another account in the tab starts afresh", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");

@@ -125,15 +125,22 @@ function stopped(): void {
   messages.value = last.content ? [...list.slice(0, -1), { ...last, status: "incomplete", stopped: true }] : list.slice(0, -1);
 }
 
-/** history is what the model receives: the system prompt and every finished turn. */
+/**
+ * history is what the model receives: the system prompt and every finished turn. A message whose
+ * reply failed goes with it: one refused (a sensitive word, a prompt too long) would otherwise be
+ * sent again with every later message, and refused again.
+ */
 function history(): ChatTurn[] {
   const turns: ChatTurn[] = [];
   const prompt = settings.value.systemPrompt.trim();
   if (prompt) turns.push({ role: "system", content: prompt });
-  for (const m of messages.value) {
-    if (m.status === "error" || m.status === "loading" || !m.content) continue;
+  const list = messages.value;
+  list.forEach((m, i) => {
+    if (m.status === "error" || m.status === "loading" || !m.content) return;
+    const reply = list[i + 1];
+    if (m.role === "user" && reply?.role === "assistant" && reply.status === "error") return;
     turns.push({ role: m.role, content: m.content });
-  }
+  });
   return turns;
 }
 
