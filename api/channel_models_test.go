@@ -229,3 +229,36 @@ func TestChannelUpdateAllBalancesOneAtATime(t *testing.T) {
 		t.Fatalf("update after the first ended: %q", r.Message)
 	}
 }
+
+// A 200 that carries no model list is a failure the console is told of, not
+// an empty list that would clear the form's suggested models.
+func TestChannelFetchModelsAnswerWithoutList(t *testing.T) {
+	t.Parallel()
+	f := newChannelFixture(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.Header.Get("Authorization") {
+		case "Bearer error-object":
+			fmt.Fprint(w, `{"error":{"message":"该令牌额度已用尽","type":"new_api_error"}}`)
+		case "Bearer success-false":
+			fmt.Fprint(w, `{"success":false,"message":"无效的令牌"}`)
+		case "Bearer no-list":
+			fmt.Fprint(w, `{"object":"list"}`)
+		default:
+			fmt.Fprint(w, `{"object":"list","data":[]}`)
+		}
+	}))
+	t.Cleanup(up.Close)
+	form := func(key string) map[string]any { return map[string]any{"type": 1, "base_url": up.URL, "key": key} }
+	if got := decodeData[[]string](t, f.mustOK("POST", "/api/channel/fetch_models", f.adminTok, form("empty-list"))); len(got) != 0 {
+		t.Fatalf("an empty list: %v", got)
+	}
+	f.run(t, []consoleScenario{
+		{name: "an error object", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: form("error-object"), wantStatus: 502, wantContains: []string{"获取模型列表失败：", "该令牌额度已用尽"}},
+		{name: "success false", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: form("success-false"), wantStatus: 502, wantContains: []string{"获取模型列表失败：", "无效的令牌"}},
+		{name: "no data member", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,
+			body: form("no-list"), wantStatus: 502, wantContains: []string{"上游返回的模型列表格式错误"}},
+	})
+}

@@ -564,15 +564,21 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 		return nil, fmt.Errorf("上游返回 %d：%s", resp.StatusCode, msg)
 	}
 	var v struct {
-		Data []struct {
+		Data *[]struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
+	if err := json.Unmarshal(data, &v); err != nil || v.Data == nil {
+		// A 200 without a list is no list, empty or not: an error some
+		// gateways answer with 200 ({"error":...}, {"success":false,...})
+		// read as "no models" and cleared the form's suggestion.
+		if msg := upstreamMessage(data, ch.Key); msg != "" {
+			return nil, fmt.Errorf("上游返回了错误：%s", msg)
+		}
 		return nil, errors.New("上游返回的模型列表格式错误")
 	}
-	out := make([]string, 0, len(v.Data))
-	for _, m := range v.Data {
+	out := make([]string, 0, len(*v.Data))
+	for _, m := range *v.Data {
 		if m.ID != "" {
 			out = append(out, m.ID)
 		}
