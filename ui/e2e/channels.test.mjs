@@ -46,6 +46,25 @@ test("fetched models replace the type's suggestion that nobody picked", async ()
   await context.close();
 });
 
+test("filling related models on a type that has none keeps the models chosen and says so", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.click('[data-testid="add-channel"]');
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await page.click('[data-testid="channel-type-select"]');
+  await page.getByRole("option", { name: "自定义渠道", exact: true }).click();
+  await page.click('[data-testid="clear-models"]');
+  const custom = drawer.getByPlaceholder(/自定义模型/);
+  await custom.fill("my-model");
+  await custom.press("Enter");
+  await drawer.locator('[data-testid="channel-models"] [data-value="my-model"]').waitFor();
+  await page.click('[data-testid="fill-related-models"]');
+  await expectToast(page, "该渠道类型没有相关模型，模型列表保持不变");
+  assert.equal(await drawer.locator('[data-testid="channel-models"] [data-value="my-model"]').count(), 1, "the chosen model was wiped");
+  await context.close();
+});
+
 test("root creates an OpenAI channel on the fake upstream, never sees its key, and tests it", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");

@@ -137,6 +137,7 @@ const pagesEn: PagesDictionary = {
       regionInvalid: "The region must be a region name or valid JSON with a default entry!",
       vertexKeyInvalid: "The credential must be valid JSON!",
       modelsExist: "Some models already exist!",
+      noRelatedModels: "This channel type has no related models: the list stays as chosen",
       fetchModelsOk: "Model list fetched",
       keyForNewDestination: "The type or base URL changed: enter the key again",
       duplicateSubmit: "Submission failed; do not submit twice!",

@@ -135,6 +135,7 @@ const pagesZh = {
       regionInvalid: "部署地区必须是地区名称，或包含 default 的合法 JSON！",
       vertexKeyInvalid: "鉴权 JSON 必须是合法的 JSON 格式！",
       modelsExist: "某些模型已存在！",
+      noRelatedModels: "该渠道类型没有相关模型，模型列表保持不变",
       fetchModelsOk: "获取模型列表成功",
       keyForNewDestination: "更换了类型或 Base URL，请重新填写密钥",
       duplicateSubmit: "提交失败，请勿重复提交！",

@@ -35,6 +35,15 @@ export function ModelsField({ form, set, byType, allModels, fetching, onFetch }:
     set("models", next);
     setCustomModel("");
   };
+  // A type without suggested models (custom) has nothing to fill in: the list chosen stays.
+  const fillRelated = () => {
+    const related = suggestedModels(type, byType);
+    if (related.length === 0) {
+      toast.info(t("channels.msg.noRelatedModels"));
+      return;
+    }
+    set("models", related);
+  };
   return (
     <Field id="ch-models" label={t("channels.form.models")}>
       <MultiSelect
@@ -48,7 +57,7 @@ export function ModelsField({ form, set, byType, allModels, fetching, onFetch }:
         testId="channel-models"
       />
       <Flex gap="2" wrap="wrap" mt="1">
-        <Button type="button" size="1" variant="soft" onClick={() => set("models", suggestedModels(type, byType))} data-testid="fill-related-models">
+        <Button type="button" size="1" variant="soft" onClick={fillRelated} data-testid="fill-related-models">
           {t("channels.form.fillRelated")}
         </Button>
         <Button type="button" size="1" variant="soft" color="gray" onClick={() => set("models", allModels)}>
