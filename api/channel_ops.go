@@ -20,8 +20,11 @@ import (
 // Live topics for channels and tasks.
 const (
 	TopicChannelHealth = "channel.health"
-	TopicTaskProgress  = "task.progress"
-	TopicLogTail       = "log.tail"
+	// TopicChannelList tells administrators' consoles that channels were
+	// added or deleted: an open channel list reads its page again.
+	TopicChannelList  = "channel.list"
+	TopicTaskProgress = "task.progress"
+	TopicLogTail      = "log.tail"
 )
 
 func (s *Server) registerChannelOpsRoutes() {
@@ -388,6 +391,12 @@ func PublishChannel(hub *ws.Hub, st *store.Store, id uint64) {
 		ID: c.ID, Status: c.Status, ResponseTime: c.ResponseTime, TestTime: c.TestTime, Balance: c.Balance,
 		BalanceUpdatedTime: c.BalanceUpdatedTime, UsedQuota: c.UsedQuota, OtherInfo: c.OtherInfo,
 	})
+}
+
+// publishChannelList tells administrators' consoles that channels were
+// added or deleted, after the change was committed.
+func (s *Server) publishChannelList() {
+	s.hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicChannelList, struct{}{})
 }
 
 // PublishLogs pushes new consume logs, oldest first, to each console that

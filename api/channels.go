@@ -211,6 +211,7 @@ func (s *Server) createChannels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.publishChannelList()
 	writeMessage(w, "渠道创建成功！", viewChannels(chs))
 }
 
@@ -259,6 +260,7 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.ENOTFOUND, "渠道未找到，请刷新页面后重试。"))
 		return
 	}
+	s.publishChannelList()
 	writeJSON(w, nil)
 }
 
@@ -269,6 +271,9 @@ func (s *Server) deleteDisabledChannels(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if n > 0 {
+		s.publishChannelList()
 	}
 	writeMessage(w, fmt.Sprintf("已删除所有禁用渠道，共计 %d 个", n), n)
 }
@@ -297,6 +302,9 @@ func (s *Server) deleteChannelBatch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if n > 0 {
+		s.publishChannelList()
 	}
 	writeMessage(w, fmt.Sprintf("已删除 %d 个通道！", n), n)
 }
@@ -335,5 +343,6 @@ func (s *Server) copyChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.publishChannelList()
 	writeMessage(w, "渠道复制成功", viewChannel(c))
 }

@@ -732,3 +732,50 @@ func TestTestAllProgressRoute(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Channels added or deleted are pushed to administrators' consoles
+// (channel.list), so an open channel list follows another console's
+// creates, copies and deletes; a user's console gets none of it.
+func TestLive_ChannelListChanges(t *testing.T) {
+	t.Parallel()
+	ts := MustStartServer(t)
+	cookie, _ := ts.MustSession(t, "root")
+	admin := openLive(t, ts, cookie)
+	userCookie, userID := ts.MustSession(t, "alice")
+	user := openLive(t, ts, userCookie)
+	created := func(name string) uint64 {
+		t.Helper()
+		r := ApiScenario{Method: "POST", URL: "/api/channel/", As: "root", WantStatus: 200,
+			Body: `{"name":"` + name + `","type":1,"key":"sk-` + name + `","models":"gpt-4o-mini","group":"default"}`}.Test(t, ts)
+		var out struct {
+			Data []struct {
+				ID uint64 `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &out); err != nil || len(out.Data) != 1 {
+			t.Fatalf("create %s: %s", name, r.Body)
+		}
+		readTopic(t, admin, "channel.list")
+		return out.Data[0].ID
+	}
+	one, two := created("listed-one"), created("listed-two")
+	ApiScenario{Method: "POST", URL: "/api/channel/copy/" + strconv.FormatUint(one, 10), As: "root", WantStatus: 200}.Test(t, ts)
+	readTopic(t, admin, "channel.list")
+	ApiScenario{Method: "DELETE", URL: "/api/channel/" + strconv.FormatUint(one, 10), As: "root", WantStatus: 200}.Test(t, ts)
+	readTopic(t, admin, "channel.list")
+	ApiScenario{Method: "POST", URL: "/api/channel/batch", As: "root", WantStatus: 200, Body: `{"ids":[` + strconv.FormatUint(two, 10) + `]}`}.Test(t, ts)
+	readTopic(t, admin, "channel.list")
+	three := created("listed-three")
+	off := store.ChannelStatusManuallyOff
+	if _, err := ts.Store.UpdateChannel(three, store.ChannelUpdate{Status: &off}); err != nil {
+		t.Fatal(err)
+	}
+	ApiScenario{Method: "DELETE", URL: "/api/channel/disabled", As: "root", WantStatus: 200}.Test(t, ts)
+	readTopic(t, admin, "channel.list")
+
+	// The user's console heard none of it: the next thing it gets is its own balance.
+	ApiScenario{Method: "PUT", URL: "/api/user/self", Cookie: userCookie, UserID: userID, Body: `{"display_name":"Listless"}`, WantStatus: 200}.Test(t, ts)
+	if m := readLive(t, user); m.Topic != "user.self" {
+		t.Fatalf("a user's console got %s %s", m.Topic, m.Data)
+	}
+}

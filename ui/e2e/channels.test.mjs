@@ -65,6 +65,22 @@ test("filling related models on a type that has none keeps the models chosen and
   await context.close();
 });
 
+test("a channel another console adds or deletes appears in and leaves an open channel list without a reload", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.locator('[data-testid="add-channel"]').waitFor();
+  const name = uniqueName("pushed");
+  const [made] = await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
+  const row = page.locator(`[data-testid="channel-row-${made.id}"]`);
+  await row.waitFor({ timeout: 5000 });
+  const gone = await api.call("DELETE", `/api/channel/${made.id}`);
+  assert.equal(gone.json?.success, true, JSON.stringify(gone.json));
+  await row.waitFor({ state: "detached", timeout: 5000 });
+  await context.close();
+});
+
 test("root creates an OpenAI channel on the fake upstream, never sees its key, and tests it", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");

@@ -561,7 +561,10 @@ async function readTestAllProgress(): Promise<void> {
   }
 }
 
-/** subscribeChannelLive follows channel health and test-all progress while the page is open, reloading the list after a reconnect. */
+/**
+ * subscribeChannelLive follows channel health, test-all progress and channels added or deleted while
+ * the page is open, reloading the list after a reconnect.
+ */
 export function subscribeChannelLive(): () => void {
   // Frames that came while the page was closed were not followed (the run's
   // end, perhaps): a run still going is read again.
@@ -569,6 +572,16 @@ export function subscribeChannelLive(): () => void {
   void readTestAllProgress();
   const offHealth = onTopic("channel.health", onHealth);
   const offProgress = onTopic("task.progress", onProgress);
+  // Channels were added or deleted (here or in another console): the page shown is read again,
+  // once for pushes that come together (a page left empty gives way to the last one with rows).
+  let listTimer: ReturnType<typeof setTimeout> | null = null;
+  const offList = onTopic("channel.list", () => {
+    if (listTimer) return;
+    listTimer = setTimeout(() => {
+      listTimer = null;
+      void refreshAfterDelete();
+    }, 300);
+  });
   const offReconnect = onReconnected(() => {
     // Frames of a test-all run were missed while the socket was down (its
     // end, perhaps): a run still going is read again.
@@ -580,6 +593,8 @@ export function subscribeChannelLive(): () => void {
     progressRead++;
     offHealth();
     offProgress();
+    offList();
+    if (listTimer) clearTimeout(listTimer);
     offReconnect();
     if (healthTimer) clearTimeout(healthTimer);
     healthTimer = null;
