@@ -67,6 +67,15 @@ type liveUser struct {
 	AffCount        int64  `json:"aff_count"`
 	AffQuota        int64  `json:"aff_quota"`
 	AffHistoryQuota int64  `json:"aff_history_quota"`
+	// The bindings and credentials the personal settings show, so that
+	// another tab of the user's sees a change made in one.
+	Email          string `json:"email"`
+	GitHubID       string `json:"github_id"`
+	WeChatID       string `json:"wechat_id"`
+	TelegramID     string `json:"telegram_id"`
+	LinuxDOID      string `json:"linux_do_id"`
+	HasAccessToken bool   `json:"has_access_token"`
+	HasPassword    bool   `json:"has_password"`
 	// BalanceSeq orders the balances pushed: a console ignores the balance
 	// of a message whose number is below one it already has (see
 	// docs/live.md).
@@ -77,5 +86,7 @@ type liveUser struct {
 func LiveUser(u *store.User) any {
 	return liveUser{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Quota: u.Quota, UsedQuota: u.UsedQuota,
 		RequestCount: u.RequestCount, Status: u.Status, Role: u.Role, Group: u.Group,
-		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota, BalanceSeq: u.BalanceSeq}
+		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota, BalanceSeq: u.BalanceSeq,
+		Email: u.Email, GitHubID: u.GitHubID, WeChatID: u.WeChatID, TelegramID: u.TelegramID, LinuxDOID: u.LinuxDOID,
+		HasAccessToken: len(u.AccessTokenHash) > 0, HasPassword: u.PasswordHash != ""}
 }

@@ -959,6 +959,7 @@ func (s *Store) ResetAccessTokenWith(id uint64, cred Credential) (string, error)
 	if err != nil {
 		return "", wrapTx(err)
 	}
+	s.userChanged(id) // the other consoles of the user see the token made
 	return token, nil
 }
 

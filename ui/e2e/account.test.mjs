@@ -209,6 +209,31 @@ test("a password change shows the revoked access token as gone", async () => {
   await context.close();
 });
 
+test("a second tab of the same login follows the access token made and revoked in the first", async () => {
+  const username = uniqueName("a2t");
+  const password = "token-pass-1";
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await registerToPersonalSettings(page, username, password);
+  const other = await context.newPage();
+  other.setDefaultTimeout(10000);
+  await other.goto("/setting?tab=personal");
+  await other.locator('[data-testid="access-token-state"]', { hasText: "未生成" }).waitFor();
+
+  await page.click('[data-testid="generate-token"]');
+  await expectToast(page, "令牌已重置并已复制到剪贴板");
+  // The other tab learns of the token without a reload.
+  await other.locator('[data-testid="access-token-state"]', { hasText: "已生成" }).waitFor({ timeout: 5000 });
+
+  // A new password revokes it: the other tab no longer says there is one.
+  await page.fill("#pw-current", password);
+  await page.fill("#pw-new", "token-pass-2");
+  await page.fill("#pw-new2", "token-pass-2");
+  await page.click('[data-testid="change-password"]');
+  await expectToast(page, "密码修改成功！");
+  await other.locator('[data-testid="access-token-state"]', { hasText: "未生成" }).waitFor({ timeout: 5000 });
+  await context.close();
+});
+
 /** registerToPersonalSettings registers through the form, logs in and opens the personal settings tab. */
 async function registerToPersonalSettings(page, username, password) {
   await page.goto("/register");
