@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/hex"
 	"time"
 
 	"gateway/store"
@@ -29,6 +30,7 @@ type userView struct {
 	AffHistoryQuota int64   `json:"aff_history_quota"`
 	InviterID       uint64  `json:"inviter_id"`
 	HasAccessToken  bool    `json:"has_access_token"`
+	AccessTokenID   string  `json:"access_token_id"`
 	HasPassword     bool    `json:"has_password"`
 	CreatedAt       int64   `json:"created_at"`
 	DeletedAt       *string `json:"DeletedAt"`
@@ -44,7 +46,7 @@ func viewUser(u *store.User) userView {
 		Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount, Group: u.Group,
 		Role: u.Role, Status: u.Status, AffCode: u.AffCode, AffCount: u.AffCount, AffQuota: u.AffQuota,
 		AffHistoryQuota: u.AffHistoryQuota, InviterID: u.InviterID, HasAccessToken: len(u.AccessTokenHash) > 0,
-		HasPassword: u.PasswordHash != "", CreatedAt: u.CreatedAt,
+		AccessTokenID: accessTokenID(u), HasPassword: u.PasswordHash != "", CreatedAt: u.CreatedAt,
 	}
 	if u.Deleted() {
 		t := time.Unix(u.DeletedAt, 0).UTC().Format(time.RFC3339)
@@ -75,6 +77,7 @@ type liveUser struct {
 	TelegramID     string `json:"telegram_id"`
 	LinuxDOID      string `json:"linux_do_id"`
 	HasAccessToken bool   `json:"has_access_token"`
+	AccessTokenID  string `json:"access_token_id"`
 	HasPassword    bool   `json:"has_password"`
 	// BalanceSeq orders the balances pushed: a console ignores the balance
 	// of a message whose number is below one it already has (see
@@ -88,5 +91,15 @@ func LiveUser(u *store.User) any {
 		RequestCount: u.RequestCount, Status: u.Status, Role: u.Role, Group: u.Group,
 		AffCount: u.AffCount, AffQuota: u.AffQuota, AffHistoryQuota: u.AffHistoryQuota, BalanceSeq: u.BalanceSeq,
 		Email: u.Email, GitHubID: u.GitHubID, WeChatID: u.WeChatID, TelegramID: u.TelegramID, LinuxDOID: u.LinuxDOID,
-		HasAccessToken: len(u.AccessTokenHash) > 0, HasPassword: u.PasswordHash != ""}
+		HasAccessToken: len(u.AccessTokenHash) > 0, AccessTokenID: accessTokenID(u), HasPassword: u.PasswordHash != ""}
+}
+
+// accessTokenID names the user's current system access token without
+// telling anything of it (a few bytes of its hash), so that a console showing
+// the token it made can tell when another one replaced it.
+func accessTokenID(u *store.User) string {
+	if len(u.AccessTokenHash) == 0 {
+		return ""
+	}
+	return hex.EncodeToString(u.AccessTokenHash[:min(4, len(u.AccessTokenHash))])
 }

@@ -234,6 +234,33 @@ test("a second tab of the same login follows the access token made and revoked i
   await context.close();
 });
 
+test("a token shown in one tab is hidden once another tab makes a new one", async () => {
+  const username = uniqueName("a3t");
+  const password = "token-pass-1";
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { permissions: ["clipboard-read", "clipboard-write"] });
+  await registerToPersonalSettings(page, username, password);
+  await page.click('[data-testid="generate-token"]');
+  await expectToast(page, "令牌已重置并已复制到剪贴板");
+  const first = (await page.locator('[data-testid="access-token"]').textContent()).trim();
+
+  const other = await context.newPage();
+  other.setDefaultTimeout(10000);
+  await other.goto("/setting?tab=personal");
+  await other.click('[data-testid="generate-token"]');
+  await expectToast(other, "令牌已重置并已复制到剪贴板");
+  const second = (await other.locator('[data-testid="access-token"]').textContent()).trim();
+  assert.notEqual(first, second);
+  const res = await fetch(`${suite.gw.baseURL}/api/user/self`, { headers: { Authorization: `Bearer ${first}` } });
+  assert.equal((await res.json()).success, false, "the first token was replaced");
+
+  // The first tab no longer offers the replaced token as the one to copy; the second keeps its own.
+  await page.locator('[data-testid="access-token"]').waitFor({ state: "detached", timeout: 5000 });
+  await page.locator('[data-testid="access-token-state"]', { hasText: "已生成" }).waitFor();
+  await other.waitForTimeout(1000);
+  assert.equal((await other.locator('[data-testid="access-token"]').textContent()).trim(), second);
+  await context.close();
+});
+
 /** registerToPersonalSettings registers through the form, logs in and opens the personal settings tab. */
 async function registerToPersonalSettings(page, username, password) {
   await page.goto("/register");

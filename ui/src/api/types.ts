@@ -20,6 +20,8 @@ export interface User {
   aff_history_quota?: number;
   inviter_id?: number;
   has_access_token?: boolean;
+  /** Names the current access token (a few bytes of its hash); another one replacing it changes it. */
+  access_token_id?: string;
   /** has_password is false for an account made by a third-party login until its owner sets one. */
   has_password?: boolean;
   [key: string]: unknown;

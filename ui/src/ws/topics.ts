@@ -9,7 +9,7 @@ import { connectSocket, disconnectSocket, onOpened, onTopic, setSocketHooks } fr
 
 type SelfUpdate = Pick<
   User,
-  "id" | "username" | "display_name" | "quota" | "used_quota" | "request_count" | "status" | "role" | "group" | "aff_count" | "aff_quota" | "aff_history_quota" | "email" | "github_id" | "wechat_id" | "telegram_id" | "linux_do_id" | "has_access_token" | "has_password"
+  "id" | "username" | "display_name" | "quota" | "used_quota" | "request_count" | "status" | "role" | "group" | "aff_count" | "aff_quota" | "aff_history_quota" | "email" | "github_id" | "wechat_id" | "telegram_id" | "linux_do_id" | "has_access_token" | "access_token_id" | "has_password"
 > & { balance_seq: number };
 
 /** startLiveUpdates routes server topics into the stores and keeps the socket open while logged in. */

@@ -13,18 +13,28 @@ export function AccessTokenCard() {
   useSignals();
   const { t } = useTranslation();
   const hasToken = user.value?.has_access_token === true;
+  const currentId = user.value?.access_token_id ?? "";
   const [token, setToken] = useState("");
+  // shownId names the token shown, once the record read after making it tells it.
+  const [shownId, setShownId] = useState("");
   const [busy, setBusy] = useState(false);
-  // A token revoked meanwhile (a new password ends it) is no longer shown as the current one.
+  // A token revoked meanwhile (a new password ends it), or replaced by one made in another tab, is no
+  // longer shown as the current one.
   useEffect(() => {
-    if (!hasToken) setToken("");
-  }, [hasToken]);
+    if (!hasToken || (shownId && currentId !== shownId)) {
+      setToken("");
+      setShownId("");
+    }
+  }, [hasToken, currentId, shownId]);
   const generate = async () => {
     setBusy(true);
     try {
       const next = await generateAccessToken();
       setToken(next);
-      void refreshSelf(true).catch(() => {});
+      setShownId("");
+      void refreshSelf(true)
+        .then((u) => setShownId(u?.access_token_id ?? ""))
+        .catch(() => {});
       if (await copyText(next)) toast.success(t("accessToken.resetCopied"));
     } catch (err) {
       handleError(err);
