@@ -90,6 +90,16 @@ test("root with the default password is warned and sent to the personal settings
   await context.close();
 });
 
+test("root's personal tab says the super administrator account cannot be deleted instead of offering to", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await loginToPersonalSettings(page, "root", "123456");
+  const button = page.locator('[data-testid="delete-account"]');
+  await button.waitFor();
+  assert.equal(await button.isDisabled(), true, "root is offered a deletion the server always refuses");
+  assert.equal(await page.locator('[data-testid="delete-account-note"]').textContent(), "不能删除超级管理员账户。");
+  await context.close();
+});
+
 test("access token, invite link and account deletion on the personal tab", async () => {
   const username = uniqueName("tok");
   const password = "token-pass-1";

@@ -216,6 +216,7 @@ const en: Dictionary = {
   deleteAccount: {
     title: "Delete account",
     warning: "This cannot be undone: the account is closed for good.",
+    rootKept: "The super administrator account cannot be deleted.",
     action: "Delete my account",
     prompt: "Type your username to confirm:",
     confirm: "Delete",

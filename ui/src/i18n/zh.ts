@@ -214,6 +214,7 @@ const zh = {
   deleteAccount: {
     title: "删除账户",
     warning: "此操作不可逆，账户将被注销且无法恢复。",
+    rootKept: "不能删除超级管理员账户。",
     action: "删除个人账户",
     prompt: "请输入你的账户名以确认：",
     confirm: "确认删除",
