@@ -78,7 +78,10 @@ test("log in with GitHub through the console and a fake provider", async (t) => 
   }
 
   const { page } = await newPage(browser, gw.baseURL);
-  await page.goto("/login");
+  // A failed login goes back to the login page, and the next one still lands on the home page.
+  await page.goto("/oauth/github?code=e2e-code&state=not-this-browsers");
+  await expectToast(page, "授权状态无效或已过期，请重新发起登录");
+  await page.waitForURL((u) => u.pathname === "/login");
   await page.click('[data-testid="oauth-github"]');
   await expectToast(page, "登录成功！");
   // A third-party login lands on the home page (A §1).

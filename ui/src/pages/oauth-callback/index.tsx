@@ -6,7 +6,7 @@ import { oauthCallback, telegramLogin, type OAuthResult } from "../../api/auth";
 import { afterLoginPath } from "../../lib/after-login";
 import { oauthRedirectUri } from "../../lib/oauth";
 import { toast } from "../../stores/toast";
-import { startSession } from "../../stores/user";
+import { isLoggedIn, startSession } from "../../stores/user";
 import NotFoundPage from "../not-found";
 
 const PROVIDERS = ["github", "linuxdo", "telegram"] as const;
@@ -51,7 +51,10 @@ export default function OAuthCallbackPage() {
       .catch(() => {
         // The server's message was already shown by the API client.
         toast.error(t("auth.oauthFailed"));
-        timer.current = setTimeout(() => navigate("/setting?tab=personal", { replace: true }), FAILURE_REDIRECT_MS);
+        // A failed binding goes back to the settings, a failed login to the login page (through the guarded
+        // settings, the next login would return there instead of its own landing page).
+        const back = isLoggedIn.value ? "/setting?tab=personal" : "/login";
+        timer.current = setTimeout(() => navigate(back, { replace: true }), FAILURE_REDIRECT_MS);
       });
   }, [known, provider, search, navigate, t]);
   if (!known) return <NotFoundPage />;
