@@ -174,7 +174,7 @@ test("root creates an OpenAI channel on the fake upstream, never sees its key, a
   await expectToast(page, "渠道更新成功！");
   await drawer.waitFor({ state: "detached" });
   await row.locator('[data-testid="test-channel"]').click();
-  await expectToast(page, `通道 ${name} 测试成功`);
+  await expectToast(page, `渠道 ${name} 测试成功`);
   assert.equal(upstream.requests.filter((c) => c.path === "/v1/chat/completions").at(-1).headers.authorization, `Bearer ${key}`);
   await context.close();
 });
@@ -706,9 +706,9 @@ test("updating all balances names at most ten of the channels that failed, and c
   await page.goto("/channel");
   await page.click('[data-testid="update-all-balances"]');
   await page.getByRole("alertdialog").getByRole("button", { name: "确定" }).click();
-  const toast = await expectToast(page, "个通道余额更新失败");
+  const toast = await expectToast(page, "个渠道余额更新失败");
   const text = await toast.innerText();
-  const m = text.match(/(\d+) 个通道余额更新失败（ID：([^）]*)）/);
+  const m = text.match(/(\d+) 个渠道余额更新失败（ID：([^）]*)）/);
   assert.ok(m, text);
   assert.ok(Number(m[1]) >= 12, text);
   assert.match(m[2], / …$/, "the rest is elided");
@@ -815,7 +815,7 @@ test("a test-all run's frame that reaches the channel page before the read of th
       const body = await response.json();
       held(body);
       // The next channel's frame reaches the page first.
-      const next = body.data ? `正在测试所有通道：${body.data.done + 1}/` : "";
+      const next = body.data ? `正在测试所有渠道：${body.data.done + 1}/` : "";
       await page.locator('[data-testid="test-all-status"]', { hasText: next }).waitFor({ timeout: 30000 }).catch(() => {});
       await route.fulfill({ response, json: body });
     });
@@ -844,4 +844,29 @@ test("a test-all run's frame that reaches the channel page before the read of th
       s.close();
     }
   }
+});
+
+test("the channel page calls a channel 渠道 throughout: its toolbar and the dialogs its bulk actions open", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1366, height: 768 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  const toolbar = page.locator('[data-testid="channel-toolbar"]');
+  await toolbar.getByRole("button", { name: "添加渠道" }).waitFor();
+  for (const name of ["测试所有渠道", "更新所有已启用渠道余额", "删除禁用渠道"]) {
+    await toolbar.getByRole("button", { name, exact: true }).waitFor();
+  }
+  assert.doesNotMatch(await toolbar.innerText(), /通道/);
+  for (const [button, title] of [
+    ["test-all", "确定是否要测试所有渠道？"],
+    ["update-all-balances", "确定是否要更新所有已启用渠道余额？"],
+    ["delete-disabled", "确定是否要删除禁用渠道？"],
+  ]) {
+    await page.click(`[data-testid="${button}"]`);
+    const dialog = page.getByRole("alertdialog").or(page.getByRole("dialog"));
+    await dialog.getByText(title, { exact: true }).waitFor();
+    assert.doesNotMatch(await dialog.innerText(), /通道/);
+    await dialog.getByRole("button", { name: "取消" }).click();
+    await dialog.waitFor({ state: "hidden" });
+  }
+  await context.close();
 });

@@ -197,7 +197,7 @@ test("after a test-all run the channel list shows the response times the server 
     await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     await page.locator('[data-testid^="channel-row-"]').nth(20).waitFor();
     assert.ok((await root.call("GET", "/api/channel/test")).json?.success);
-    await page.locator(".toast", { hasText: "所有通道测试完成" }).first().waitFor({ timeout: 60000 });
+    await page.locator(".toast", { hasText: "所有渠道测试完成" }).first().waitFor({ timeout: 60000 });
     await new Promise((r) => setTimeout(r, 1500));
     // The server keeps whole milliseconds, cut (a test of 15.7 ms is 15 ms).
     assert.deepEqual(await shownChannels(page), await serverChannels());
@@ -256,7 +256,7 @@ test("the channel page of 100 channels stays usable during a test-all run of hun
     assert.ok(lag < 1000, `the main thread was late by up to ${Math.round(lag)} ms during the run`);
 
     // Once the run is over, every row shows what the server lists.
-    await page.locator(".toast", { hasText: "所有通道测试完成" }).first().waitFor({ timeout: 60000 });
+    await page.locator(".toast", { hasText: "所有渠道测试完成" }).first().waitFor({ timeout: 60000 });
     await new Promise((r) => setTimeout(r, 2500));
     assert.deepEqual(await shownChannels(page), await serverChannels());
     await context.close();
