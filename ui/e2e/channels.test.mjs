@@ -870,3 +870,22 @@ test("the channel page calls a channel 渠道 throughout: its toolbar and the di
   }
   await context.close();
 });
+
+test("a channel's balance is called 余额 in its tooltip, as the button and toasts that update it say", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const name = uniqueName("bal");
+  await createChannel(root, upstream.url, ["gpt-4o-mini"], name);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1366, height: 768 } });
+  await login(page, "root", "123456");
+  await page.goto(`/channel`);
+  await page.fill('[data-testid="channel-search"] input >> nth=0', name);
+  await page.keyboard.press("Enter");
+  const row = page.locator("tr", { hasText: name });
+  await row.locator('[data-testid="channel-balance"]').hover();
+  const tip = page.getByRole("tooltip");
+  await tip.first().waitFor();
+  const text = await tip.first().innerText();
+  assert.match(text, /^余额，点击更新/);
+  assert.doesNotMatch(text, /额度/);
+  await context.close();
+});

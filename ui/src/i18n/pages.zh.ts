@@ -83,7 +83,7 @@ const pagesZh = {
       testedAt: "测试时间：{{time}}",
     },
     usedQuota: "已用额度",
-    balanceTip: "剩余额度，点击更新",
+    balanceTip: "余额，点击更新",
     balanceUpdatedAt: "余额更新时间：{{time}}",
     unsupported: "不支持",
     priorityTip: "优先级越高越先被选用，最低 -999",
