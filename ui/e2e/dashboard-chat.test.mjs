@@ -1036,5 +1036,7 @@ test("a bucket that spent a few millionths of a dollar reads so in the legend, a
     const legend = await chartLegend(page, "quota", side);
     assert.equal(legend["m-a"], dollars(4, 6), `${side}: ${JSON.stringify(legend)}`);
   }
+  // The range's total, a few hundred millionths, reads so too, as the log page's badge does.
+  assert.match(await page.locator('[data-testid="detail-total-quota"]').textContent(), /^\$0\.000\d\d\d$/);
   await context.close();
 });

@@ -46,6 +46,15 @@ export function renderQuota(quota: number, digits = 2): string {
   return formatQuota(quota, { inCurrency: displayInCurrency.value, quotaPerUnit: quotaPerUnit.value }, digits);
 }
 
+/**
+ * renderSpent writes a total spend as renderQuota does, except that a spend two decimals would show
+ * as $0.00 (a few cheap calls) keeps six, as a log row writes a call's: it does not read as free.
+ */
+export function renderSpent(quota: number): string {
+  const text = renderQuota(quota);
+  return quota !== 0 && !/[1-9]/.test(text) ? renderQuota(quota, 6) : text;
+}
+
 const INDIVIDUAL_KEYS = [
   "system_name",
   "logo",

@@ -3,7 +3,7 @@ import { Card, Grid, Spinner, Text } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { renderNumber } from "../../../lib/quota";
 import { dashboardLoading, rows, totals } from "../../../stores/dashboard";
-import { renderQuota } from "../../../stores/status";
+import { renderSpent } from "../../../stores/status";
 
 function Total({ label, value, testId, loading }: { label: string; value: string; testId: string; loading: string | null }) {
   return (
@@ -33,7 +33,7 @@ export function Totals() {
   const loading = rows.value.length === 0 && dashboardLoading.value ? t("table.loading") : null;
   return (
     <Grid columns={{ initial: "1", sm: "3" }} gap="3">
-      <Total label={t("dashboard.totalQuota")} value={renderQuota(s.quota)} testId="detail-total-quota" loading={loading} />
+      <Total label={t("dashboard.totalQuota")} value={renderSpent(s.quota)} testId="detail-total-quota" loading={loading} />
       <Total label={t("dashboard.totalCount")} value={renderNumber(s.count)} testId="detail-total-count" loading={loading} />
       <Total label={t("dashboard.totalTokens")} value={renderNumber(s.tokens)} testId="detail-total-tokens" loading={loading} />
     </Grid>

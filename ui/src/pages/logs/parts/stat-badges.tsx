@@ -2,16 +2,7 @@ import { useSignals } from "@preact/signals-react/runtime";
 import { Badge, Flex, Spinner } from "@radix-ui/themes";
 import { useTranslation } from "react-i18next";
 import { logStat, statLoading } from "../../../stores/logs";
-import { renderQuota } from "../../../stores/status";
-
-/**
- * spentText writes the consumed quota as the rows below write a call's: a spend that two decimals
- * would round to $0.00 (a few cheap calls) keeps six, as a row does.
- */
-function spentText(quota: number): string {
-  const text = renderQuota(quota);
-  return quota !== 0 && !/[1-9]/.test(text) ? renderQuota(quota, 6) : text;
-}
+import { renderSpent } from "../../../stores/status";
 
 /** StatBadges show the consumed quota under the filters and the last minute's RPM and TPM. */
 export function StatBadges() {
@@ -21,7 +12,7 @@ export function StatBadges() {
   return (
     <Flex gap="2" align="center" wrap="wrap" data-testid="log-stats">
       <Badge size="3" color="green" data-testid="stat-quota">
-        {t("logs.totalQuota")}: {spentText(s.quota)}
+        {t("logs.totalQuota")}: {renderSpent(s.quota)}
       </Badge>
       <Badge size="3" color="blue" data-testid="stat-rpm">
         {t("logs.rpm")}: {s.rpm}
