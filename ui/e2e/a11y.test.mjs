@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel } from "./fake-upstream.mjs";
-import { gatewaySuite, login, newPage, putOption, rootApi, uniqueName } from "./harness.mjs";
+import { gatewaySuite, login, newPage, putOption, registerUser, rootApi, uniqueName } from "./harness.mjs";
 
 const suite = gatewaySuite();
 
@@ -124,11 +124,17 @@ test("the fields of dialogs and popovers (model picker, add quota, delete accoun
     await labelled(page, n.addQuota, "add-quota-input", "add quota");
     await page.keyboard.press("Escape");
 
-    await page.goto("/setting?tab=personal");
-    await page.click('[data-testid="delete-account"]');
-    await page.locator('[data-testid="delete-confirm-input"]').waitFor();
-    await labelled(page, n.deleteAccount, "delete-confirm-input", "delete account");
     await context.close();
+
+    // Root cannot delete its account: a common user opens the deletion dialog.
+    const member = await registerUser(suite.gw.baseURL, "a11yd", "a11y-pass-1");
+    const other = await newPage(suite.browser, suite.gw.baseURL, { locale: locale === "zh" ? "zh-CN" : "en-US", viewport: { width: 1400, height: 900 } });
+    await login(other.page, member.username, "a11y-pass-1");
+    await other.page.goto("/setting?tab=personal");
+    await other.page.click('[data-testid="delete-account"]');
+    await other.page.locator('[data-testid="delete-confirm-input"]').waitFor();
+    await labelled(other.page, n.deleteAccount, "delete-confirm-input", "delete account");
+    await other.context.close();
   }
   await putOption(root, "WeChatAuthEnabled", "false");
 });
