@@ -224,10 +224,13 @@ func TestLogClearStoppedByTheFileSaysHowMuch(t *testing.T) {
 		}
 		return real(fn)
 	})
+	// A commit takes at most logDeleteChunk rows, fewer when its time bound
+	// ends it first (a loaded machine): the message says how many went.
 	n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk)
-	if n != logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（数据文件写入失败）", logDeleteChunk) {
-		t.Fatalf("cleared %d, %v (%q); want %d and how many in the message", n, err, ErrorMessage(err), logDeleteChunk)
+	if n < 1 || n > logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（数据文件写入失败）", n) {
+		t.Fatalf("cleared %d, %v (%q); want one commit's rows and how many in the message", n, err, ErrorMessage(err))
 	}
+	cleared := n
 	// An internal failure (not the file's) says how much too.
 	commits = 0
 	s.setCommitTx(func(fn func(*bolt.Tx) error) error {
@@ -237,11 +240,12 @@ func TestLogClearStoppedByTheFileSaysHowMuch(t *testing.T) {
 		return real(fn)
 	})
 	n, err = s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk)
-	if n != logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（Internal error.）", logDeleteChunk) {
-		t.Fatalf("cleared %d, %v (%q); want %d and how many in the message", n, err, ErrorMessage(err), logDeleteChunk)
+	if n < 1 || n > logDeleteChunk || ErrorCode(err) != EUNAVAILABLE || ErrorMessage(err) != fmt.Sprintf("日志清理未完成：已清理 %d 条，其余未清理（Internal error.）", n) {
+		t.Fatalf("cleared %d, %v (%q); want one commit's rows and how many in the message", n, err, ErrorMessage(err))
 	}
+	cleared += n
 	s.setCommitTx(real)
-	if n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk); n != logDeleteChunk || err != nil {
-		t.Fatalf("the rest: cleared %d, %v", n, err)
+	if n, err := s.DeleteLogsBefore(context.Background(), 1_700_000_000+3*logDeleteChunk); n != 3*logDeleteChunk-cleared || err != nil {
+		t.Fatalf("the rest: cleared %d, %v; want %d", n, err, 3*logDeleteChunk-cleared)
 	}
 }
