@@ -244,6 +244,9 @@ func TestChannelFetchModelsAnswerWithoutList(t *testing.T) {
 			fmt.Fprint(w, `{"success":false,"message":"无效的令牌"}`)
 		case "Bearer no-list":
 			fmt.Fprint(w, `{"object":"list"}`)
+		case "Bearer null-list":
+			// Ollama while it has no model pulled.
+			fmt.Fprint(w, `{"object":"list","data":null}`)
 		default:
 			fmt.Fprint(w, `{"object":"list","data":[]}`)
 		}
@@ -252,6 +255,9 @@ func TestChannelFetchModelsAnswerWithoutList(t *testing.T) {
 	form := func(key string) map[string]any { return map[string]any{"type": 1, "base_url": up.URL, "key": key} }
 	if got := decodeData[[]string](t, f.mustOK("POST", "/api/channel/fetch_models", f.adminTok, form("empty-list"))); len(got) != 0 {
 		t.Fatalf("an empty list: %v", got)
+	}
+	if got := decodeData[[]string](t, f.mustOK("POST", "/api/channel/fetch_models", f.adminTok, form("null-list"))); got == nil || len(got) != 0 {
+		t.Fatalf("a list whose data is null: %v, want an empty list", got)
 	}
 	f.run(t, []consoleScenario{
 		{name: "an error object", method: "POST", url: "/api/channel/fetch_models", token: f.adminTok,

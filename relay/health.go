@@ -568,7 +568,7 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(data, &v); err != nil || v.Data == nil {
+	if err := json.Unmarshal(data, &v); err != nil || v.Data == nil && !nullList(data) {
 		// A 200 without a list is no list, empty or not: an error some
 		// gateways answer with 200 ({"error":...}, {"success":false,...})
 		// read as "no models" and cleared the form's suggestion.
@@ -577,13 +577,22 @@ func (rl *Relay) FetchModels(ctx context.Context, ch *store.Channel) ([]string, 
 		}
 		return nil, errors.New("上游返回的模型列表格式错误")
 	}
-	out := make([]string, 0, len(*v.Data))
-	for _, m := range *v.Data {
-		if m.ID != "" {
-			out = append(out, m.ID)
+	out := []string{}
+	if v.Data != nil {
+		for _, m := range *v.Data {
+			if m.ID != "" {
+				out = append(out, m.ID)
+			}
 		}
 	}
 	return out, nil
+}
+
+// nullList reports whether a model list answer is a list whose data is
+// null, as Ollama answers while it has no model pulled: an empty list.
+func nullList(data []byte) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(data, &v) == nil && string(v["object"]) == `"list"` && string(v["data"]) == "null"
 }
 
 // periodDue reports whether a job run last at last and due every every
