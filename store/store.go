@@ -182,9 +182,6 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	// Only a file bbolt took as a data file: --data naming another
-	// program's file by mistake leaves it as it was.
-	keepPrivate(path)
 	s := &Store{db: db, path: path, Now: time.Now}
 	s.commitTx = db.Update
 	if err := db.View(checkBuckets); err != nil {
@@ -194,6 +191,9 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, damaged(err))
 	}
+	// Only a file whose buckets are a data file's: --data naming another
+	// program's file by mistake (bbolt's own, too) leaves it as it was.
+	keepPrivate(path)
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {

@@ -644,3 +644,35 @@ func TestOpenLeavesAFileItRefusesAsItWas(t *testing.T) {
 		t.Errorf("mode after the refusal: %v, want -rw-r--r--", info.Mode().Perm())
 	}
 }
+
+// Another program's bbolt file, which bbolt opens and the bucket check then
+// refuses, is left as it was too: its permissions are not narrowed first.
+func TestOpenLeavesAnotherBoltFileItRefusesAsItWas(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := bolt.Open(path, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("widgets"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := store.Open(path, store.Options{NoSync: true}); err == nil {
+		st.Close()
+		t.Fatal("another program's bbolt file opened")
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("mode after the refusal: %v, want -rw-r--r--", info.Mode().Perm())
+	}
+}
