@@ -256,6 +256,12 @@ func checkBuckets(tx *bolt.Tx) error {
 	}
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil || len(meta.Get(metaSchemaVersion)) != 8 {
+		if bucketsEmpty(tx) {
+			// A first start stopped between creating the buckets and
+			// writing the schema version: nothing was written yet, and
+			// Open goes on as with a new file.
+			return nil
+		}
 		return errors.New("no schema version")
 	}
 	if btoi(meta.Get(metaSchemaVersion)) < SchemaVersion() {
@@ -267,6 +273,16 @@ func checkBuckets(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// bucketsEmpty reports whether every top-level bucket of tx is empty.
+func bucketsEmpty(tx *bolt.Tx) bool {
+	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+		if k, _ := b.Cursor().First(); k != nil {
+			return errors.New("not empty")
+		}
+		return nil
+	}) == nil
 }
 
 // keepPrivate takes from a data file already there the permissions that

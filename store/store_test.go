@@ -676,3 +676,31 @@ func TestOpenLeavesAnotherBoltFileItRefusesAsItWas(t *testing.T) {
 		t.Errorf("mode after the refusal: %v, want -rw-r--r--", info.Mode().Perm())
 	}
 }
+
+// A first start stopped after the buckets were created and before the
+// schema version was written left every bucket empty: the file opens as a
+// new one, instead of being refused as damaged with the advice to restore
+// a backup that was never taken.
+func TestOpenTakesAFileOfAnInterruptedFirstStart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	st, err := store.Open(path, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Delete([]byte("schema_version")) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st = MustOpenStoreAt(t, path)
+	if created, err := st.EnsureRootWith(""); err != nil || !created {
+		t.Fatalf("root on the reopened file: created %v, %v", created, err)
+	}
+}
