@@ -83,6 +83,7 @@ type Hub struct {
 	ValidGrace time.Duration
 
 	mu     sync.Mutex
+	closed bool // CloseAll ran: the server is shutting down
 	seq    uint64
 	subs   map[*subscriber]struct{}
 	byUser map[uint64]map[*subscriber]struct{}
@@ -158,11 +159,17 @@ func (h *Hub) each(aud Audience, f func(*subscriber) bool) {
 var ErrFull = errors.New("ws: too many connections")
 
 // register adds s, closing its user's oldest connection beyond MaxPerUser.
-func (h *Hub) register(s *subscriber) bool {
+// It answers the close code of a connection it refuses, 0 when it took s.
+func (h *Hub) register(s *subscriber) websocket.StatusCode {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		// Upgraded while the server was shutting down: CloseAll has
+		// passed and would never close it.
+		return websocket.StatusGoingAway
+	}
 	if h.MaxTotal > 0 && len(h.subs) >= h.MaxTotal {
-		return false
+		return websocket.StatusTryAgainLater
 	}
 	h.seq++
 	s.seq = h.seq
@@ -177,7 +184,7 @@ func (h *Hub) register(s *subscriber) bool {
 		h.remove(oldest)
 		go oldest.kick(CloseReplaced, "too many connections for this account")
 	}
-	return true
+	return 0
 }
 
 func (a Audience) matches(id Identity) bool {
@@ -292,10 +299,13 @@ func (h *Hub) MoveSession(from string, to Identity) {
 	}
 }
 
-// CloseAll closes every connection, e.g. when the server shuts down.
+// CloseAll closes every connection, e.g. when the server shuts down, and
+// every one registered after it: an upgrade under way when the server began
+// shutting down closes with 1001 too.
 func (h *Hub) CloseAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.closed = true
 	for s := range h.subs {
 		h.remove(s)
 		go s.kick(websocket.StatusGoingAway, "server shutting down")
@@ -347,7 +357,11 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, id Identity, hello f
 	s.kick = func(code websocket.StatusCode, reason string) {
 		once.Do(func() { c.Close(code, reason) })
 	}
-	if !h.register(s) {
+	switch h.register(s) {
+	case websocket.StatusGoingAway:
+		s.kick(websocket.StatusGoingAway, "server shutting down")
+		return nil
+	case websocket.StatusTryAgainLater:
 		s.kick(websocket.StatusTryAgainLater, "too many connections")
 		return ErrFull
 	}

@@ -226,3 +226,28 @@ func TestValidGrace(t *testing.T) {
 		t.Fatalf("closed with %v, want %v", code, ws.CloseUnauthorized)
 	}
 }
+
+// A connection upgraded after CloseAll (its upgrade was under way when the
+// server began shutting down) closes with 1001 as the others did, instead
+// of staying open, and counted, until the process ends under it.
+func TestCloseAllClosesLaterConnections(t *testing.T) {
+	t.Parallel()
+	hub := ws.NewHub()
+	srv := MustStartHub(t, hub)
+	before := dial(t, srv, 1, 1, "a")
+	hub.CloseAll()
+	if code := readClose(t, before, 15*time.Second); code != websocket.StatusGoingAway {
+		t.Fatalf("a connection open at CloseAll closed with %v", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	late, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/?uid=2&role=1&session=b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { late.CloseNow() })
+	if code := readClose(t, late, 3*time.Second); code != websocket.StatusGoingAway {
+		t.Fatalf("a connection upgraded after CloseAll ended with %v, want %v (the hub holds %d)", code, websocket.StatusGoingAway, hub.Count())
+	}
+	waitCount(t, hub, 0)
+}
