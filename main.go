@@ -80,6 +80,7 @@ type Main struct {
 	stopBG   context.CancelFunc
 	bgWG     sync.WaitGroup
 	http     *http.Server
+	hub      *ws.Hub // the live sockets, closed first on shutdown
 	listener net.Listener
 	// pprof is the profiler's own listener (GATEWAY_PPROF), nil when off.
 	pprof net.Listener
@@ -431,6 +432,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	hub := ws.NewHub()
+	m.hub = hub
 	// Behind a proxy that rewrites Host, the console's origin is the public
 	// address root configured (ServerAddress), not the Host the gateway sees.
 	hub.Origins = func() []string { return publicOrigin(st.Settings().Get("ServerAddress")) }
@@ -551,9 +553,6 @@ func (m *Main) Run(ctx context.Context) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}
-	// Shutdown does not wait for hijacked connections: close the live
-	// sockets so consoles reconnect to the next process.
-	m.http.RegisterOnShutdown(hub.CloseAll)
 	go func() {
 		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("serve", "err", err)
@@ -582,6 +581,11 @@ func (m *Main) Close() error {
 		m.bgWG.Wait()
 	}
 	if m.http != nil {
+		// Shutdown does not wait for hijacked connections, and ending the
+		// requests cuts them: the live sockets are closed first, each with
+		// its 1001 sent, so consoles and scripts know to reconnect to the
+		// next process (some got 1000 or no close frame at all).
+		m.hub.CloseAll()
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		if err := m.http.Shutdown(ctx); err != nil {
 			// Requests still running (long streams) are ended as if their

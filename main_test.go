@@ -303,6 +303,57 @@ func TestPublicOriginOpensTheLiveSocket(t *testing.T) {
 	}
 }
 
+// A shutdown tells every live socket it is going away (1001) before it
+// ends the requests: the sockets were closed beside the rest of the
+// shutdown, and those it overtook ended with 1000 or no close frame.
+func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t)
+	root, err := m.store.UserByUsername("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := m.store.ResetAccessToken(root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var conns []*websocket.Conn
+	for range 16 {
+		c, _, err := websocket.Dial(ctx, "ws://"+m.Addr()+"/api/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {tok}}})
+		if err != nil {
+			m.Close()
+			t.Fatal(err)
+		}
+		defer c.CloseNow()
+		if _, _, err := c.Read(ctx); err != nil {
+			m.Close()
+			t.Fatalf("first message: %v", err)
+		}
+		conns = append(conns, c)
+	}
+	codes := make(chan websocket.StatusCode, len(conns))
+	for _, c := range conns {
+		go func() {
+			for {
+				if _, _, err := c.Read(ctx); err != nil {
+					codes <- websocket.CloseStatus(err)
+					return
+				}
+			}
+		}()
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range conns {
+		if code := <-codes; code != websocket.StatusGoingAway {
+			t.Errorf("a live socket ended with %v at shutdown, want %v", code, websocket.StatusGoingAway)
+		}
+	}
+}
+
 // README's first steps: `make run`, which creates root / 123456, then, on
 // a shared network, "start it with --root-password". A root that still has
 // the well-known password takes the one given; a password root chose is

@@ -299,16 +299,33 @@ func (h *Hub) MoveSession(from string, to Identity) {
 	}
 }
 
-// CloseAll closes every connection, e.g. when the server shuts down, and
-// every one registered after it: an upgrade under way when the server began
-// shutting down closes with 1001 too.
+// CloseAll closes every connection with 1001, e.g. when the server shuts
+// down, and every one registered after it: an upgrade under way when the
+// server began shutting down closes with 1001 too. It returns once each
+// connection's close frame is sent and answered, or after WriteTimeout:
+// the caller may then end the requests, and the process, without cutting
+// a socket before its client was told.
 func (h *Hub) CloseAll() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.closed = true
+	subs := make([]*subscriber, 0, len(h.subs))
 	for s := range h.subs {
 		h.remove(s)
-		go s.kick(websocket.StatusGoingAway, "server shutting down")
+		subs = append(subs, s)
+	}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range subs {
+		wg.Go(func() { s.kick(websocket.StatusGoingAway, "server shutting down") })
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(h.WriteTimeout):
 	}
 }
 
