@@ -202,7 +202,8 @@ func (s *Store) DeleteRedemption(id uint64) error {
 // Redeem claims an unused code for userID and credits its quota, with a
 // top-up log, in one transaction: of any number of concurrent attempts on
 // one code exactly one succeeds. It returns the quota added.
-// Errors: EINVALID (unknown, used or disabled code), ENOTFOUND.
+// Errors: EINVALID (unknown, used or disabled code), ENOTFOUND, EFORBIDDEN
+// (a deleted account).
 func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
@@ -224,6 +225,11 @@ func (s *Store) Redeem(userID uint64, key string) (int64, error) {
 		u, err := getUser(tx, userID)
 		if err != nil {
 			return nil, err
+		}
+		// An account deleted while the request was on its way would spend
+		// the code on a balance nobody can use: the code stays unused.
+		if u.Deleted() {
+			return nil, Errorf(EFORBIDDEN, "用户已注销")
 		}
 		now := s.nowUnix()
 		r.Status, r.RedeemedTime, r.UsedUserID = RedemptionUsed, now, userID
