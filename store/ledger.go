@@ -69,6 +69,9 @@ type liveToken struct {
 	at           int // the transaction the balance was read at
 	// setFns and setDone: as liveBalance's, for sets of the remaining quota.
 	setFns, setDone uint64
+	// deleted: the token was deleted while calls held some of it; the
+	// last of them to end takes it out of memory.
+	deleted bool
 }
 
 func (t *liveToken) shown() int64 { return t.remain + t.held }
@@ -402,7 +405,29 @@ func (s *Store) Refund(r *Reservation) {
 			t.held -= r.Amount
 		}
 	}
+	l.dropDeletedLocked(r.TokenID)
 	l.mu.Unlock()
+}
+
+// forgetToken takes a deleted token's live balance out of memory, at once
+// when no call holds any of it, else when the last such call ends: a
+// deleted token is never read again, and tokens that come and go (one per
+// customer, say) must not grow memory for as long as the process runs.
+func (l *ledger) forgetToken(id uint64) {
+	l.mu.Lock()
+	if t := l.tokens[id]; t != nil {
+		t.deleted = true
+		l.dropDeletedLocked(id)
+	}
+	l.mu.Unlock()
+}
+
+// dropDeletedLocked removes token id from memory once it is deleted and no
+// call holds any of it; l.mu is held.
+func (l *ledger) dropDeletedLocked(id uint64) {
+	if t := l.tokens[id]; t != nil && t.deleted && t.held <= 0 {
+		delete(l.tokens, id)
+	}
 }
 
 // ErrAlreadySettled is returned when a reservation is settled twice.
@@ -449,6 +474,7 @@ func (s *Store) Settle(r *Reservation, channelID uint64, quota int64, log *Log) 
 			}
 			t.used += quota
 		}
+		l.dropDeletedLocked(r.TokenID)
 	}
 	if channelID != 0 {
 		if _, ok := l.channels[channelID]; !ok {

@@ -438,7 +438,11 @@ func (s *Store) DeleteToken(userID, id uint64) error {
 		}
 		return putTokenRecord(tx, t)
 	})
-	return wrapTx(err)
+	if err != nil {
+		return wrapTx(err)
+	}
+	s.ledger.forgetToken(id)
+	return nil
 }
 
 // markExhausted shows an enabled, limited token without stored remaining
