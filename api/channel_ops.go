@@ -25,6 +25,10 @@ const (
 	TopicChannelList  = "channel.list"
 	TopicTaskProgress = "task.progress"
 	TopicLogTail      = "log.tail"
+	// TopicDataCharged tells administrators' consoles that charges were
+	// added to the dashboard without a log (consume logs off), so no
+	// log.tail tells of them: an open dashboard reads its range again.
+	TopicDataCharged = "data.charged"
 )
 
 func (s *Server) registerChannelOpsRoutes() {
@@ -441,6 +445,9 @@ func selfAudience(userID uint64) ws.Audience {
 // PublishLogs) and the new balances of the users and tokens charged.
 func PublishCharges(hub *ws.Hub, b store.ChargeBatch) {
 	PublishLogs(hub, b.Logs)
+	if b.Unlogged {
+		hub.Publish(ws.Audience{MinRole: store.RoleAdmin}, TopicDataCharged, struct{}{})
+	}
 	for _, bal := range b.Balances {
 		if bal.UserID == 0 {
 			continue // an audience of user 0 is every console

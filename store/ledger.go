@@ -850,6 +850,9 @@ type ChargeBatch struct {
 	Logs     []*Log
 	Balances []Balance
 	Tokens   []TokenBalance
+	// Unlogged is set when a charge of the batch added to the dashboard's
+	// rows without writing a log (consume logs off): no log tail tells of it.
+	Unlogged bool
 }
 
 // TokenBalance is a token's live quota as published after a charge.
@@ -868,6 +871,8 @@ func (l *ledger) snapshot(batch []*charge) ChargeBatch {
 	for _, c := range batch {
 		if c.writeLog {
 			out.Logs = append(out.Logs, c.log)
+		} else if c.dashboard {
+			out.Unlogged = true
 		}
 		if !seen[c.userID] {
 			seen[c.userID] = true

@@ -900,6 +900,28 @@ test("an administrator's dashboard of every user refreshes as another user's cal
   await context.close();
 });
 
+test("with consume logs off an administrator's dashboard of every user still refreshes as another user's calls are charged", async () => {
+  const other = await newUser("nolog", "k");
+  await setOption("LogConsumeEnabled", "false");
+  try {
+    const { context, page } = await openAs({ username: "root", password: "123456" });
+    await page.goto("/detail");
+    await page.locator('[data-testid="detail-page"]').waitFor();
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+    const all = await root.call("GET", `/api/data/?start_timestamp=${nowSec() - 86400}&end_timestamp=${nowSec() + 3600}&username=`);
+    const before = { quota: sum(all.json.data, "quota"), count: sum(all.json.data, "count"), tokens: sum(all.json.data, "token_used") };
+    await waitForTotals(page, before);
+    // No log is written, so no log tail tells of the call; the dashboard still counts it.
+    await relay(other.key, "dash-b");
+    const call = expected(["dash-b"]);
+    await waitForTotals(page, { quota: before.quota + call.quota, count: before.count + 1, tokens: before.tokens + call.tokens });
+    assert.equal((await consumeLogs(other.api)).length, 0);
+    await context.close();
+  } finally {
+    await setOption("LogConsumeEnabled", "true");
+  }
+});
+
 test("an open dashboard keeps refreshing while calls keep coming, not only once they stop", async () => {
   const other = await newUser("steady", "k");
   const { context, page } = await openAs({ username: "root", password: "123456" });

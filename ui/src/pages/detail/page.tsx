@@ -21,8 +21,8 @@ export default function DetailPage() {
     let again = false;
     let closed = false;
     // A user.self message means the balance moved, usually by a charge the
-    // dashboard would count, and an administrator's log.tail carries every
-    // user's charges; the rows are written with the charge, so one quiet
+    // dashboard would count, and an administrator's log.tail (or, with
+    // consume logs off, data.charged) carries every user's charges; the rows are written with the charge, so one quiet
     // reload 2 s after the first of them is enough, those arriving meanwhile
     // joining it. The wait is not started again by each message: on a busy
     // gateway, whose calls never pause for 2 s, that reload would never come.
@@ -48,11 +48,14 @@ export default function DetailPage() {
     };
     const off = onTopic("user.self", refresh);
     const offTail = onTopic("log.tail", refresh);
+    // With consume logs off no log tail comes: charges the dashboard still counts are announced alone.
+    const offData = onTopic("data.charged", refresh);
     // Charges made while the socket was down were not announced.
     const offReconnect = onReconnected(() => void loadDashboard(true));
     return () => {
       off();
       offTail();
+      offData();
       offReconnect();
       closed = true;
       if (timer) clearTimeout(timer);
