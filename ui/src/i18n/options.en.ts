@@ -72,7 +72,7 @@ const optionsEn: typeof optionsZh = {
       title: "Data dashboard",
       DataExportEnabled: "Enable the data dashboard (experimental)",
       DataExportInterval: "Dashboard update interval (minutes)",
-      DataExportIntervalHint: "Too short an interval loads the database",
+      DataExportIntervalHint: "Kept for compatibility only and has no effect: the dashboard is written with every charge",
       DataExportDefaultTime: "Default time granularity",
       DataExportDefaultTimeHint: "Only changes the display; data is kept per hour",
       hour: "Hour",

@@ -70,7 +70,7 @@ const optionsZh = {
       title: "数据看板设置",
       DataExportEnabled: "启用数据看板（实验性）",
       DataExportInterval: "数据看板更新间隔（分钟）",
-      DataExportIntervalHint: "设置过短会影响数据库性能",
+      DataExportIntervalHint: "仅为兼容保留，不影响看板：看板数据随每次扣费即时写入",
       DataExportDefaultTime: "数据看板默认时间粒度",
       DataExportDefaultTimeHint: "仅修改展示粒度，统计精确到小时",
       hour: "小时",
