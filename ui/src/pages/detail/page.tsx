@@ -22,9 +22,9 @@ export default function DetailPage() {
     let closed = false;
     // A user.self message means the balance moved, usually by a charge the
     // dashboard would count, and an administrator's log.tail (or, with
-    // consume logs off, data.charged) carries every user's charges; the rows are written with the charge, so one quiet
-    // reload 2 s after the first of them is enough, those arriving meanwhile
-    // joining it. The wait is not started again by each message: on a busy
+    // consume logs off, data.charged) carries every user's charges; the rows
+    // are written with the charge, so one quiet reload 2 s after the first of
+    // them is enough, those arriving meanwhile joining it. The wait is not started again by each message: on a busy
     // gateway, whose calls never pause for 2 s, that reload would never come.
     // Nor does a reload start while the one before still runs (a year of
     // rows takes a while): one more follows it.
