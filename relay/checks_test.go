@@ -331,6 +331,31 @@ func TestChecks_SensitiveWords(t *testing.T) {
 	}
 }
 
+// A sensitive word typed in full-width letters (a Chinese input method's
+// ＴＥＳＴ＿ｓｅｎｓｉｔｉｖｅ) is the word, and a word listed in full width
+// finds its ASCII form; nothing is charged for a refused call.
+func TestChecks_SensitiveWordsFullWidth(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	if err := g.st.UpdateOptions([]store.Option{{Key: "SensitiveWords", Value: "test_sensitive\nＢＡＤ词"}}); err != nil {
+		t.Fatal(err)
+	}
+	up := relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 1_000_000})
+	before := g.balances(t, "alice", tok.ID)
+	for _, text := range []string{"say ＴＥＳＴ＿ｓｅｎｓｉｔｉｖｅ now", "say Ｔest_Ｓensitive now", "a bad词 here"} {
+		g.post(t, key, "/v1/chat/completions", chat(ratioModel, text)).wantError(t, http.StatusBadRequest, "sensitive_words_detected")
+	}
+	if up.Hits() != 0 {
+		t.Errorf("a refused prompt reached the upstream")
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID), true, 0, 0, 0)
+	if res := g.post(t, key, "/v1/chat/completions", chat(ratioModel, "ｈａｒｍｌｅｓｓ")); res.Status != 200 {
+		t.Fatalf("clean full-width prompt: %d %s", res.Status, res.Body)
+	}
+}
+
 // A relay built without a ClientIP function checks allow lists against the
 // peer's address (RemoteAddr without its port).
 func TestChecks_DefaultClientIP(t *testing.T) {

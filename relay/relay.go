@@ -1588,5 +1588,5 @@ func sensitiveHit(m *wordMatcher, c *call) string {
 			}
 		}
 	}
-	return m.first(strings.ToLower(b.String()))
+	return m.first(store.FoldSensitive(b.String()))
 }

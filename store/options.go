@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-json/jsontext"
 	jsonv2 "github.com/goccy/go-json/v2"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/text/width"
 )
 
 // OptionKind says how an option value is validated and parsed.
@@ -371,10 +372,18 @@ func buildSettings(values map[string]string) (*Settings, error) {
 	}
 	for _, w := range strings.Split(values["SensitiveWords"], "\n") {
 		if w = strings.TrimSpace(w); w != "" {
-			set.SensitiveWords = append(set.SensitiveWords, strings.ToLower(w))
+			set.SensitiveWords = append(set.SensitiveWords, FoldSensitive(w))
 		}
 	}
 	return set, nil
+}
+
+// FoldSensitive is the form sensitive words are matched in, for the words
+// and the prompt alike: lower case, and full-width letters, digits and
+// punctuation (what a Chinese input method types) as their ASCII forms, so
+// ＴＥＳＴ_ｓｅｎｓｉｔｉｖｅ is test_sensitive.
+func FoldSensitive(s string) string {
+	return width.Fold.String(strings.ToLower(s))
 }
 
 // inRange checks a number against the option's bounds.
