@@ -383,7 +383,14 @@ func buildSettings(values map[string]string) (*Settings, error) {
 // punctuation (what a Chinese input method types) as their ASCII forms, so
 // ＴＥＳＴ_ｓｅｎｓｉｔｉｖｅ is test_sensitive.
 func FoldSensitive(s string) string {
-	return width.Fold.String(strings.ToLower(s))
+	s = strings.ToLower(s)
+	// The fold changes only U+3000 and the U+FF00–U+FFEF block, whose UTF-8
+	// starts with 0xEF: a prompt without either is matched as it is,
+	// without a copy of what may be megabytes.
+	if strings.IndexByte(s, 0xEF) < 0 && !strings.Contains(s, "\u3000") {
+		return s
+	}
+	return width.Fold.String(s)
 }
 
 // inRange checks a number against the option's bounds.

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"golang.org/x/text/width"
+
 	"gateway/store"
 )
 
@@ -434,5 +436,21 @@ func TestUpdateOption_ChatsNullMemberRefused(t *testing.T) {
 	wantCode(t, err, store.EINVALID, "不能为 null")
 	if got := s.Settings().Get("Chats"); got != before {
 		t.Fatalf("Chats = %q after a refused save", got)
+	}
+}
+
+// FoldSensitive folds every character the width fold changes, though it
+// leaves text without such characters uncopied: each rune, alone and in a
+// sentence, folds as width.Fold folds it.
+func TestFoldSensitiveEveryRune(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		s := "Ab " + string(r) + " 中"
+		if got, want := store.FoldSensitive(s), width.Fold.String(strings.ToLower(s)); got != want {
+			t.Fatalf("FoldSensitive(%q) = %q, want %q", s, got, want)
+		}
 	}
 }
