@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"gateway/store"
@@ -114,21 +116,36 @@ func (m *wordMatcher) first(text string) string {
 
 // sensitiveWords keeps the matcher of the settings it was built from.
 type sensitiveWords struct {
+	mu    sync.Mutex // held while a matcher is built
 	cache atomic.Pointer[struct {
 		set *store.Settings
 		m   *wordMatcher
 	}]
 }
 
-// matcher returns the matcher of set's word list, built once per settings.
+// matcher returns the matcher of set's word list. It is built once per
+// list: settings saved with the same words (any other option saved) keep
+// it, and the calls that arrive while a new list's matcher is built wait
+// for that one instead of each building its own.
 func (s *sensitiveWords) matcher(set *store.Settings) *wordMatcher {
 	if c := s.cache.Load(); c != nil && c.set == set {
 		return c.m
 	}
-	c := &struct {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cache.Load()
+	if old != nil && old.set == set {
+		return old.m
+	}
+	var m *wordMatcher
+	if old != nil && slices.Equal(old.m.words, set.SensitiveWords) {
+		m = old.m
+	} else {
+		m = newWordMatcher(set.SensitiveWords)
+	}
+	s.cache.Store(&struct {
 		set *store.Settings
 		m   *wordMatcher
-	}{set, newWordMatcher(set.SensitiveWords)}
-	s.cache.Store(c)
-	return c.m
+	}{set, m})
+	return m
 }

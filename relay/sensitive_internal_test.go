@@ -4,7 +4,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"gateway/store"
 )
 
 // Sensitive words match within one text, case-insensitively, and never
@@ -95,5 +98,34 @@ func BenchmarkWordMatcher(b *testing.B) {
 		if m.first(text) != "" {
 			b.Fatal("a word was found")
 		}
+	}
+}
+
+// Settings saved with the same word list (another option changed) keep the
+// matcher, and the calls that meet a new list together share one build.
+func TestSensitiveMatcherBuiltOncePerList(t *testing.T) {
+	var sw sensitiveWords
+	first := sw.matcher(&store.Settings{SensitiveWords: []string{"alpha", "beta"}})
+	if again := sw.matcher(&store.Settings{SensitiveWords: []string{"alpha", "beta"}}); again != first {
+		t.Fatal("settings with the same words built a new matcher")
+	}
+	next := &store.Settings{SensitiveWords: []string{"alpha", "gamma"}}
+	got := make([]*wordMatcher, 32)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = sw.matcher(next)
+		}()
+	}
+	wg.Wait()
+	for _, m := range got {
+		if m == first || m != got[0] {
+			t.Fatal("calls meeting a new word list did not share one new matcher")
+		}
+	}
+	if got[0].first("x gamma") != "gamma" {
+		t.Fatal("the new matcher does not find the new word")
 	}
 }
