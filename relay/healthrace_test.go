@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,4 +161,84 @@ func heldChat(t *testing.T) (up *relaytest.Upstream, reached <-chan struct{}, re
 		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
 	})
 	return up, came, release
+}
+
+// A verdict reached before an administrator changed the channel's status
+// is stale: a test that saw the account out of quota does not disable a
+// channel re-enabled since (the account topped up), even with the same key,
+// and a test that passed before a new automatic disable does not enable the
+// channel again.
+func TestHealth_StaleVerdictAfterStatusChange(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"AutomaticDisableChannelEnabled": "true", "AutomaticEnableChannelEnabled": "true",
+	}})
+	var broke sync.Mutex
+	exhausted := true
+	up := relaytest.NewChat(t, "sk-k", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		broke.Lock()
+		out := exhausted
+		broke.Unlock()
+		if out {
+			relaytest.WriteError(w, http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota", "You exceeded your current quota, please check your plan and billing details.")
+			return
+		}
+		relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "ok", relaytest.NewUsage(1, 1)))
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	status := func() *store.Channel {
+		t.Helper()
+		c, err := g.st.Channel(ch.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	// The test is answered "out of quota"; meanwhile a call disables the
+	// channel and the administrator tops up and enables it again.
+	stale := *status()
+	r := g.rl.TestChannel(context.Background(), &stale, "", nil)
+	if r.Err == nil {
+		t.Fatalf("test of the exhausted account passed")
+	}
+	if _, _, err := g.st.SetChannelStatusAuto(ch.ID, store.ChannelStatusAutoDisabled, "上游返回 429：You exceeded your current quota"); err != nil {
+		t.Fatal(err)
+	}
+	on := store.ChannelStatusEnabled
+	if _, err := g.st.UpdateChannel(ch.ID, store.ChannelUpdate{Status: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.rl.ApplyTestOutcome(&stale, r); got != 0 {
+		t.Errorf("a verdict from before the re-enable set status %d", got)
+	}
+	if c := status(); c.Status != store.ChannelStatusEnabled {
+		t.Fatalf("channel re-enabled by the administrator has status %d (%s)", c.Status, c.OtherInfo)
+	}
+
+	// A disabled channel's test passes; meanwhile the administrator enables
+	// it and a call disables it again: the older pass enables nothing.
+	if _, _, err := g.st.SetChannelStatusAuto(ch.ID, store.ChannelStatusAutoDisabled, "first"); err != nil {
+		t.Fatal(err)
+	}
+	broke.Lock()
+	exhausted = false
+	broke.Unlock()
+	stale = *status()
+	r = g.rl.TestChannel(context.Background(), &stale, "", nil)
+	if r.Err != nil {
+		t.Fatalf("test: %v", r.Err)
+	}
+	if _, err := g.st.UpdateChannel(ch.ID, store.ChannelUpdate{Status: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.st.SetChannelStatusAuto(ch.ID, store.ChannelStatusAutoDisabled, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.rl.ApplyTestOutcome(&stale, r); got != 0 {
+		t.Errorf("a pass from before the new disable set status %d", got)
+	}
+	if c := status(); c.Status != store.ChannelStatusAutoDisabled || !strings.Contains(c.OtherInfo, "second") {
+		t.Fatalf("channel disabled since the test: status %d (%s)", c.Status, c.OtherInfo)
+	}
 }

@@ -46,6 +46,10 @@ type Channel struct {
 	Priority           int64   `json:"priority"`
 	AutoBan            int     `json:"auto_ban"`
 	OtherInfo          string  `json:"other_info"`
+	// StatusRev counts the channel's status changes, an administrator's
+	// and the automatic ones: a verdict reached on the channel as it was
+	// before one of them is stale. Kept in the file only, never shown.
+	StatusRev uint64 `json:"status_rev,omitempty"`
 }
 
 // ValidateBaseURL checks a channel's base URL: empty (the type's default)
@@ -512,6 +516,7 @@ func (s *Store) UpdateChannel(id uint64, upd ChannelUpdate) (*Channel, error) {
 		if upd.Status != nil && *upd.Status != c.Status {
 			c.Status = *upd.Status
 			c.OtherInfo = ""
+			c.StatusRev++
 		}
 		if err := c.validate(&old); err != nil {
 			return err
@@ -546,8 +551,10 @@ func (s *Store) SetChannelStatusAuto(id uint64, status int, reason string) (bool
 // SetChannelStatusAutoAfter is SetChannelStatusAuto for a verdict reached on
 // seen, the channel as a call or a test used it: nothing changes when the
 // channel has since been given another key, base URL, type or settings (an
-// administrator fixed it while a test-all run or a call was under way), or,
-// for a disable, no longer allows automatic disabling.
+// administrator fixed it while a test-all run or a call was under way), when
+// its status has changed since (an administrator enabled it again, or
+// another verdict came first), or, for a disable, when it no longer allows
+// automatic disabling.
 func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, seen *Channel) (bool, *Channel, error) {
 	changed := false
 	var out *Channel
@@ -561,7 +568,7 @@ func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, 
 		// whether an answer counts at all).
 		if seen != nil && (c.Key != seen.Key || c.BaseURL != seen.BaseURL || c.Type != seen.Type || c.Other != seen.Other ||
 			c.OpenAIOrganization != seen.OpenAIOrganization || c.StatusCodeMapping != seen.StatusCodeMapping ||
-			(status == ChannelStatusAutoDisabled && c.AutoBan != 1)) {
+			c.StatusRev != seen.StatusRev || (status == ChannelStatusAutoDisabled && c.AutoBan != 1)) {
 			out = c
 			return nil
 		}
@@ -575,6 +582,7 @@ func (s *Store) SetChannelStatusAutoAfter(id uint64, status int, reason string, 
 		}
 		old := *c
 		c.Status = status
+		c.StatusRev++
 		info, _ := json.Marshal(ChannelStatusInfo{StatusReason: reason, StatusTime: s.nowUnix()})
 		c.OtherInfo = string(info)
 		if err := putChannel(tx, &old, c); err != nil {
