@@ -89,10 +89,22 @@ func upstreamMessage(body []byte, key string) string {
 // (Vertex's JSON credential) is hidden where it appears whole: its words are
 // common ones ("service_account"). A key shorter than 8 characters is hidden
 // where it is a whole word (from 4 characters on: shorter ones are no
-// secret worth the name, "x" for an Ollama without keys).
+// secret worth the name, "x" for an Ollama without keys). A key of parts
+// joined by "|" (AWS, Baidu, Xunfei: ak|sk|region, appid|secret|key) is
+// hidden whole and part by part, as a provider echoes the part it refuses;
+// a part shorter than 12 characters (a region, an app id) is no secret.
 func hideKey(msg, key string) string {
 	key = strings.TrimSpace(key)
 	if len(key) < 4 {
+		return msg
+	}
+	if parts := strings.Split(key, "|"); len(parts) > 1 && !strings.HasPrefix(key, "{") {
+		msg = strings.ReplaceAll(msg, key, "[key hidden]")
+		for _, p := range parts {
+			if len(strings.TrimSpace(p)) >= 12 {
+				msg = hideKey(msg, p)
+			}
+		}
 		return msg
 	}
 	if len(key) < 8 {

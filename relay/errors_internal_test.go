@@ -46,6 +46,12 @@ func TestHideKey(t *testing.T) {
 		{"key sk-proj-Abcdefg... refused", key, "key [key hidden]... refused"},
 		{"wait... Processing...", key, "wait... Processing..."},
 		{"no key here", key, "no key here"},
+		{"access key AKIAABCDEFGHIJKLMNOP is not valid", "AKIAABCDEFGHIJKLMNOP|wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY|us-east-1",
+			"access key [key hidden] is not valid"},
+		{"secret wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY refused in us-east-1", "AKIAABCDEFGHIJKLMNOP|wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY|us-east-1",
+			"secret [key hidden] refused in us-east-1"},
+		{"bad AKIAABCDEFGHIJKLMNOP|wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY|us-east-1", "AKIAABCDEFGHIJKLMNOP|wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY|us-east-1",
+			"bad [key hidden]"},
 	} {
 		if got := hideKey(c.msg, c.key); got != c.want {
 			t.Errorf("hideKey(%q)\n got %q\nwant %q", c.msg, got, c.want)
