@@ -25,6 +25,10 @@ type Error struct {
 	Retry bool
 	// Cause is logged, never sent.
 	Cause error
+	// RetryAfter holds the upstream's Retry-After and retry-after-ms
+	// headers on a 429 or 503, passed on so the client waits as long as
+	// the provider asked (OpenAI's SDKs read them).
+	RetryAfter http.Header
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -65,6 +69,11 @@ func writeError(w http.ResponseWriter, requestID string, e *Error) {
 		// carry no body: the client gets the error object as a 502, the
 		// upstream's status staying in param.
 		status = http.StatusBadGateway
+	}
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		for k, v := range e.RetryAfter {
+			w.Header()[k] = v
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -317,6 +326,29 @@ func upstreamErrorFields(body []byte) (typ, code string) {
 		}
 	}
 	return
+}
+
+// retryAfter copies the waiting time an upstream's answer asks for:
+// Retry-After in seconds or as an HTTP date, and retry-after-ms (Azure
+// OpenAI and OpenAI send it beside). Anything else in them is dropped.
+func retryAfter(h http.Header) http.Header {
+	var out http.Header
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+			out = http.Header{"Retry-After": {strconv.FormatUint(n, 10)}}
+		} else if _, err := http.ParseTime(v); err == nil {
+			out = http.Header{"Retry-After": {v}}
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1<<31 {
+			if out == nil {
+				out = http.Header{}
+			}
+			out["Retry-After-Ms"] = []string{strconv.FormatFloat(ms, 'f', -1, 64)}
+		}
+	}
+	return out
 }
 
 // shouldRetry applies the retry table to an upstream status.

@@ -3,7 +3,9 @@ package relay_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -285,6 +287,60 @@ func TestFailover_NoRetry(t *testing.T) {
 	e = res.wantError(t, http.StatusTooManyRequests, "bad_response_status_code")
 	if strings.Contains(e.Error.Message, "slow down") || !strings.HasSuffix(e.Error.Message, "(request id: "+res.Header.Get("X-Oneapi-Request-Id")+")") {
 		t.Errorf("429 message = %q", e.Error.Message)
+	}
+}
+
+// The wait an upstream's 429 asks for reaches the client: Azure OpenAI's
+// Retry-After and retry-after-ms go out with the gateway's 429 (streamed
+// calls included), while a value that is no wait is dropped, and so is the
+// header of an answer that is no 429 or 503.
+func TestFailover_RetryAfterPassedOn(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, retryAfter, retryAfterMs string
+		status                         int
+		stream                         bool
+		want, wantMs                   string
+	}{
+		{"seconds", "7", "6500", 429, false, "7", "6500"},
+		{"seconds, streamed", "7", "6500", 429, true, "7", "6500"},
+		{"date", "Wed, 21 Oct 2099 07:28:00 GMT", "", 503, false, "Wed, 21 Oct 2099 07:28:00 GMT", ""},
+		{"no wait", "soon", "a while", 429, false, "", ""},
+		{"not a 429", "7", "6500", 400, false, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"RetryTimes": "0"}})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Retry-After", tc.retryAfter)
+				w.Header().Set("retry-after-ms", tc.retryAfterMs)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				io.WriteString(w, `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 7 seconds."}}`)
+			}))
+			defer srv.Close()
+			g.MustCreateChannel(t, &relaytest.Upstream{Server: srv, Key: "azure-key"}, miniModel, func(c *store.Channel) {
+				c.Type = relay.TypeAzure
+				c.Other = "2024-10-21"
+			})
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			body := chat(miniModel, "hi")
+			if tc.stream {
+				body = streamChat(miniModel, "hi", true)
+			}
+			res := g.post(t, key, "/v1/chat/completions", body)
+			if res.Status != tc.status {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if got := res.Header.Get("Retry-After"); got != tc.want {
+				t.Errorf("Retry-After = %q, want %q", got, tc.want)
+			}
+			if got := res.Header.Get("Retry-After-Ms"); got != tc.wantMs {
+				t.Errorf("retry-after-ms = %q, want %q", got, tc.wantMs)
+			}
+		})
 	}
 }
 

@@ -991,6 +991,9 @@ func (rl *Relay) try(c *call, ch *store.Channel, set *store.Settings) *Error {
 		typ, code := upstreamErrorFields(data)
 		e := &Error{Status: status, Type: "upstream_error", Code: "bad_response_status_code", Param: strconv.Itoa(status),
 			Message: msg, Retry: shouldRetry(status)}
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			e.RetryAfter = retryAfter(resp.Header)
+		}
 		rl.maybeDisableFor(ch, status, resp.StatusCode, typ, code, msg, set)
 		return e
 	}
