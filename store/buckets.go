@@ -59,6 +59,20 @@ var allBuckets = [][]byte{
 	bucketChannels, bucketAbilities, bucketTokens, bucketIdxTokenByKey, bucketIdxTokenByUser,
 }
 
+// bucketSince gives the schema version from which every data file holds a
+// bucket added after the first layout (files of an older version may lack
+// it, and Open creates it); the others are in every file that has a schema
+// version. A file missing a bucket its version holds was torn.
+var bucketSince = map[string]uint64{
+	// Added by builds writing version 1 or with version 2.
+	string(bucketAbilities): 2, string(bucketIdxLogsByChannel): 2, string(bucketIdxLogsByModel): 2,
+	string(bucketIdxLogsByType): 2, string(bucketLogCounts): 2, string(bucketRedemptions): 2,
+	string(bucketIdxRedemptionKey): 2, string(bucketTopUps): 2, string(bucketIdxTopUpTradeNo): 2,
+	string(bucketQuotaData):          2,
+	string(bucketLogUnindexed):       3,
+	string(bucketIdxLogsByTokenName): 5,
+}
+
 // Meta keys.
 var (
 	metaSchemaVersion = []byte("schema_version")

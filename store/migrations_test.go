@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,5 +111,83 @@ func TestNewerFileWithItsOwnBucketsIsRefusedAsNewer(t *testing.T) {
 	_, err = Open(path, Options{NoSync: true})
 	if err == nil || !strings.Contains(err.Error(), "newer than this build") || strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("open a newer build's file with a bucket of its own: %v, want it refused as newer", err)
+	}
+}
+
+// A file of an older schema may lack the buckets added since its version,
+// which Open creates; a bucket its version already had is missing only from
+// a torn copy (of a file an older build wrote, taken while it ran), which
+// is refused as damaged as a torn file of this version is, instead of being
+// started with that bucket created empty: a file without its accounts
+// started with a new root / 123456, one without channels served none.
+func TestOlderFileMissingABucketOfItsVersionIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	s, err := Open(good, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureRootWith(""); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		version uint64
+		drop    []string
+		opens   bool
+	}{
+		{"version 4 without users", 4, []string{"users"}, false},
+		{"version 4 without channels", 4, []string{"channels"}, false},
+		{"version 2 without log_counts", 2, []string{"log_counts"}, false},
+		{"version 1 without tokens", 1, []string{"tokens"}, false},
+		// The layouts older builds wrote.
+		{"version 4", 4, []string{"idx_log_by_token_name"}, true},
+		{"version 2", 2, []string{"idx_log_by_token_name", "log_unindexed"}, true},
+		{"version 1", 1, []string{"idx_log_by_token_name", "log_unindexed", "abilities", "idx_log_by_channel",
+			"idx_log_by_model", "idx_log_by_type", "log_counts", "redemptions", "idx_redemption_by_key",
+			"top_ups", "idx_top_up_by_trade_no", "quota_data"}, true},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".db")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error {
+			for _, b := range c.drop {
+				if err := tx.DeleteBucket([]byte(b)); err != nil {
+					return err
+				}
+			}
+			return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(c.version))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		s, err := Open(path, Options{NoSync: true})
+		if !c.opens {
+			if err == nil {
+				s.Close()
+				t.Errorf("%s: the file opened", c.name)
+			} else if !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("%s: want a refusal saying the file is damaged, got %v", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if created, err := s.EnsureRootWith(""); err != nil || created {
+			t.Errorf("%s: root created again: %v, %v", c.name, created, err)
+		}
+		s.Close()
 	}
 }

@@ -230,8 +230,8 @@ func Open(path string, opts Options) (*Store, error) {
 // the list of buckets was, and pass the walk of its pages. Creating the
 // buckets it lacks would serve it as if they had been empty (channels and
 // indexes gone, or every account: a new root / 123456). A file with no
-// bucket is new; one of an older schema may lack the buckets added since,
-// which Open creates.
+// bucket is new; one of an older schema may lack the buckets added since
+// (bucketSince), which Open creates, and no other.
 func checkBuckets(tx *bolt.Tx) error {
 	known := make(map[string]bool, len(allBuckets))
 	for _, b := range allBuckets {
@@ -264,11 +264,10 @@ func checkBuckets(tx *bolt.Tx) error {
 		}
 		return errors.New("no schema version")
 	}
-	if btoi(meta.Get(metaSchemaVersion)) < SchemaVersion() {
-		return nil
-	}
+	version := btoi(meta.Get(metaSchemaVersion))
 	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil {
+		// An older file lacks only the buckets added since its version.
+		if tx.Bucket(b) == nil && version >= bucketSince[string(b)] {
 			return fmt.Errorf("no bucket %q", b)
 		}
 	}
