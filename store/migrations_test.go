@@ -191,3 +191,32 @@ func TestOlderFileMissingABucketOfItsVersionIsRefused(t *testing.T) {
 		s.Close()
 	}
 }
+
+// A newer build may also drop or rename a bucket this build has. Its file
+// is refused as newer too, not as damaged, whose message sends the
+// operator to restore a backup and lose what was written since.
+func TestNewerFileWithoutABucketOfOursIsRefusedAsNewer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketLogUnindexed); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, itob(SchemaVersion()+1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(path, Options{NoSync: true})
+	if err == nil || !strings.Contains(err.Error(), "newer than this build") || strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("open a newer build's file without a bucket of this build: %v, want it refused as newer", err)
+	}
+}

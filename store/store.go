@@ -265,6 +265,11 @@ func checkBuckets(tx *bolt.Tx) error {
 		return errors.New("no schema version")
 	}
 	version := btoi(meta.Get(metaSchemaVersion))
+	if version > SchemaVersion() {
+		// A newer build may have dropped or renamed a bucket of this one:
+		// refused as newer, not as damaged.
+		return newerSchemaError{version}
+	}
 	for _, b := range allBuckets {
 		// An older file lacks only the buckets added since its version.
 		if tx.Bucket(b) == nil && version >= bucketSince[string(b)] {
