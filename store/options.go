@@ -467,6 +467,9 @@ func parseChats(v string) ([]map[string]string, error) {
 	return list, nil
 }
 
+// groupOption marks the options whose names are groups.
+var groupOption = map[string]bool{"GroupRatio": true, "UserUsableGroups": true, "TopupGroupRatio": true}
+
 // checkJSONMembers refuses, in a JSON option about to be stored, a null
 // where a number or text belongs (read as 0 or "" otherwise: a model priced
 // at nothing) and names that could not be model or group names.
@@ -483,6 +486,11 @@ func checkJSONMembers(d *OptionDef, value string) error {
 		if k != strings.TrimSpace(k) {
 			// A call names a model without them: "gpt-4o " would price none.
 			return Errorf(EINVALID, "%s 中的名称前后不能有空格：\"%s\"", d.Key, ClipRunes(k, 32))
+		}
+		if groupOption[d.Key] && strings.Contains(k, ",") {
+			// A channel's groups are a comma list: such a group is priced and
+			// offered, but no channel can ever serve it.
+			return Errorf(EINVALID, "%s 中的分组名称不能包含逗号：\"%s\"", d.Key, ClipRunes(k, 32))
 		}
 		names = append(names, k)
 	}
