@@ -65,6 +65,23 @@ test("filling related models on a type that has none keeps the models chosen and
   await context.close();
 });
 
+test("groups typed with commas in the channel form become one chip each, as the channel will store them", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.click('[data-testid="add-channel"]');
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+  await page.click('[data-testid="channel-groups-open"]');
+  await page.fill('[data-testid="channel-groups-search"]', "vip, east，west,, vip");
+  await page.keyboard.press("Enter");
+  const groups = drawer.locator('[data-testid="channel-groups"]');
+  await groups.locator('[data-value="west"]').waitFor();
+  for (const g of ["default", "vip", "east", "west"]) assert.equal(await groups.locator(`[data-value="${g}"]`).count(), 1, `one ${g} chip`);
+  assert.equal(await groups.locator('[data-value*=","]').count(), 0, "no chip holds a comma");
+  await context.close();
+});
+
 test("a channel another console adds or deletes appears in and leaves an open channel list without a reload", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });

@@ -52,6 +52,13 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
     if (!on) onChange(value.filter((x) => x !== v));
   };
   const canCreate = creatable && q !== "" && !all.some((o) => o.value === query.trim());
+  // Typed values are stored comma-joined (a channel's groups and models), so
+  // "vip, svip" adds the two values it will be saved as, not one chip.
+  const create = (text: string) => {
+    const typed = text.split(/[,，]/).map((v) => v.trim()).filter((v) => v !== "");
+    const added = typed.filter((v, i) => !chosen.has(v) && typed.indexOf(v) === i);
+    if (added.length > 0) onChange([...value, ...added]);
+  };
 
   return (
     <div className={`multi-select ${disabled ? "disabled" : ""}`} data-testid={testId}>
@@ -79,7 +86,7 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
                     toggle(pick.value, !chosen.has(pick.value));
                     setQuery("");
                   } else if (canCreate) {
-                    toggle(query.trim(), true);
+                    create(query);
                     setQuery("");
                   }
                 }
@@ -96,7 +103,7 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
                     variant="ghost"
                     className="multi-select-create"
                     onClick={() => {
-                      toggle(query.trim(), true);
+                      create(query);
                       setQuery("");
                     }}
                   >
