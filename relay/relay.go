@@ -1212,6 +1212,9 @@ func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set 
 	if err := rl.settle(c, ch, u, -1, set); err != nil {
 		return err
 	}
+	if c.asksBase64() {
+		data = base64Embeddings(data)
+	}
 	h := c.w.Header()
 	for _, k := range []string{"Content-Type", "Content-Disposition"} {
 		if v := resp.Header.Get(k); v != "" {

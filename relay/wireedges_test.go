@@ -503,3 +503,55 @@ func TestChat_TotalOnlyUsage(t *testing.T) {
 		t.Fatalf("billed %d/%d, want 420 in all, most of it the completion", l.PromptTokens, l.CompletionTokens)
 	}
 }
+
+// OpenAI's Node and Python SDKs ask embeddings as base64 by default and
+// decode the answer as base64 float32s: a provider that ignores
+// encoding_format and answers numbers gets them re-encoded as asked, and a
+// call that asked floats, or no format, gets them as they came.
+func TestEmbeddings_Base64AsAsked(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	vec := []float64{0.125, -0.5, 0.25, 1}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		relaytest.WriteJSON(w, 200, map[string]any{"object": "list", "model": embedModel,
+			"data":  []any{map[string]any{"object": "embedding", "index": 0, "embedding": vec}},
+			"usage": map[string]any{"prompt_tokens": 2, "total_tokens": 2}})
+	}))
+	defer srv.Close()
+	g.MustCreateChannel(t, &relaytest.Upstream{Server: srv, Key: "sk-floats"}, embedModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	embedding := func(format string) json.RawMessage {
+		t.Helper()
+		body := map[string]any{"model": embedModel, "input": "embed me"}
+		if format != "" {
+			body["encoding_format"] = format
+		}
+		res := g.post(t, key, "/v1/embeddings", body)
+		if res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+		var out struct {
+			Data []struct {
+				Object    string          `json:"object"`
+				Index     int             `json:"index"`
+				Embedding json.RawMessage `json:"embedding"`
+			} `json:"data"`
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(res.Body, &out); err != nil || len(out.Data) != 1 || out.Data[0].Object != "embedding" || out.Usage.PromptTokens != 2 {
+			t.Fatalf("answer %s", res.Body)
+		}
+		return out.Data[0].Embedding
+	}
+	if got := string(embedding("base64")); got != `"AAAAPgAAAL8AAIA+AACAPw=="` {
+		t.Fatalf("base64 asked, numbers answered: got %s, want the float32s in base64", got)
+	}
+	if got := string(embedding("float")); got != "[0.125,-0.5,0.25,1]" {
+		t.Fatalf("floats asked: got %s", got)
+	}
+	if got := string(embedding("")); got != "[0.125,-0.5,0.25,1]" {
+		t.Fatalf("no format asked: got %s", got)
+	}
+}
