@@ -292,8 +292,8 @@ func TestFailover_NoRetry(t *testing.T) {
 
 // The wait an upstream's 429 asks for reaches the client: Azure OpenAI's
 // Retry-After and retry-after-ms go out with the gateway's 429 (streamed
-// calls included), while a value that is no wait is dropped, and so is the
-// header of an answer that is no 429 or 503.
+// calls included) and are exposed to a page, while a value that is no wait
+// is dropped, and so is the header of an answer that is no 429 or 503.
 func TestFailover_RetryAfterPassedOn(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -339,6 +339,14 @@ func TestFailover_RetryAfterPassedOn(t *testing.T) {
 			}
 			if got := res.Header.Get("Retry-After-Ms"); got != tc.wantMs {
 				t.Errorf("retry-after-ms = %q, want %q", got, tc.wantMs)
+			}
+			// A page (the SDK in a browser) reads only the headers CORS
+			// exposes.
+			exposed := strings.Split(strings.ReplaceAll(res.Header.Get("Access-Control-Expose-Headers"), " ", ""), ",")
+			for _, name := range []string{"Retry-After", "Retry-After-Ms"} {
+				if !slices.ContainsFunc(exposed, func(s string) bool { return strings.EqualFold(s, name) }) {
+					t.Errorf("%s not exposed to a page: %q", name, res.Header.Get("Access-Control-Expose-Headers"))
+				}
 			}
 		})
 	}

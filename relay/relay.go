@@ -192,7 +192,10 @@ func (rl *Relay) CORS(next http.Handler) http.Handler {
 		// The wildcard covers every header but Authorization, which
 		// the Fetch standard requires to be named.
 		h.Set("Access-Control-Allow-Headers", "Authorization, *")
-		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id")
+		// A page reads only the headers named here: the waits a 429 or
+		// 503 passes on are named, so an SDK in a browser waits as the
+		// provider asked instead of retrying at its own pace.
+		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id, Retry-After, Retry-After-Ms")
 		next.ServeHTTP(w, r)
 	})
 }
