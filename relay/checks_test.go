@@ -442,6 +442,32 @@ func TestChecks_CORS(t *testing.T) {
 	}
 }
 
+// OpenAI's SDKs take the request id from x-request-id (an error's
+// request_id, an answer's _request_id): every relay answer, an error
+// included, carries the gateway's id there too, readable from a page.
+func TestChecks_RequestIDForSDKs(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	g.MustCreateChannel(t, relaytest.NewChat(t, "sk-up", okChat(t, ratioModel, "ok", relaytest.NewUsage(1, 1))), ratioModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	for _, tc := range []struct {
+		name, key string
+		status    int
+	}{{"answer", key, http.StatusOK}, {"error", "sk-wrong", http.StatusUnauthorized}} {
+		res := g.post(t, tc.key, "/v1/chat/completions", chat(ratioModel, "hi"))
+		id := res.Header.Get("X-Oneapi-Request-Id")
+		if res.Status != tc.status || id == "" || res.Header.Get("X-Request-Id") != id {
+			t.Fatalf("%s: %d, X-Oneapi-Request-Id %q, X-Request-Id %q", tc.name, res.Status, id, res.Header.Get("X-Request-Id"))
+		}
+		if tc.status != http.StatusOK && !strings.Contains(string(res.Body), "(request id: "+id+")") {
+			t.Fatalf("%s: the message names another id: %s", tc.name, res.Body)
+		}
+		if !strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
+			t.Fatalf("%s: X-Request-Id not exposed to a page: %v", tc.name, res.Header)
+		}
+	}
+}
+
 // A request whose body takes long to arrive (a large upload) is let in by
 // its token before the body is read; a token disabled or an account banned
 // meanwhile must not still get the call served and charged.

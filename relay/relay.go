@@ -195,7 +195,10 @@ func (rl *Relay) CORS(next http.Handler) http.Handler {
 		// A page reads only the headers named here: the waits a 429 or
 		// 503 passes on are named, so an SDK in a browser waits as the
 		// provider asked instead of retrying at its own pace.
-		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id, Retry-After, Retry-After-Ms")
+		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id, X-Request-Id, Retry-After, Retry-After-Ms")
+		// OpenAI's SDKs read the request id from x-request-id (an error's
+		// request_id, an answer's _request_id): the same id goes there.
+		h.Set("X-Request-Id", requestID(w))
 		next.ServeHTTP(w, r)
 	})
 }
