@@ -40,14 +40,12 @@ func diffLike(s, pattern string) bool {
 }
 
 type diffQuery struct {
-	typ                   int
-	tokenName, modelName  string
-	start, end            int64
-	userID, channel       uint64
-	username              string
-	keyword               string
-	keywordIsTypeOnly     bool
-	ignoreType, ignoreUse bool
+	typ                  int
+	tokenName, modelName string
+	start, end           int64
+	userID, channel      uint64
+	username             string
+	ignoreType           bool
 }
 
 func (q diffQuery) matches(l *store.Log) bool {
