@@ -69,6 +69,9 @@ type Config struct {
 	LinuxDOAuthorizeURL   string
 	LinuxDOTokenURL       string
 	LinuxDOUserURL        string
+	// CompactTo, when set, names the compacted copy of the data file to
+	// write instead of starting the server.
+	CompactTo string
 }
 
 // Main is the running program: Run starts it, Close stops it.
@@ -243,6 +246,8 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.LinuxDOAuthorizeURL, "linuxdo-authorize-url", envOr("GATEWAY_LINUXDO_AUTHORIZE_URL", ""), "LinuxDO OAuth authorize URL; default LinuxDO's (GATEWAY_LINUXDO_AUTHORIZE_URL)")
 	fs.StringVar(&c.LinuxDOTokenURL, "linuxdo-token-url", envOr("GATEWAY_LINUXDO_TOKEN_URL", ""), "LinuxDO OAuth token URL; default LinuxDO's (GATEWAY_LINUXDO_TOKEN_URL)")
 	fs.StringVar(&c.LinuxDOUserURL, "linuxdo-user-url", envOr("GATEWAY_LINUXDO_USER_URL", ""), "LinuxDO user API URL; default LinuxDO's (GATEWAY_LINUXDO_USER_URL)")
+	fs.StringVar(&c.CompactTo, "compact-to", envOr("GATEWAY_COMPACT_TO", ""),
+		"write a compacted copy of the data file (without the pages cleared logs left free) to this new file and exit, without starting the server; the gateway must be stopped (GATEWAY_COMPACT_TO)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -632,6 +637,16 @@ func main() {
 			return
 		}
 		os.Exit(2)
+	}
+	if cfg.CompactTo != "" {
+		before, after, err := store.Compact(cfg.Data, cfg.CompactTo)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("compacted %s (%d bytes) into %s (%d bytes); with the gateway stopped, put the copy in the data file's place\n",
+			cfg.Data, before, cfg.CompactTo, after)
+		return
 	}
 	m := &Main{Config: cfg}
 	// A hangup (the terminal that started it closed) stops the gateway as

@@ -602,3 +602,83 @@ func TestHangupWithItsLogReaderGoneShutsDownCleanly(t *testing.T) {
 		t.Fatalf("exit after SIGHUP with its log reader gone: %s, want 0 after a shutdown", cmd.ProcessState)
 	}
 }
+
+// --compact-to writes a compacted copy of a stopped gateway's data file
+// and exits without serving; a file a gateway holds is refused after a
+// short wait, and so is a copy that exists. The environment twin works
+// as the flag.
+func TestCompactToWritesACopyAndExits(t *testing.T) {
+	dir, bin := buildGateway(t)
+	data := filepath.Join(dir, "data", "gateway.db")
+	st, err := store.Open(data, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler := strings.Repeat("x", 2000)
+	for i := range 3000 {
+		if err := st.AppendLog(&store.Log{UserID: 1, Type: store.LogTypeConsume, ModelName: "m", Content: filler,
+			CreatedAt: int64(1_700_000_000 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.DeleteLogsBefore(context.Background(), 1_700_000_000+2900); err != nil || n != 2900 {
+		t.Fatalf("cleared %d, %v", n, err)
+	}
+	copyPath := filepath.Join(dir, "compact.db")
+	run := func(env []string, args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("gateway %v did not exit:\n%s", args, out)
+		}
+		return string(out), err
+	}
+
+	out, err := run(nil, "--data", data, "--compact-to", copyPath)
+	if err == nil || !strings.Contains(out, "locked by another process") {
+		t.Fatalf("--compact-to on a held file: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(copyPath); !os.IsNotExist(err) {
+		t.Fatalf("a refused --compact-to left its copy: %v", err)
+	}
+	st.Close()
+
+	// The address is taken: a gateway that went on to start would fail.
+	busy := testListener(t)
+	defer busy.Close()
+	out, err = run([]string{"GATEWAY_COMPACT_TO=" + copyPath}, "--data", data, "--addr", busy.Addr().String())
+	if err != nil {
+		t.Fatalf("--compact-to: %v\n%s", err, out)
+	}
+	before, _ := os.Stat(data)
+	after, err := os.Stat(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, strconv.FormatInt(before.Size(), 10)) || !strings.Contains(out, strconv.FormatInt(after.Size(), 10)) {
+		t.Fatalf("the output does not give both sizes (%d, %d):\n%s", before.Size(), after.Size(), out)
+	}
+	if after.Size()*2 > before.Size() || after.Mode().Perm() != 0o600 {
+		t.Fatalf("the copy: %d bytes of %d, mode %v", after.Size(), before.Size(), after.Mode().Perm())
+	}
+	if err := store.CheckFile(copyPath); err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Open(copyPath, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Logs(store.LogFilter{}, 1, 10)
+	c.Close()
+	if err != nil || p.Total != 100 {
+		t.Fatalf("logs in the copy: %+v, %v", p, err)
+	}
+
+	out, err = run(nil, "--data", data, "--compact-to", copyPath)
+	if err == nil || !strings.Contains(out, "exists") {
+		t.Fatalf("--compact-to onto an existing file: %v\n%s", err, out)
+	}
+}
