@@ -246,8 +246,8 @@ func ParseFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.LinuxDOAuthorizeURL, "linuxdo-authorize-url", envOr("GATEWAY_LINUXDO_AUTHORIZE_URL", ""), "LinuxDO OAuth authorize URL; default LinuxDO's (GATEWAY_LINUXDO_AUTHORIZE_URL)")
 	fs.StringVar(&c.LinuxDOTokenURL, "linuxdo-token-url", envOr("GATEWAY_LINUXDO_TOKEN_URL", ""), "LinuxDO OAuth token URL; default LinuxDO's (GATEWAY_LINUXDO_TOKEN_URL)")
 	fs.StringVar(&c.LinuxDOUserURL, "linuxdo-user-url", envOr("GATEWAY_LINUXDO_USER_URL", ""), "LinuxDO user API URL; default LinuxDO's (GATEWAY_LINUXDO_USER_URL)")
-	fs.StringVar(&c.CompactTo, "compact-to", envOr("GATEWAY_COMPACT_TO", ""),
-		"write a compacted copy of the data file (without the pages cleared logs left free) to this new file and exit, without starting the server; the gateway must be stopped (GATEWAY_COMPACT_TO)")
+	fs.StringVar(&c.CompactTo, "compact-to", "",
+		"write a compacted copy of the data file (without the pages cleared logs left free) to this new file and exit, without starting the server; the gateway must be stopped (a flag only: no environment form, so a service never compacts at each start)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -649,9 +649,12 @@ func TestCompactToWritesACopyAndExits(t *testing.T) {
 	// The address is taken: a gateway that went on to start would fail.
 	busy := testListener(t)
 	defer busy.Close()
-	out, err = run([]string{"GATEWAY_COMPACT_TO=" + copyPath}, "--data", data, "--addr", busy.Addr().String())
+	out, err = run([]string{"GATEWAY_COMPACT_TO=" + data + ".ignored"}, "--data", data, "--compact-to", copyPath, "--addr", busy.Addr().String())
 	if err != nil {
 		t.Fatalf("--compact-to: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(data + ".ignored"); !os.IsNotExist(err) {
+		t.Fatalf("GATEWAY_COMPACT_TO was read: %v", err)
 	}
 	before, _ := os.Stat(data)
 	after, err := os.Stat(copyPath)
