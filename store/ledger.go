@@ -93,9 +93,10 @@ type ledger struct {
 	users    map[uint64]*liveBalance
 	tokens   map[uint64]*liveToken
 	channels map[uint64]int64 // channel used quota, live
-	// credits counts the credits applied to memory (updateBalances), so
-	// that a balance read from the file without the lock can tell whether
-	// one was applied meanwhile, while the balance was not yet there.
+	// credits counts the credits applied to memory (updateBalances) and
+	// the tokens deleted (forgetToken), so that a balance read from the
+	// file without the lock can tell whether one was applied, or its token
+	// deleted, meanwhile, while the balance was not yet there.
 	credits uint64
 	// readSeq counts the reads of live user balances that are published
 	// (snapshots and user records). Every change to a balance is made
@@ -415,6 +416,10 @@ func (s *Store) Refund(r *Reservation) {
 // customer, say) must not grow memory for as long as the process runs.
 func (l *ledger) forgetToken(id uint64) {
 	l.mu.Lock()
+	// A call loading the token without the lock may have read it before
+	// the delete: it reads again, and finds it deleted, instead of putting
+	// it back in memory for good (and holding quota of a deleted token).
+	l.credits++
 	if t := l.tokens[id]; t != nil {
 		t.deleted = true
 		l.dropDeletedLocked(id)

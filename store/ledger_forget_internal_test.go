@@ -2,6 +2,7 @@ package store
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -66,5 +67,44 @@ func TestDeletedTokensLeaveMemory(t *testing.T) {
 	}
 	if want := int64(10_000_000 - 700*settled); got.Quota != want || got.UsedQuota != int64(700*settled) {
 		t.Fatalf("quota %d used %d, want %d and %d", got.Quota, got.UsedQuota, want, 700*settled)
+	}
+}
+
+// A call's first use of a token reads it from the file without the ledger's
+// lock: a delete committed meanwhile must not find the token missing from
+// memory, and the read then put it there for good, holding quota of a token
+// already deleted. Such a call is refused as for any deleted token.
+func TestTokenDeletedWhileACallLoadsItLeavesMemory(t *testing.T) {
+	t.Parallel()
+	s, err := Open(filepath.Join(t.TempDir(), "forget-load.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	u, err := s.CreateUser(NewUser{Username: "churn", Password: "password1", Quota: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3000 {
+		tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 100_000, ExpiredTime: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var r *Reservation
+		wg.Go(func() { r, _ = s.Reserve(u.ID, tok.ID, 10) })
+		wg.Go(func() {
+			if err := s.DeleteToken(u.ID, tok.ID); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		s.Refund(r)
+	}
+	s.ledger.mu.Lock()
+	n := len(s.ledger.tokens)
+	s.ledger.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d deleted tokens in memory after their calls ended", n)
 	}
 }
