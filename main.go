@@ -587,12 +587,21 @@ func (m *Main) Close() error {
 	}
 	if m.http != nil {
 		// Shutdown does not wait for hijacked connections, and ending the
-		// requests cuts them: the live sockets are closed first, each with
-		// its 1001 sent, so consoles and scripts know to reconnect to the
-		// next process (some got 1000 or no close frame at all).
-		m.hub.CloseAll()
+		// requests cuts them: the live sockets are sent their 1001 beside
+		// it, and the requests end only once each was answered (or its
+		// write timeout passed), so consoles and scripts know to reconnect
+		// to the next process (some got 1000 or no close frame at all).
+		// The listener closes at once meanwhile: a socket whose client
+		// never answers keeps no new call coming in.
+		sockets := make(chan struct{})
+		go func() {
+			m.hub.CloseAll()
+			close(sockets)
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
-		if err := m.http.Shutdown(ctx); err != nil {
+		err := m.http.Shutdown(ctx)
+		<-sockets
+		if err != nil {
 			// Requests still running (long streams) are ended as if their
 			// clients had left: each bills what it produced, and the store
 			// closes only after they have (a charge needs the ledger).

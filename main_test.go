@@ -354,6 +354,44 @@ func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
 	}
 }
 
+// A shutdown stops taking requests at once, while it waits for the live
+// sockets' answers to their 1001: a client that never answers (a script
+// that does not read) kept the listener open, and new calls taken, for the
+// sockets' whole write timeout.
+func TestShutdownStopsAcceptingWhileSocketsClose(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t)
+	root, err := m.store.UserByUsername("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := m.store.ResetAccessToken(root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// Never read again: its close frame is never answered.
+	c, _, err := websocket.Dial(ctx, "ws://"+m.Addr()+"/api/ws", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {tok}}})
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	addr := m.Addr()
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	time.Sleep(500 * time.Millisecond)
+	client := &http.Client{Timeout: 2 * time.Second}
+	if resp, err := client.Get("http://" + addr + "/api/status"); err == nil {
+		resp.Body.Close()
+		t.Errorf("a request 0.5 s into the shutdown was answered %d, want the listener closed", resp.StatusCode)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // README's first steps: `make run`, which creates root / 123456, then, on
 // a shared network, "start it with --root-password". A root that still has
 // the well-known password takes the one given; a password root chose is
