@@ -82,6 +82,23 @@ test("groups typed with commas in the channel form become one chip each, as the 
   await context.close();
 });
 
+test("models typed with full-width commas in the custom model field become one model each, as in the picker", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  await page.goto("/channel");
+  await page.click('[data-testid="add-channel"]');
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  await drawer.waitFor();
+  await page.click('[data-testid="clear-models"]');
+  await page.fill('[data-testid="custom-model-input"]', "m-east，m-west, m-north");
+  await page.click('[data-testid="custom-model-add"]');
+  const models = drawer.locator('[data-testid="channel-models"]');
+  await models.locator('[data-value="m-north"]').waitFor();
+  for (const m of ["m-east", "m-west", "m-north"]) assert.equal(await models.locator(`[data-value="${m}"]`).count(), 1, `one ${m} chip`);
+  assert.equal(await models.locator('[data-value*="，"]').count(), 0, "no chip holds a comma");
+  await context.close();
+});
+
 test("a channel another console adds or deletes appears in and leaves an open channel list without a reload", async () => {
   const api = await rootApi(suite.gw.baseURL);
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });

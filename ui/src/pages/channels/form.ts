@@ -169,10 +169,13 @@ export function toInput(f: ChannelForm, isEdit: boolean): ChannelInput {
   return input;
 }
 
-/** addCustomModels adds comma-separated names; any name already chosen refuses the whole entry (null). */
+/**
+ * addCustomModels adds comma-separated names (a full-width comma too, as the
+ * models picker takes them); any name already chosen refuses the whole entry (null).
+ */
 export function addCustomModels(current: string[], entry: string): string[] | null {
   const names = entry
-    .split(",")
+    .split(/[,，]/)
     .map((s) => s.trim())
     .filter(Boolean);
   if (names.length === 0) return current;
