@@ -108,7 +108,7 @@ test("choosing another group lists that group's models", async () => {
   await page.keyboard.press("Escape");
 
   // Once vip has no channel left, choosing it again leaves no model chosen
-  // (not the last one it offered), and sending says to choose one.
+  // (not the last one it offered), and the page and a send say that the group has none.
   const list = await root.call("GET", "/api/channel/search?keyword=vip-only");
   const id = list.json.data.find((c) => c.name === "vip-only").id;
   assert.equal((await root.call("DELETE", `/api/channel/${id}`)).json?.success, true);
@@ -118,9 +118,10 @@ test("choosing another group lists that group's models", async () => {
   await page.locator('[data-testid="pg-group"]').click();
   await page.getByRole("option", { name: /^vip/ }).click();
   await page.locator('[data-testid="pg-model"]', { hasText: "请选择模型" }).waitFor();
+  await page.locator('[data-testid="pg-no-models"]', { hasText: "此分组暂无可用模型" }).waitFor();
   await page.fill('[data-testid="pg-input"]', "anyone there?");
   await page.keyboard.press("Enter");
-  await expectToast(page, "请选择模型");
+  await expectToast(page, "此分组暂无可用模型");
   await context.close();
 });
 
@@ -275,13 +276,26 @@ test("a message refused for want of a model stays in the input box", async () =>
   await page.route((url) => url.pathname === "/api/user/models", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: [] }) }));
   await page.goto("/playground");
   await page.locator('[data-testid="pg-model"]', { hasText: "请选择模型" }).waitFor();
+  // No channel serves the group: the page says so, instead of asking for a model there is none of.
+  const why = "此分组暂无可用模型：管理员添加提供该分组模型的渠道后即可选择";
+  assert.equal(await page.locator('[data-testid="pg-no-models"]').textContent(), why);
+  assert.ok(await page.locator('[data-testid="pg-model"]').isDisabled(), "an empty model list is not offered to open");
   const question = "A long question the user took a while to write";
   await page.fill('[data-testid="pg-input"]', question);
   await page.keyboard.press("Enter");
-  await expectToast(page, "请选择模型");
+  await expectToast(page, why);
   assert.equal(await page.locator('[data-testid^="message-"]').count(), 0, "nothing was sent");
   // The text is still there, to send once a model is chosen.
   assert.equal(await page.locator('[data-testid="pg-input"]').inputValue(), question);
+  await context.close();
+});
+
+test("a fresh install's playground, with no channel yet, says in English why no model can be chosen", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { locale: "en-US" });
+  await login(page, "root", "123456");
+  await page.route((url) => url.pathname === "/api/user/models", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ success: true, message: "", data: [] }) }));
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-no-models"]', { hasText: "No model is available in this group yet" }).waitFor();
   await context.close();
 });
 

@@ -205,6 +205,7 @@ const moneyEn: MoneyDictionary = {
     settings: "Settings",
     group: "Group",
     model: "Model",
+    noModels: "No model is available in this group yet: models appear once the administrator adds a channel serving the group",
     modelPlaceholder: "Select a model",
     temperature: "Temperature",
     temperatureHint: "0 by default; drag the slider between 0.1 and 1",

@@ -207,6 +207,7 @@ const moneyZh = {
     settings: "设置",
     group: "分组",
     model: "模型",
+    noModels: "此分组暂无可用模型：管理员添加提供该分组模型的渠道后即可选择",
     modelPlaceholder: "请选择模型",
     temperature: "温度",
     temperatureHint: "默认 0，拖动滑块在 0.1 到 1 之间调节",

@@ -49,6 +49,9 @@ export const settings = signal<PlaygroundSettings>(defaultSettings());
 export const models = signal<string[]>([]);
 export const groupOptions = signal<GroupOption[]>([]);
 
+/** noModels is true when the chosen group's list came back empty: no channel serves it yet. */
+export const noModels = signal(false);
+
 /** messages is the conversation. */
 export const messages = signal<PlaygroundMessage[]>([]);
 
@@ -68,6 +71,7 @@ export async function loadOptions(): Promise<void> {
   const [listed, gs] = await Promise.all([userModels(settings.value.group).catch(() => null), selfGroups().catch(() => [] as GroupOption[])]);
   const ms = listed ?? [];
   models.value = ms;
+  noModels.value = listed !== null && ms.length === 0;
   // The user's own group comes first, as the default choice.
   const own = user.value?.group;
   const sorted = own ? [...gs.filter((g) => g.value === own), ...gs.filter((g) => g.value !== own)] : gs;
@@ -96,10 +100,12 @@ export async function chooseGroup(group: string): Promise<void> {
   if (settings.value.group !== group) return; // a newer choice overtook this one
   if (ms === null) {
     models.value = [];
+    noModels.value = false;
     updateSettings({ model: "" });
     return;
   }
   models.value = ms;
+  noModels.value = ms.length === 0;
   if (!ms.includes(settings.value.model)) updateSettings({ model: ms.includes(DEFAULT_MODEL) ? DEFAULT_MODEL : (ms[0] ?? "") });
 }
 
@@ -153,7 +159,7 @@ export function send(text: string): boolean {
   const content = text.trim();
   if (!content || streaming.value) return false;
   if (!settings.value.model) {
-    toast.error(t("playground.modelPlaceholder"));
+    toast.error(t(noModels.value ? "playground.noModels" : "playground.modelPlaceholder"));
     return false;
   }
   messages.value = [...messages.value, { id: nextId++, role: "user", content, status: "complete" }];
@@ -216,6 +222,7 @@ onUserChange(() => {
   stop();
   messages.value = [];
   models.value = [];
+  noModels.value = false;
   groupOptions.value = [];
   settings.value = defaultSettings();
 });

@@ -4,7 +4,7 @@ import { useTranslation } from "react-i18next";
 import { Field } from "../../../components/ui/field";
 import { Select } from "../../../components/ui/select";
 import { Slider } from "../../../components/ui/slider";
-import { chooseGroup, groupOptions, models, settings, TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP, updateSettings } from "../../../stores/playground";
+import { chooseGroup, groupOptions, models, noModels, settings, TEMPERATURE_MAX, TEMPERATURE_MIN, TEMPERATURE_STEP, updateSettings } from "../../../stores/playground";
 
 /**
  * SettingsPanel holds group, model, temperature, max tokens and the system
@@ -34,8 +34,8 @@ export function SettingsPanel() {
             </Select.Content>
           </Select.Root>
         </Field>
-        <Field id="pg-model" label={t("playground.model")}>
-          <Select.Root value={s.model} onValueChange={(v) => updateSettings({ model: v })}>
+        <Field id="pg-model" label={t("playground.model")} hint={noModels.value ? <span data-testid="pg-no-models">{t("playground.noModels")}</span> : undefined}>
+          <Select.Root value={s.model} disabled={noModels.value} onValueChange={(v) => updateSettings({ model: v })}>
             <Select.Trigger id="pg-model" placeholder={t("playground.modelPlaceholder")} data-testid="pg-model" />
             <Select.Content>
               {modelList.map((m) => (
