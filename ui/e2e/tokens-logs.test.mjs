@@ -730,6 +730,8 @@ test("an administrator's log page has channel and username filters, the retry ch
   await page.fill('[data-testid="log-filter-username"]', "nobody-here");
   await page.click('[data-testid="log-query"]');
   await page.locator('[data-testid="log-table"]').getByText("暂无数据").waitFor();
+  // An empty list's footer counts no rows, not "rows 0 - 0".
+  assert.equal((await page.locator('[data-testid="pagination"] >> nth=0').innerText()).split("\n")[0].trim(), "共 0 条");
   await page.fill('[data-testid="log-filter-username"]', "");
   await page.click('[data-testid="log-query"]');
   await logRow.first().waitFor();

@@ -71,7 +71,7 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
   const sizes = PAGE_SIZES.includes(pageSize) ? PAGE_SIZES : [...PAGE_SIZES, pageSize].sort((a, b) => a - b);
   const known = total !== undefined;
   const last = known ? Math.max(1, Math.ceil(total / pageSize)) : page + (hasMore ? 1 : 0);
-  const start = itemCount === 0 ? 0 : (page - 1) * pageSize + 1;
+  const start = (page - 1) * pageSize + 1;
   const end = (page - 1) * pageSize + itemCount;
   // The pager is disabled while the page it asked for loads, which drops the keyboard: the control
   // used (or, on the last page, the previous page's button) takes it back once the page is there.
@@ -108,7 +108,13 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
   return (
     <Flex ref={root} align="center" justify="between" gap="3" wrap="wrap" className="pagination" data-testid="pagination">
       <Text size="2" color="gray">
-        {known ? t("table.rangeOfTotal", { start, end, total }) : t("table.range", { start, end })}
+        {itemCount === 0
+          ? known && total > 0
+            ? t("table.noneHereOfTotal", { total })
+            : t("table.none")
+          : known
+            ? t("table.rangeOfTotal", { start, end, total })
+            : t("table.range", { start, end })}
       </Text>
       <Flex align="center" gap="1" wrap="wrap">
         <Button variant="soft" color="gray" size="1" disabled={disabled || page <= 1} onClick={() => {

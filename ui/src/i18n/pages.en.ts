@@ -5,6 +5,8 @@ const pagesEn: PagesDictionary = {
   table: {
     range: "Rows {{start}}-{{end}}",
     rangeOfTotal: "Rows {{start}}-{{end}} of {{total}}",
+    none: "No rows",
+    noneHereOfTotal: "No rows on this page, {{total}} in all",
     prev: "Previous page",
     next: "Next page",
     pageN: "Page {{page}}",
