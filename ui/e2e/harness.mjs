@@ -57,7 +57,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * startGateway runs the gateway on 127.0.0.1 with a fresh data directory and
- * resolves once GET /api/status answers. Call stop() to kill it and remove the data.
+ * resolves once GET /api/status answers. Call stop() to kill it and remove the data, halt(signal)
+ * to end it keeping the data, restart({ signal, downMs }) to end it and start it again on the same
+ * port and data file.
  */
 export async function startGateway({ env = {} } = {}) {
   if (!existsSync(GATEWAY_BIN)) {
@@ -69,49 +71,76 @@ export async function startGateway({ env = {} } = {}) {
   const logs = [];
   // GATEWAY_BIN is the harness's own: the gateway would warn that it names no setting.
   const { GATEWAY_BIN: _, ...inherited } = process.env;
-  const child = spawn(GATEWAY_BIN, ["--addr", `127.0.0.1:${port}`, "--data", join(dir, "gateway.db"), "--allow-private-upstreams"], {
-    env: { ...inherited, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const keep = (chunk) => {
-    logs.push(chunk.toString());
-    if (logs.length > 200) logs.shift();
-  };
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
+  let child = null;
   let exited = null;
-  child.on("exit", (code, signal) => {
-    exited = { code, signal };
-  });
+  const spawnGateway = () => {
+    const proc = spawn(GATEWAY_BIN, ["--addr", `127.0.0.1:${port}`, "--data", join(dir, "gateway.db"), "--allow-private-upstreams"], {
+      env: { ...inherited, GATEWAY_CRITICAL_RATE_LIMIT: "10000", GATEWAY_API_RATE_LIMIT: "100000", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const keep = (chunk) => {
+      logs.push(chunk.toString());
+      if (logs.length > 200) logs.shift();
+    };
+    proc.stdout.on("data", keep);
+    proc.stderr.on("data", keep);
+    exited = null;
+    proc.on("exit", (code, signal) => {
+      if (child === proc) exited = { code, signal };
+    });
+    child = proc;
+  };
 
-  const stop = async () => {
+  // halt ends the process with signal (SIGKILL at once, else after 5 s) and keeps its data.
+  const halt = async (signal = "SIGTERM") => {
     if (exited === null) {
-      child.kill("SIGTERM");
+      child.kill(signal);
       for (let i = 0; i < 50 && exited === null; i++) await sleep(100);
       if (exited === null) child.kill("SIGKILL");
+      for (let i = 0; i < 50 && exited === null; i++) await sleep(100);
     }
+  };
+
+  const stop = async () => {
+    await halt();
     await rm(dir, { recursive: true, force: true });
   };
 
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    if (exited !== null) {
-      await rm(dir, { recursive: true, force: true });
-      throw new Error(`gateway exited early (${JSON.stringify(exited)}):\n${logs.join("")}`);
+  const waitReady = async () => {
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      if (exited !== null) {
+        await rm(dir, { recursive: true, force: true });
+        throw new Error(`gateway exited early (${JSON.stringify(exited)}):\n${logs.join("")}`);
+      }
+      try {
+        const res = await fetch(`${baseURL}/api/status`);
+        if (res.ok) break;
+      } catch {
+        /* not listening yet */
+      }
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`gateway did not answer /api/status within 30 s:\n${logs.join("")}`);
+      }
+      await sleep(100);
     }
-    try {
-      const res = await fetch(`${baseURL}/api/status`);
-      if (res.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`gateway did not answer /api/status within 30 s:\n${logs.join("")}`);
-    }
-    await sleep(100);
-  }
-  return { baseURL, stop, logs };
+  };
+
+  /**
+   * restart ends the gateway with signal, waits downMs while nothing listens on its port, and
+   * starts it again on the same port and data file (resolving once it answers).
+   */
+  const restart = async ({ signal = "SIGTERM", downMs = 0 } = {}) => {
+    await halt(signal);
+    await sleep(downMs);
+    spawnGateway();
+    await waitReady();
+  };
+
+  spawnGateway();
+  await waitReady();
+  return { baseURL, stop, restart, halt, logs };
 }
 
 /** launchBrowser starts headless chromium with the flags this machine needs. */

@@ -249,6 +249,37 @@ test("a stopped reply keeps what came, marked stopped; one stopped before anythi
   await context.close();
 });
 
+test("a reply the gateway's restart cut off is marked interrupted in the console's words, and the same session asks again", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/playground");
+  await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+  let resume;
+  held = new Promise((r) => (resume = r));
+  try {
+    await page.fill('[data-testid="pg-input"]', "Say hello");
+    await page.click('[data-testid="pg-send"]');
+    await page.locator('[data-testid="message-assistant"][data-status="incomplete"]').waitFor({ timeout: 15000 });
+    // The process dies mid-reply and comes back on the same port and data file.
+    await suite.gw.restart({ signal: "SIGKILL" });
+  } finally {
+    held = null;
+    resume();
+  }
+  const reply = page.locator('[data-testid="message-assistant"][data-status="error"]');
+  await reply.waitFor({ timeout: 15000 });
+  const text = await reply.textContent();
+  assert.match(text, /Hello/);
+  assert.match(text, /回复在完成前中断了/);
+  assert.doesNotMatch(text, /network error/i, "not the browser's English words");
+  // The session is in the data file: asking again works without a new login.
+  await page.fill('[data-testid="pg-input"]', "Say it again");
+  await page.click('[data-testid="pg-send"]');
+  await page.locator('[data-testid="message-assistant"][data-status="complete"]').waitFor({ timeout: 15000 });
+  assert.match(page.url(), /\/playground$/);
+  await context.close();
+});
+
 test("a model list or group list that fails to load says why and offers no model", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");

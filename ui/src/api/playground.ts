@@ -159,6 +159,9 @@ export async function streamChat(req: PlaygroundRequest, userId: number | null, 
     throw new StreamError(t("playground.cutOff"), 0);
   } catch (err) {
     if ((err as Error)?.name === "AbortError") return;
-    throw err instanceof StreamError ? err : new StreamError((err as Error)?.message || String(err), 0);
+    if (err instanceof StreamError) throw err;
+    // The connection broke mid-reply (the gateway restarted, the network dropped): the browser's
+    // own words for it ("network error") are English in every console, and the reply is cut off.
+    throw new StreamError(t("playground.cutOff"), 0);
   }
 }
