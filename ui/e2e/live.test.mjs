@@ -444,3 +444,31 @@ async function reloadHoldingAccountReads(page) {
   assert.ok(held > 0, "the page load read the account");
   return release;
 }
+
+test("a console whose gateway restarts says the connection is down, then reconnects and reads again what changed meanwhile", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "rst", "restart-pass-1");
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, username, password);
+  await page.goto("/token");
+  await page.locator('[data-testid="tokens-page"]').waitFor();
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  const banner = page.locator('[data-testid="live-down"]');
+  assert.equal(await banner.count(), 0, "no notice while the socket is open");
+
+  // The process dies; while nothing listens on its port the console says it is out of date.
+  await suite.gw.halt("SIGKILL");
+  await page.locator('html[data-live="closed"]').waitFor({ state: "attached" });
+  await banner.waitFor({ timeout: 8000 });
+  assert.match(await banner.textContent(), /连接已断开/);
+
+  // Back on the same port and data file: a token made before the console reconnects shows, the
+  // session held, and the notice goes.
+  await suite.gw.restart();
+  const made = await api.call("POST", "/api/token/", { name: "after-restart", unlimited_quota: true, expired_time: -1 });
+  assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 20000 });
+  await banner.waitFor({ state: "detached" });
+  await page.locator('[data-testid="token-name"]', { hasText: "after-restart" }).waitFor({ timeout: 10000 });
+  assert.match(page.url(), /\/token$/);
+  await context.close();
+});

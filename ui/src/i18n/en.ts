@@ -49,6 +49,7 @@ const en: Dictionary = {
   },
   error: {
     network: "Error: cannot reach the server, please check your network!",
+    liveDown: "The connection to the server was lost, reconnecting… what the page shows may be out of date",
     cannotConnect: "Unable to connect to the server properly!",
     expired: "Not logged in or the session has expired, please log in again!",
     tooManyRequests: "Error: too many requests, please try again later!",

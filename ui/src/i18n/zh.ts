@@ -48,6 +48,7 @@ const zh = {
   error: {
     network: "错误：无法连接服务器，请检查网络！",
     cannotConnect: "无法正常连接至服务器！",
+    liveDown: "与服务器的连接已断开，正在重连……页面上的内容可能不是最新的",
     expired: "未登录或登录已过期，请重新登录！",
     tooManyRequests: "错误：请求次数过多，请稍后再试！",
     serverInternal: "错误：服务器内部错误，请联系管理员！",

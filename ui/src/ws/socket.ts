@@ -1,4 +1,4 @@
-import { batch } from "@preact/signals-react";
+import { batch, signal } from "@preact/signals-react";
 
 /** Message is one frame from the server: a topic and its payload. */
 export interface Message<T = unknown> {
@@ -138,6 +138,32 @@ function dropPending(): void {
   }
 }
 
+/**
+ * liveDown turns true once the live socket of a logged-in console has been down DOWN_NOTICE_MS
+ * (the gateway restarting or out of reach): the console says so, since what the pages show no
+ * longer follows the server, and says nothing of a drop the first reconnect mends at once.
+ */
+export const liveDown = signal(false);
+const DOWN_NOTICE_MS = 3000;
+let downTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** setDown starts (or, with false, stops) the wait after which liveDown is shown. */
+function setDown(down: boolean): void {
+  if (downTimer) {
+    clearTimeout(downTimer);
+    downTimer = null;
+  }
+  if (!down) {
+    liveDown.value = false;
+    return;
+  }
+  if (liveDown.value) return;
+  downTimer = setTimeout(() => {
+    downTimer = null;
+    if (wanted && !replaced && !socketOpen()) liveDown.value = true;
+  }, DOWN_NOTICE_MS);
+}
+
 const MIN_BACKOFF_MS = 1000;
 const SESSION_CHECK_DELAY_MS = 1500;
 const MAX_BACKOFF_MS = 30000;
@@ -185,6 +211,7 @@ function open(): void {
   ws.onopen = () => {
     openedAt = Date.now();
     markLive("open");
+    setDown(false);
     for (const h of openHandlers) h();
     if (everOpened) {
       onReconnect();
@@ -210,8 +237,10 @@ function open(): void {
     if (openedAt && Date.now() - openedAt >= STABLE_MS) attempts = 0;
     if (ev.code === CLOSE_REPLACED) {
       replaced = true;
+      setDown(false);
       return;
     }
+    setDown(true);
     // A refused upgrade (the session ended while no socket was open) looks to the page like a
     // network failure: a socket that never opened checks the session as a 4401 does, and only a
     // session still valid (or a server out of reach) tries again.
@@ -221,7 +250,10 @@ function open(): void {
       setTimeout(() => {
         void onSessionEnded().then((stillValid) => {
           if (stillValid) scheduleReconnect();
-          else wanted = false;
+          else {
+            wanted = false;
+            setDown(false);
+          }
         });
       }, SESSION_CHECK_DELAY_MS);
       return;
@@ -256,6 +288,7 @@ export function disconnectSocket(): void {
   everOpened = false;
   replaced = false;
   attempts = 0;
+  setDown(false);
   dropPending();
   if (retryTimer) {
     clearTimeout(retryTimer);
