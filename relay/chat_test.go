@@ -530,3 +530,60 @@ func TestChat_UsageCountsNotIntegers(t *testing.T) {
 		})
 	}
 }
+
+// A count an upstream reports below zero is no count: the call is charged
+// as when the count is missing (the local count of the completion, the
+// total's remainder or the local count of the prompt), never nothing for
+// the words it sent. Counts whose sum passes int64's end are bounded, not
+// wrapped into a usage that reads as none.
+func TestChat_UsageCountsBelowZero(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, usage          string
+		wantPrompt, wantComp int64 // -1: the local count, above 0
+	}{
+		{"negative completion", `"usage":{"prompt_tokens":12,"completion_tokens":-7,"total_tokens":5}`, 12, -1},
+		{"negative prompt", `"usage":{"prompt_tokens":-12,"completion_tokens":7,"total_tokens":-5}`, -1, 7},
+		{"negative prompt with total", `"usage":{"prompt_tokens":-12,"completion_tokens":7,"total_tokens":20}`, 13, 7},
+		{"decimal negative completion", `"usage":{"prompt_tokens":12.0,"completion_tokens":"-7","total_tokens":5}`, 12, -1},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(tc.name+"/stream="+strconv.FormatBool(stream), func(t *testing.T) {
+				t.Parallel()
+				g := MustOpenGateway(t, gatewayConfig{})
+				up := relaytest.NewChat(t, "sk-upstream-1", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+					if stream {
+						rawSSE(
+							`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello there, how are you?"},"finish_reason":"stop"}]}`,
+							`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],`+tc.usage+`}`,
+							`data: [DONE]`,
+						)(w, r, req)
+						return
+					}
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how are you?"},"finish_reason":"stop"}],`+tc.usage+`}`)
+				})
+				g.MustCreateChannel(t, up, miniModel, nil)
+				_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+				body := chat(miniModel, "hi")
+				if stream {
+					body = streamChat(miniModel, "hi", true)
+				}
+				if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+					t.Fatalf("status %d: %s", res.Status, res.Body)
+				}
+				l := g.oneLog(t)
+				if tc.wantPrompt >= 0 && l.PromptTokens != tc.wantPrompt || tc.wantPrompt < 0 && l.PromptTokens <= 0 {
+					t.Errorf("billed %d prompt tokens, want %d (-1: the local count)", l.PromptTokens, tc.wantPrompt)
+				}
+				if tc.wantComp >= 0 && l.CompletionTokens != tc.wantComp || tc.wantComp < 0 && l.CompletionTokens <= 0 {
+					t.Errorf("billed %d completion tokens, want %d (-1: the local count)", l.CompletionTokens, tc.wantComp)
+				}
+				if want := ratioQuota(int(l.PromptTokens), int(l.CompletionTokens), miniModelMR, miniModelCR, 1); l.Quota != want {
+					t.Errorf("log quota %d, want %d", l.Quota, want)
+				}
+			})
+		}
+	}
+}

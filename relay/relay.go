@@ -1337,6 +1337,12 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 			return usage{}, false
 		}
 	}
+	if v.Usage != nil {
+		// A count below zero is none, and a huge one bounded, before the
+		// counts are read together: the missing ones are then filled in.
+		su := v.Usage.sane()
+		v.Usage = &su
+	}
 	if v.Usage != nil && v.Usage.PromptTokens+v.Usage.CompletionTokens+v.Usage.TotalTokens > 0 {
 		u := *v.Usage
 		if u.PromptTokens == 0 && u.CompletionTokens == 0 {

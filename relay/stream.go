@@ -439,6 +439,14 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				}
 				choices = max(choices, len(chunk.Choices))
 				u, top := chunk.chunkUsage()
+				var reported usage // as written, which the upstream's own chunk shows
+				if u != nil {
+					// A count below zero is none, and a huge one bounded,
+					// before counts are merged and missing ones filled in.
+					reported = *u
+					su := u.sane()
+					u = &su
+				}
 				if u != nil && u.PromptTokens+u.CompletionTokens+u.TotalTokens > 0 {
 					// A provider may report the prompt early and the rest at
 					// the end, or a running total: each count is the largest
@@ -461,7 +469,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					// the prompt early and the rest at the end).
 					forward = false
 					if c.wantUsage && u != nil && u.PromptTokens+u.CompletionTokens > 0 {
-						held, heldUsage = append(held[:0], wire...), *u
+						held, heldUsage = append(held[:0], wire...), reported
 					}
 				} else if top {
 					usageSent = true

@@ -65,7 +65,7 @@ func (n *looseCount) UnmarshalJSON(raw []byte) error {
 
 // readLooseCount reads a count written as a number or a string holding one,
 // rounded up; anything else, and a count beyond maxUsageTokens, is 0
-// (negative counts are left for usage.sane to clamp).
+// (negative counts are left for usage.sane, which reads them as none).
 func readLooseCount(raw []byte) int {
 	v := bytes.TrimSpace(raw)
 	if len(v) > 1 && v[0] == '"' {
