@@ -215,10 +215,23 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 			return res
 		}
 		v.Usage = &u
-	} else if json.Unmarshal(out, &v) != nil || v.Usage == nil {
+	} else if json.Unmarshal(out, &v) != nil {
+		// Counts written as decimals or strings fail the decode: the usage
+		// is read again leniently, as a call's is.
+		var loose struct {
+			Usage *looseUsage `json:"usage"`
+		}
+		v.Usage = nil
+		if json.Unmarshal(out, &loose) == nil {
+			v.Usage = loose.Usage.usage()
+		}
+	}
+	if v.Usage == nil {
 		res.Err = errors.New("上游返回中没有 usage")
 		return res
 	}
+	// Within the bounds a call's usage is charged in.
+	*v.Usage = v.Usage.sane()
 	// A response time of 0 means "never tested" (A §3): a test that took
 	// under a millisecond records 1.
 	_ = rl.store.RecordChannelTest(ch.ID, max(1, res.Duration.Milliseconds()))

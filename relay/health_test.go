@@ -3,11 +3,13 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -800,5 +802,40 @@ func TestHealth_TestRedirectedPostSaysWhereTo(t *testing.T) {
 	}
 	if up.Hits() != 1 {
 		t.Fatalf("upstream hits = %d, want 1 (the redirect not followed)", up.Hits())
+	}
+}
+
+// A channel test reads the usage as calls read it: counts written as
+// decimals or strings (as some OpenAI-compatible servers write them) are a
+// usage, so a channel that serves calls passes its test, and a count below
+// zero or beyond any call does not make the test's log say so.
+func TestHealth_TestReadsUsageAsCallsDo(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	var usage atomic.Value
+	up := relaytest.NewChat(t, "sk-loose", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"`+req.Model()+`","choices":[{"index":0,"message":{"role":"assistant","content":"h"},"finish_reason":"stop"}],"usage":`+usage.Load().(string)+`}`)
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	for i, tc := range []struct {
+		usage            string
+		prompt, complete int64
+	}{
+		{`{"prompt_tokens":"8","completion_tokens":1.0,"total_tokens":"9"}`, 8, 1},
+		{`{"prompt_tokens":8,"completion_tokens":-1000000,"total_tokens":9}`, 8, 0},
+	} {
+		usage.Store(tc.usage)
+		if r := g.rl.TestChannel(context.Background(), ch, "", nil); r.Err != nil {
+			t.Fatalf("%s: %v", tc.usage, r.Err)
+		}
+		page, err := g.st.Logs(store.LogFilter{Type: store.LogTypeConsume}, 1, 10)
+		if err != nil || len(page.Items) != i+1 {
+			t.Fatalf("%s: logs %v (%v)", tc.usage, page, err)
+		}
+		l := page.Items[0]
+		if l.PromptTokens != tc.prompt || l.CompletionTokens != tc.complete || l.Quota != ratioQuota(int(tc.prompt), int(tc.complete), ratioModelMR, ratioModelCR, 1) {
+			t.Errorf("%s: logged %d/%d tokens for %d quota, want %d/%d", tc.usage, l.PromptTokens, l.CompletionTokens, l.Quota, tc.prompt, tc.complete)
+		}
 	}
 }
