@@ -474,3 +474,38 @@ func TestSpeech_AnswerOverTheBoundIsNotCharged(t *testing.T) {
 		t.Fatalf("status %d, %d bytes; want the whole %d", res.Status, len(res.Body), bound)
 	}
 }
+
+// An audio model's audio counts are parts of the prompt and completion
+// they detail: a detail above its total (an upstream that reports 10 prompt
+// tokens of which 1 000 are audio) is billed as the whole total in audio,
+// never as more audio than the call used.
+func TestChat_AudioModelDetailsWithinTheirTotals(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"gpt-4o-audio-preview":1.25}`}})
+	up := relaytest.NewChat(t, "sk-audio", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		answer := relaytest.Completion(req.Model(), "Hello!", nil)
+		answer["usage"] = map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+			"prompt_tokens_details":     map[string]any{"audio_tokens": 1000},
+			"completion_tokens_details": map[string]any{"audio_tokens": 500}}
+		relaytest.WriteJSON(w, http.StatusOK, answer)
+	})
+	ch := g.MustCreateChannel(t, up, audioChatModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	before := g.balances(t, "alice", tok.ID, ch)
+	if res := g.post(t, key, "/v1/chat/completions", chat(audioChatModel, "Say hello")); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	l := g.oneLog(t)
+	want := audioChatQuota(0, 0, 10, 5, audioChatMR, audioChatCR, audioChatAR, audioChatACR, 1)
+	if l.Quota != want {
+		t.Errorf("log quota = %d, want %d (10 prompt and 5 completion tokens, all audio)", l.Quota, want)
+	}
+	var o audioChatOther
+	if err := json.Unmarshal([]byte(l.Other), &o); err != nil {
+		t.Fatalf("other %q: %v", l.Other, err)
+	}
+	if o.AudioInput != 10 || o.AudioOutput != 5 || o.TextInput != 0 || o.TextOutput != 0 {
+		t.Errorf("other = %s, want audio 10/5 and text 0/0", l.Other)
+	}
+	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), false, ch.ID, want, 1)
+}

@@ -166,7 +166,9 @@ func (p price) reserve(k kind, promptTokens, maxTokens int, preConsumed int64) i
 
 // audioSplit is a usage cut into its text and audio parts. The text parts
 // are the totals minus the audio ones, so every token the upstream counted
-// (image tokens too) is billed even when it reports no text_tokens.
+// (image tokens too) is billed even when it reports no text_tokens. The
+// audio parts are parts of those totals: an audio count above its total is
+// the whole total, not more audio than the call used.
 type audioSplit struct {
 	TextIn, TextOut, AudioIn, AudioOut int
 }
@@ -174,10 +176,10 @@ type audioSplit struct {
 func splitAudio(u usage) audioSplit {
 	var s audioSplit
 	if d := u.PromptTokensDetails; d != nil {
-		s.AudioIn = max(d.AudioTokens, 0)
+		s.AudioIn = min(max(d.AudioTokens, 0), max(u.PromptTokens, 0))
 	}
 	if d := u.CompletionTokensDetails; d != nil {
-		s.AudioOut = max(d.AudioTokens, 0)
+		s.AudioOut = min(max(d.AudioTokens, 0), max(u.CompletionTokens, 0))
 	}
 	s.TextIn = max(u.PromptTokens-s.AudioIn, 0)
 	s.TextOut = max(u.CompletionTokens-s.AudioOut, 0)
