@@ -363,3 +363,28 @@ test("the summary's consumed quota of a few cheap calls reads as their rows do, 
   await page.waitForFunction((d) => document.querySelector('[data-testid="stat-quota"]')?.textContent?.endsWith(d), dollars, { timeout: 5000 });
   await context.close();
 });
+
+test("a text model's expanded log row shows a ratio and prices below a millionth as they are, not 0", async () => {
+  const { username, password } = await callsAsNewUser();
+  // The entry as charged at a model ratio of 0.0000001 (ratios take any decimals): it read 模型倍率 0 and $0 prices.
+  const { context, page } = await openLogPage(username, password, {
+    route: async (route) => {
+      const response = await route.fetch();
+      const json = await response.json();
+      for (const l of json.data?.items ?? []) {
+        if (l.model_name !== TEXT_MODEL) continue;
+        const o = JSON.parse(l.other || "{}");
+        o.model_ratio = 0.0000001;
+        l.other = JSON.stringify(o);
+      }
+      await route.fulfill({ response, json });
+    },
+  });
+  const all = await text(await expandBilling(page, TEXT_MODEL));
+  assert.match(all, /模型倍率 0\.0000001 ×/, all);
+  assert.doesNotMatch(all, /模型倍率 0 ×/, all);
+  // 0.0000001 × $2 per 1M tokens × group ratio 1.5, and × the completion ratio 4.
+  assert.match(all, /\$0\.0000003 \/ 1M tokens/, all);
+  assert.match(all, /\$0\.0000012 \/ 1M tokens/, all);
+  await context.close();
+});
