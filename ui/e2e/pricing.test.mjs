@@ -158,3 +158,29 @@ test("the pricing page does not keep the previous account's chosen group and tic
   await page.locator(".toast", { hasText: "请至少选择一个模型！" }).waitFor({ timeout: 3000 });
   await context.close();
 });
+
+test("a price below a millionth of a dollar shows its digits, not $0", async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  // A model ratio of 0.0000001 (ratios take any decimals) and a fixed price of $0.0000004.
+  await page.route(
+    (url) => url.pathname === "/api/pricing",
+    async (route) => {
+      const response = await route.fetch();
+      const json = await response.json();
+      const base = (json.data ?? []).find((m) => m.model_name === "gpt-4o-mini");
+      assert.ok(base, JSON.stringify(json));
+      json.data.push({ ...base, model_name: "tiny-ratio", quota_type: 0, model_ratio: 0.0000001, completion_ratio: 1.5 });
+      json.data.push({ ...base, model_name: "tiny-price", quota_type: 1, model_price: 0.0000004 });
+      await route.fulfill({ response, json });
+    },
+  );
+  await page.goto("/pricing");
+  const row = page.locator('[data-testid="pricing-row-tiny-ratio"]');
+  await row.waitFor();
+  // prompt $/1M = 2 × 0.0000001 × group ratio 1; completion = that × 1.5.
+  const prices = await row.locator('[data-testid="pricing-price"]').textContent();
+  assert.match(prices, /提示 \$0\.0000002 \/ 1M tokens/, prices);
+  assert.match(prices, /补全 \$0\.0000003 \/ 1M tokens/, prices);
+  assert.match(await page.locator('[data-testid="pricing-row-tiny-price"] [data-testid="pricing-price"]').textContent(), /模型价格：\$0\.0000004/);
+  await context.close();
+});

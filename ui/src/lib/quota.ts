@@ -45,3 +45,16 @@ export function quotaWithinBound(text: string): boolean {
   const digits = m[1];
   return digits.length < MAX_QUOTA.length || (digits.length === MAX_QUOTA.length && digits <= MAX_QUOTA);
 }
+
+/**
+ * trimNumber prints a number with at most `digits` decimals and no trailing zeros. A number below
+ * 0.1 keeps six significant digits instead, written out as decimals: a ratio of 0.0000001 and the
+ * prices it makes are charged, and must neither read as 0 (free) nor lose their digits.
+ */
+export function trimNumber(n: number, digits = 6): string {
+  if (!Number.isFinite(n)) return "0";
+  if (n === 0 || Math.abs(n) >= 0.1) return String(Number.parseFloat(n.toFixed(digits)));
+  const sig = Number(n.toPrecision(6));
+  const decimals = Math.ceil(-Math.log10(Math.abs(sig))) + 5;
+  return decimals > 100 ? String(sig) : sig.toFixed(decimals).replace(/\.?0+$/, "");
+}

@@ -2,7 +2,7 @@ import { computed, signal } from "@preact/signals-react";
 import { handleError } from "../api/client";
 import { fetchPricing, QUOTA_TYPE_FIXED, type PricingItem } from "../api/pricing";
 import { t } from "../i18n";
-import { DEFAULT_QUOTA_PER_UNIT } from "../lib/quota";
+import { DEFAULT_QUOTA_PER_UNIT, trimNumber } from "../lib/quota";
 import { copyText } from "./clipboard";
 import { toast } from "./toast";
 import { onUserChange, user } from "./user";
@@ -79,9 +79,9 @@ export const filteredPricing = computed(() => {
   return q ? pricingItems.value.filter((m) => fuzzyMatch(m.model_name, q)) : pricingItems.value;
 });
 
-/** formatPrice trims a dollar amount to at most 6 decimals. */
+/** formatPrice trims a dollar amount to at most 6 decimals, or six significant digits below $0.1 (never $0 for a price). */
 export function formatPrice(n: number): string {
-  return String(Number(n.toFixed(6)));
+  return trimNumber(n);
 }
 
 /** PriceView is what a row shows for one group. */

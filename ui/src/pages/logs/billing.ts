@@ -1,4 +1,5 @@
 import type { LogEntry, LogOther } from "../../api/logs";
+import { trimNumber } from "../../lib/quota";
 
 /** LOG_TYPE_CONSUME and LOG_TYPE_ALL (shown like consume) are the entries that carry tokens, model and cost. */
 export const LOG_TYPE_CONSUME = 2;
@@ -6,19 +7,6 @@ export const LOG_TYPE_CONSUME = 2;
 /** isConsume reports whether an entry is a consumption (type 0 is shown like one). */
 export function isConsume(l: Pick<LogEntry, "type">): boolean {
   return l.type === 0 || l.type === LOG_TYPE_CONSUME;
-}
-
-/**
- * trimNumber prints a number with at most `digits` decimals and no trailing zeros. A number below
- * 0.1 keeps six significant digits instead, written out as decimals: a ratio of 0.0000001 and the
- * prices it makes are charged, and must neither read as 0 (free) nor lose their digits.
- */
-export function trimNumber(n: number, digits = 6): string {
-  if (!Number.isFinite(n)) return "0";
-  if (n === 0 || Math.abs(n) >= 0.1) return String(Number.parseFloat(n.toFixed(digits)));
-  const sig = Number(n.toPrecision(6));
-  const decimals = Math.ceil(-Math.log10(Math.abs(sig))) + 5;
-  return decimals > 100 ? String(sig) : sig.toFixed(decimals).replace(/\.?0+$/, "");
 }
 
 /** Billing holds the parameters of the billing text, ready for interpolation; mode picks the text. */
