@@ -587,3 +587,35 @@ func TestChat_UsageCountsBelowZero(t *testing.T) {
 		}
 	}
 }
+
+// A usage that came with the answer's last choices but does not hold the
+// figures billed (it names the prompt only, and the completion is counted
+// here) is followed by a usage chunk that does: the last usage a client that
+// asked for it reads is what it was charged.
+func TestStream_UsageBesideChoicesThatIsNotBilledIsFollowedByTheBilledOne(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-upstream-1", rawSSE(
+		`data: {"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello there, how are you?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":0,"total_tokens":12}}`,
+		`data: [DONE]`,
+	))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", true))
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	l := g.oneLog(t)
+	if l.PromptTokens != 12 || l.CompletionTokens <= 0 {
+		t.Fatalf("billed %d/%d tokens, want 12 and the local count", l.PromptTokens, l.CompletionTokens)
+	}
+	events := relaytest.Events(res.Body)
+	wantDoneLast(t, events)
+	u := usageEvents(t, events)
+	if len(u) == 0 {
+		t.Fatal("no usage reached the client")
+	}
+	if last := u[len(u)-1].Usage; int64(last.PromptTokens) != l.PromptTokens || int64(last.CompletionTokens) != l.CompletionTokens {
+		t.Fatalf("the last usage the client read is %d/%d, billed %d/%d", last.PromptTokens, last.CompletionTokens, l.PromptTokens, l.CompletionTokens)
+	}
+}

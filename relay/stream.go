@@ -355,8 +355,9 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	sawDone := false
 	var frt int64 = -1
 	clientGone := false
-	usageSent := false // usage reached the client inside an event with choices
-	var held []byte    // the last usage-only chunk, for a client that asked for usage
+	usageSent := false  // usage reached the client inside an event with choices
+	var sentUsage usage // the last such usage, as written
+	var held []byte     // the last usage-only chunk, for a client that asked for usage
 	var heldUsage usage
 	// The stream's own id, created, model and fingerprint, which a usage
 	// chunk of the gateway's repeats as OpenAI's does (clients accumulate
@@ -472,7 +473,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 						held, heldUsage = append(held[:0], wire...), reported
 					}
 				} else if top {
-					usageSent = true
+					usageSent, sentUsage = true, reported
 				}
 			}
 			// Until usage names the completion, the events are kept for a
@@ -607,7 +608,10 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 		// The upstream's own usage chunk, when it holds the figures billed.
 		c.w.Write(held)
 		c.w.Write([]byte("\n\n"))
-	} else if c.wantUsage && (held != nil || !usageSent) {
+	} else if c.wantUsage && (held != nil || !usageSent || sentUsage.PromptTokens != prompt || sentUsage.CompletionTokens != completion) {
+		// A usage that went out beside choices but does not hold the
+		// figures billed (a prompt alone, the completion counted here) is
+		// followed by one that does: a client reads the last usage.
 		// Shaped as the endpoint's own chunks: a completions stream's
 		// objects are text_completion with cmpl- ids.
 		id, object := "chatcmpl-"+c.id, "chat.completion.chunk"
