@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"gateway/relay"
@@ -371,6 +372,38 @@ func TestRerank_TokensWhereProvidersPutThem(t *testing.T) {
 		if l := g.consumeLogs(t, "alice")[0]; l.PromptTokens != 40 || l.Quota != 40 {
 			t.Errorf("%s: prompt %d, quota %d; want 40 and 40", shape, l.PromptTokens, l.Quota)
 		}
+	}
+}
+
+// A rerank's token counts are made safe before they are read: a negative
+// input beside an output is a missing input, counted locally as an answer
+// without counts is.
+func TestRerank_NegativeInputIsCountedLocally(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"test-reranker":1}`}})
+	var calls atomic.Int32
+	up := relaytest.New(t, "sk-rerank", relaytest.Routes{"POST /v1/rerank": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		answer := map[string]any{"id": "r", "results": []any{map[string]any{"index": 0, "relevance_score": 0.9}}}
+		if calls.Add(1) == 2 {
+			answer["meta"] = map[string]any{"tokens": map[string]any{"input_tokens": -40, "output_tokens": 3}}
+		}
+		relaytest.WriteJSON(w, http.StatusOK, answer)
+	}})
+	g.MustCreateChannel(t, up, "test-reranker", nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	for range 2 {
+		res := g.post(t, key, "/v1/rerank", map[string]any{"model": "test-reranker", "query": "which fruit", "documents": []string{"apple", "car"}})
+		if res.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+	}
+	logs := g.consumeLogs(t, "alice") // newest first
+	if len(logs) != 2 || logs[1].PromptTokens == 0 {
+		t.Fatalf("logs %+v: want two, the first counted locally", logs)
+	}
+	if logs[0].PromptTokens != logs[1].PromptTokens || logs[0].CompletionTokens != 3 {
+		t.Fatalf("a negative input beside 3 output tokens: prompt %d, completion %d; want the local count %d and 3",
+			logs[0].PromptTokens, logs[0].CompletionTokens, logs[1].PromptTokens)
 	}
 }
 

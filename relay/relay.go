@@ -1370,8 +1370,10 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 		return u.promptFilled(c.prompt), true
 	}
 	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
-		if t.InputTokens+t.OutputTokens > 0 {
-			return usage{PromptTokens: t.InputTokens, CompletionTokens: t.OutputTokens}, true
+		// Made safe before they are added, as usage's counts are: a
+		// negative input beside an output is a missing one, filled in.
+		if u := (usage{PromptTokens: t.InputTokens, CompletionTokens: t.OutputTokens}).sane(); u.PromptTokens+u.CompletionTokens > 0 {
+			return u.promptFilled(c.prompt), true
 		}
 	}
 	// No usage reported: count locally.
