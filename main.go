@@ -82,6 +82,7 @@ type Main struct {
 	server   *api.Server
 	stopBG   context.CancelFunc
 	bgWG     sync.WaitGroup
+	relay    *relay.Relay // its test-all run ends before the store closes
 	http     *http.Server
 	hub      *ws.Hub // the live sockets, closed first on shutdown
 	listener net.Listener
@@ -497,6 +498,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Events:            api.RelayEvents{Hub: hub, Store: st, Mail: chMail},
 		StreamIdleTimeout: c.StreamIdleTimeout, FirstByteTimeout: c.FirstByteTimeout, RelayTimeout: c.RelayTimeout,
 	})
+	m.relay = rl
 	bg, stopBG := context.WithCancel(ctx)
 	m.stopBG = stopBG
 	// The tokenizers take a few hundred milliseconds to build: build them
@@ -630,6 +632,9 @@ func (m *Main) Close() error {
 	}
 	if m.server != nil {
 		m.server.Close()
+	}
+	if m.relay != nil {
+		m.relay.Close()
 	}
 	if m.store != nil {
 		if err := m.store.Close(); err != nil {

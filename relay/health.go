@@ -390,7 +390,9 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 		return err
 	}
 	rl.setRun(func(r *TestRun) { *r = TestRun{Running: true, Periodic: by == nil, Total: len(chs)} })
+	rl.work.Add(1)
 	go func() {
+		defer rl.work.Done()
 		// The state reads as ended before another run may start.
 		defer rl.testing.Store(false)
 		defer rl.setRun(func(r *TestRun) { r.Running = false })
@@ -398,6 +400,9 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 			report(Progress{Total: len(chs)})
 		}
 		for i, listed := range chs {
+			if rl.stop.Err() != nil {
+				return
+			}
 			// Each channel as it is now: one edited or deleted since the
 			// run began is tested (or skipped) as it is, not as listed.
 			ch, err := rl.store.Channel(listed.ID)
@@ -408,7 +413,12 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 				}
 				continue
 			}
-			r := rl.TestChannel(context.Background(), ch, "", by)
+			r := rl.TestChannel(rl.stop, ch, "", by)
+			if rl.stop.Err() != nil {
+				// The gateway is stopping: a test it cut short says
+				// nothing of the channel.
+				return
+			}
 			status := rl.ApplyTestOutcome(ch, r)
 			// The state moves before the push, so a console that reads it
 			// after a push sees that push's step at least.

@@ -839,3 +839,51 @@ func TestHealth_TestReadsUsageAsCallsDo(t *testing.T) {
 		}
 	}
 }
+
+// Closing the relay ends a test-all run after the test under way, whose
+// outcome is not applied, and waits for it: the store is closed after, and
+// nothing is written to it then.
+func TestHealth_CloseEndsTestAll(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"AutomaticDisableChannelEnabled": "true"}})
+	var asked atomic.Int32
+	held := make(chan struct{}, 4)
+	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		asked.Add(1)
+		held <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+		relaytest.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})
+	})
+	first := g.MustCreateChannel(t, up, ratioModel, nil)
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	if err := g.rl.TestAll(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	closed := make(chan struct{})
+	go func() {
+		g.rl.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the test-all run")
+	}
+	if g.rl.Testing() || g.rl.TestRunState().Running {
+		t.Fatalf("a test-all run still reads as running after Close: %+v", g.rl.TestRunState())
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the upstream was asked %d times, want 1: the run went on after Close", n)
+	}
+	ch, err := g.st.Channel(first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Status != store.ChannelStatusEnabled {
+		t.Fatalf("the channel whose test Close cut short has status %d, want enabled", ch.Status)
+	}
+}

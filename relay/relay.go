@@ -93,6 +93,10 @@ type Relay struct {
 	runMu     sync.Mutex
 	testRun   TestRun // where the latest test-all run stands
 	sensitive sensitiveWords
+	// stop ends the background work Close waits for (a test-all run).
+	stop     context.Context
+	stopWork context.CancelFunc
+	work     sync.WaitGroup
 }
 
 // New returns a relay.
@@ -124,7 +128,17 @@ func New(cfg Config) *Relay {
 	if cfg.Client == nil {
 		cfg.Client = http.DefaultClient
 	}
-	return &Relay{cfg: cfg, store: cfg.Store, client: cfg.Client}
+	rl := &Relay{cfg: cfg, store: cfg.Store, client: cfg.Client}
+	rl.stop, rl.stopWork = context.WithCancel(context.Background())
+	return rl
+}
+
+// Close ends the relay's background work and waits for it: a test-all run
+// stops after the test under way, whose outcome is not applied, so nothing
+// is written to a store about to close.
+func (rl *Relay) Close() {
+	rl.stopWork()
+	rl.work.Wait()
 }
 
 // Mux is where Register adds the routes: an *http.ServeMux, or a mux of the
