@@ -1171,11 +1171,19 @@ type usage struct {
 // call, and far from where sums of counts wrap around.
 const maxUsageTokens = 1 << 40
 
-// sane is u with every count an upstream reported within 0 and
-// maxUsageTokens: a negative count would lower a charge (a negative prompt
-// beside a positive completion), a huge one wrap a sum around.
+// sane is u with every count an upstream reported that is below 0 or
+// beyond maxUsageTokens read as none, as a count written as a string or a
+// decimal is: a negative count would lower a charge (a negative prompt
+// beside a positive completion), a huge one wrap a sum around or charge a
+// trillion tokens no call produced. A count read as none is filled in as a
+// missing one is.
 func (u usage) sane() usage {
-	clamp := func(n int) int { return min(max(n, 0), maxUsageTokens) }
+	clamp := func(n int) int {
+		if n < 0 || n > maxUsageTokens {
+			return 0
+		}
+		return n
+	}
 	u.PromptTokens, u.CompletionTokens, u.TotalTokens = clamp(u.PromptTokens), clamp(u.CompletionTokens), clamp(u.TotalTokens)
 	for _, d := range []**tokenDetails{&u.PromptTokensDetails, &u.CompletionTokensDetails} {
 		if *d != nil {
