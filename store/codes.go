@@ -40,14 +40,17 @@ func (e *CooldownError) Error() string { return fmt.Sprintf("cooldown: %d s", e.
 
 // IssueCode stores a new single-use code for (purpose, subject), replacing
 // any earlier one. Errors: ERATELIMIT when the previous code is younger than
-// CodeCooldown.
+// CodeCooldown (one stamped after now, by a clock since set back, is not).
 func (s *Store) IssueCode(purpose, subject, code string) error {
 	now := s.Now()
 	return wrapTx(s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCodes)
 		var prev codeRecord
 		if ok, _ := getJSON(b, codeKey(purpose, subject), &prev); ok {
-			if wait := prev.SentAt + int64(CodeCooldown/time.Second) - now.Unix(); wait > 0 {
+			// A code sent "later" than now was sent before the clock was
+			// set back: its cooldown is over, or the address would wait
+			// out the clock's correction too.
+			if wait := prev.SentAt + int64(CodeCooldown/time.Second) - now.Unix(); wait > 0 && prev.SentAt <= now.Unix() {
 				e := Errorf(ERATELIMIT, "请 %d 秒后再试", wait)
 				e.Err = &CooldownError{Seconds: wait}
 				return e

@@ -112,6 +112,27 @@ func TestCodes(t *testing.T) {
 		}
 	})
 
+	t.Run("CooldownAfterClockSetBack", func(t *testing.T) {
+		t.Parallel()
+		s := MustOpenStore(t)
+		clk := newClock(s)
+		if err := s.IssueCode(store.CodeEmailVerify, email, "first1"); err != nil {
+			t.Fatal(err)
+		}
+		// The clock is corrected an hour back: the code was sent "in the
+		// future", and the address must not wait that hour for another.
+		clk.Add(-time.Hour)
+		if err := s.IssueCode(store.CodeEmailVerify, email, "second"); err != nil {
+			t.Fatalf("issue after the clock was set back: %v", err)
+		}
+		// The new code's cooldown counts from the corrected clock.
+		clk.Add(29 * time.Second)
+		wantCode(t, s.IssueCode(store.CodeEmailVerify, email, "third1"), store.ERATELIMIT, "请 1 秒后再试")
+		if err := s.ConsumeCode(store.CodeEmailVerify, email, "second"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("Drop", func(t *testing.T) {
 		t.Parallel()
 		s := MustOpenStore(t)
