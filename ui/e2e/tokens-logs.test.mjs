@@ -1040,3 +1040,25 @@ test("a stored page size above the largest offered is read as the default: the l
   assert.deepEqual([...new Set(sizes)], ["10"]);
   await context.close();
 });
+
+test("a listed token whose expiry passes while the page is open shows as expired, as the server then refuses it", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "expo", "token-pass-2");
+  const expiry = Math.floor(Date.now() / 1000) + 4;
+  const created = await api.call("POST", "/api/token/", { name: "soon-over", remain_quota: 500000, expired_time: expiry });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data[0];
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
+  await row.locator('[data-testid="token-status"]', { hasText: "已启用" }).waitFor();
+  assert.ok(Date.now() / 1000 < expiry + 1, "the page opened before the expiry passed");
+  // Once its second has passed the server refuses the token, and the row says so without a reload.
+  while (Date.now() / 1000 < expiry + 1) await new Promise((r) => setTimeout(r, 100));
+  const call = await chat("sk-" + tok.key);
+  assert.equal(call.status, 401, await call.clone().text());
+  await call.text();
+  await row.locator('[data-testid="token-status"]', { hasText: "已过期" }).waitFor({ timeout: 3000 });
+  assert.equal(await row.locator('[data-testid="enable-token"]').count(), 1, "the expired row offers enable, as a listed expired one does");
+  await context.close();
+});

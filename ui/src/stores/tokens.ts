@@ -1,4 +1,4 @@
-import { batch, computed, signal } from "@preact/signals-react";
+import { batch, computed, effect, signal } from "@preact/signals-react";
 import { handleError } from "../api/client";
 import * as tokenApi from "../api/tokens";
 import type { Token, TokenInput } from "../api/tokens";
@@ -288,13 +288,61 @@ function withPushed([list, pushed, saved]: CaughtRead): Token[] {
   });
 }
 
-/** subscribeTokenLive follows the quota of the listed tokens while the page is open, reloading them after a reconnect. */
+/**
+ * markExpired shows the listed enabled tokens whose expiry has passed as expired, as the server
+ * lists them (an expiry is passed once the clock is beyond its second), and returns the time in
+ * ms until the next listed enabled token expires (null when none will).
+ */
+function markExpired(): number | null {
+  const now = Date.now();
+  let next: number | null = null;
+  let changed = false;
+  const list = tokens.value.map((x) => {
+    if (x.status !== TOKEN_ENABLED || x.expired_time === -1 || x.expired_time <= 0) return x;
+    const at = (x.expired_time + 1) * 1000;
+    if (at <= now) {
+      changed = true;
+      return { ...x, status: TOKEN_EXPIRED };
+    }
+    next = next === null ? at - now : Math.min(next, at - now);
+    return x;
+  });
+  if (changed) tokens.value = list;
+  return next;
+}
+
+/** MAX_TIMER_MS is the longest wait setTimeout takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** followExpiry marks each listed token expired when its expiry passes while the page is open. */
+function followExpiry(): () => void {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const stop = effect(() => {
+    void tokens.value;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const schedule = (): void => {
+      const wait = markExpired();
+      if (wait !== null) timer = setTimeout(schedule, Math.min(wait, MAX_TIMER_MS));
+    };
+    // Read after the effect: markExpired may write the list it follows.
+    timer = setTimeout(schedule, 0);
+  });
+  return () => {
+    stop();
+    if (timer) clearTimeout(timer);
+  };
+}
+
+/** subscribeTokenLive follows the quota and expiry of the listed tokens while the page is open, reloading them after a reconnect. */
 export function subscribeTokenLive(): () => void {
   const offUsage = onTopic("token.usage", onUsage);
   const offReconnect = onReconnected(() => void refreshTokens());
+  const offExpiry = followExpiry();
   return () => {
     offUsage();
     offReconnect();
+    offExpiry();
     if (usageTimer) clearTimeout(usageTimer);
     usageTimer = null;
     forgetUndrawn();
