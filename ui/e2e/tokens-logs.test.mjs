@@ -340,6 +340,26 @@ test("deleting a token keeps the next page of the token list reachable", async (
   await context.close();
 });
 
+test("a page past the last of a list without a total says it is empty, not that the list holds 0 rows", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "tpast", "token-pass-6");
+  // Exactly a page of tokens: the list cannot tell whether a next page exists, and offers it.
+  for (let i = 0; i < 10; i++) {
+    const r = await api.call("POST", "/api/token/", { name: `past-${i}`, remain_quota: 1000, expired_time: -1, unlimited_quota: false });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 10, null, { timeout: 5000 });
+  const footer = async () => (await page.locator('[data-testid="pagination"] >> nth=0').innerText()).split("\n")[0].trim();
+  assert.equal(await footer(), "第 1 - 10 条");
+  await page.click('[data-testid="page-next"]');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid^="token-row-"]').length === 0, null, { timeout: 5000 });
+  await page.locator('[data-testid="page-next"]:disabled').waitFor();
+  assert.equal(await footer(), "本页无数据");
+  await context.close();
+});
+
 test("a token search with more matches than a page shows them a page at a time", async () => {
   const { username, password, api } = await newUser(suite.gw.baseURL, "tsrch", "token-pass-7");
   // 23 tokens match "many" (newest first: many-22 … many-0), one does not.

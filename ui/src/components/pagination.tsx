@@ -109,9 +109,13 @@ export function Pagination({ page, pageSize, itemCount, total, hasMore, disabled
     <Flex ref={root} align="center" justify="between" gap="3" wrap="wrap" className="pagination" data-testid="pagination">
       <Text size="2" color="gray">
         {itemCount === 0
-          ? known && total > 0
-            ? t("table.noneHereOfTotal", { total })
-            : t("table.none")
+          ? known
+            ? total > 0
+              ? t("table.noneHereOfTotal", { total })
+              : t("table.none")
+            : page > 1
+              ? t("table.noneHere")
+              : t("table.none")
           : known
             ? t("table.rangeOfTotal", { start, end, total })
             : t("table.range", { start, end })}

@@ -6,6 +6,7 @@ const pagesEn: PagesDictionary = {
     range: "Rows {{start}}-{{end}}",
     rangeOfTotal: "Rows {{start}}-{{end}} of {{total}}",
     none: "No rows",
+    noneHere: "No rows on this page",
     noneHereOfTotal: "No rows on this page, {{total}} in all",
     prev: "Previous page",
     next: "Next page",

@@ -4,6 +4,7 @@ const pagesZh = {
     range: "第 {{start}} - {{end}} 条",
     rangeOfTotal: "第 {{start}} - {{end}} 条，共 {{total}} 条",
     none: "共 0 条",
+    noneHere: "本页无数据",
     noneHereOfTotal: "本页无数据，共 {{total}} 条",
     prev: "上一页",
     next: "下一页",
