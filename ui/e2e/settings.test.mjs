@@ -216,6 +216,9 @@ test("a ratio model needs its model ratio; an empty completion ratio is the buil
   await page.fill("#model-row-completion", "3");
   await clickAndExpect(page, '[data-testid="model-row-save"]', "请填写模型倍率：只有补全倍率的模型无法计费");
   await page.fill("#model-row-completion", "");
+  // A ratio far below 1 is priced to six significant digits, never $0: it is charged.
+  await page.fill("#model-row-ratio", "0.0000001");
+  await page.getByText("输入价格：$0.0000002 / 1M tokens").waitFor();
   await page.fill("#model-row-ratio", "1.5");
   await page.getByText("补全价格：按内置补全倍率").waitFor();
   await page.click('[data-testid="model-row-save"]');

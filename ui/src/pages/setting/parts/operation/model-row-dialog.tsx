@@ -5,6 +5,7 @@ import { useTranslation } from "react-i18next";
 import { Dialog } from "../../../../components/ui/dialog";
 import { Field } from "../../../../components/ui/field";
 import { RadioGroup } from "../../../../components/ui/radio-group";
+import { trimNumber } from "../../../../lib/quota";
 import { quotaPerUnit } from "../../../../stores/status";
 import { toast } from "../../../../stores/toast";
 import { editingModel } from "./dialogs";
@@ -83,7 +84,6 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
   const builtInCompletion = form.completion.trim() === "";
   const completion = builtInCompletion ? 1 : Number(form.completion);
   const showPrices = form.mode === "ratio" && form.ratio.trim() !== "" && Number.isFinite(ratio) && Number.isFinite(completion);
-  const fmt = (v: number) => String(Number(v.toFixed(6)));
   // Dollars per 1M tokens at ratio 1: 2 at the default 500 000 quota per dollar, as the pricing page shows.
   const perM = 1e6 / quotaPerUnit.value;
   return (
@@ -132,8 +132,8 @@ export function ModelRowDialog({ open, onOpenChange }: { open: boolean; onOpenCh
             </Field>
             {showPrices ? (
               <Text size="1" color="gray">
-                {l("promptPrice", { price: fmt(perM * ratio) })} ·{" "}
-                {builtInCompletion ? l("completionBuiltIn") : l("completionPrice", { price: fmt(perM * ratio * completion) })}
+                {l("promptPrice", { price: trimNumber(perM * ratio) })} ·{" "}
+                {builtInCompletion ? l("completionBuiltIn") : l("completionPrice", { price: trimNumber(perM * ratio * completion) })}
               </Text>
             ) : null}
           </>
