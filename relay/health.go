@@ -389,8 +389,11 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 		rl.testing.Store(false)
 		return err
 	}
+	if !rl.startWork() {
+		rl.testing.Store(false)
+		return errors.New("网关正在停止，请稍后再试")
+	}
 	rl.setRun(func(r *TestRun) { *r = TestRun{Running: true, Periodic: by == nil, Total: len(chs)} })
-	rl.work.Add(1)
 	go func() {
 		defer rl.work.Done()
 		// The state reads as ended before another run may start.

@@ -879,6 +879,9 @@ func TestHealth_CloseEndsTestAll(t *testing.T) {
 	if n := asked.Load(); n != 1 {
 		t.Fatalf("the upstream was asked %d times, want 1: the run went on after Close", n)
 	}
+	if err := g.rl.TestAll(nil, nil); err == nil || g.rl.Testing() {
+		t.Fatalf("a test-all run started after Close: %v", err)
+	}
 	ch, err := g.st.Channel(first.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -93,9 +93,11 @@ type Relay struct {
 	runMu     sync.Mutex
 	testRun   TestRun // where the latest test-all run stands
 	sensitive sensitiveWords
-	// stop ends the background work Close waits for (a test-all run).
+	// stop ends the background work Close waits for (a test-all run);
+	// workMu orders a run's start before Close's wait.
 	stop     context.Context
 	stopWork context.CancelFunc
+	workMu   sync.Mutex
 	work     sync.WaitGroup
 }
 
@@ -137,8 +139,22 @@ func New(cfg Config) *Relay {
 // stops after the test under way, whose outcome is not applied, so nothing
 // is written to a store about to close.
 func (rl *Relay) Close() {
+	rl.workMu.Lock()
 	rl.stopWork()
+	rl.workMu.Unlock()
 	rl.work.Wait()
+}
+
+// startWork counts a background job Close waits for; it refuses once the
+// relay is closing.
+func (rl *Relay) startWork() bool {
+	rl.workMu.Lock()
+	defer rl.workMu.Unlock()
+	if rl.stop.Err() != nil {
+		return false
+	}
+	rl.work.Add(1)
+	return true
 }
 
 // Mux is where Register adds the routes: an *http.ServeMux, or a mux of the
