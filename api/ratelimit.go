@@ -17,23 +17,32 @@ type RateLimit struct {
 }
 
 // limiter is a sliding-window limiter per client IP: it remembers the time of
-// each of the last N requests in a ring.
+// each of the last N requests in a ring. Times are read from the monotonic
+// clock (time.Now's, as an offset from the limiter's start), so setting the
+// server's clock back or forward neither shuts an address out for the
+// correction nor hands it a fresh budget.
 type limiter struct {
-	cfg  RateLimit
-	mu   sync.Mutex
-	ips  map[string]*window
-	done chan struct{}
-	once sync.Once
+	cfg   RateLimit
+	now   func() time.Time
+	epoch time.Time
+	mu    sync.Mutex
+	ips   map[string]*window
+	done  chan struct{}
+	once  sync.Once
 }
 
 type window struct {
-	times []int64 // unix nanoseconds, a ring of at most N entries
+	times []int64 // nanoseconds since epoch, a ring of at most N entries
 	next  int
 	last  int64
 }
 
 func newLimiter(cfg RateLimit) *limiter {
-	l := &limiter{cfg: cfg, ips: make(map[string]*window), done: make(chan struct{})}
+	return newLimiterClock(cfg, time.Now)
+}
+
+func newLimiterClock(cfg RateLimit, now func() time.Time) *limiter {
+	l := &limiter{cfg: cfg, now: now, epoch: now(), ips: make(map[string]*window), done: make(chan struct{})}
 	if cfg.N > 0 {
 		go l.sweep()
 	}
@@ -46,7 +55,7 @@ func (l *limiter) allow(ip string) bool {
 		return true
 	}
 	key := limitKey(ip)
-	now := time.Now().UnixNano()
+	now := int64(l.now().Sub(l.epoch))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.ips[key]
@@ -59,8 +68,10 @@ func (l *limiter) allow(ip string) bool {
 		w.times = append(w.times, now)
 		return true
 	}
-	// The ring is full: the oldest entry is at next.
-	if now-w.times[w.next] < int64(l.cfg.Window) {
+	// The ring is full: the oldest entry is at next. One stamped after now
+	// came before a clock without a monotonic reading was set back: it no
+	// longer counts, or the address would wait out the correction too.
+	if age := now - w.times[w.next]; age >= 0 && age < int64(l.cfg.Window) {
 		return false
 	}
 	w.times[w.next] = now
@@ -92,14 +103,20 @@ func (l *limiter) sweep() {
 		case <-l.done:
 			return
 		case <-t.C:
-			cutoff := time.Now().Add(-l.cfg.Window).UnixNano()
-			l.mu.Lock()
-			for ip, w := range l.ips {
-				if w.last < cutoff {
-					delete(l.ips, ip)
-				}
-			}
-			l.mu.Unlock()
+			l.prune()
+		}
+	}
+}
+
+// prune forgets the IPs whose last request is out of the window (or after
+// now, which allow no longer counts either).
+func (l *limiter) prune() {
+	now := int64(l.now().Sub(l.epoch))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ip, w := range l.ips {
+		if age := now - w.last; age < 0 || age >= int64(l.cfg.Window) {
+			delete(l.ips, ip)
 		}
 	}
 }

@@ -228,3 +228,46 @@ func TestPasswordChangeUnderTheCriticalLimit(t *testing.T) {
 	guess.Test(t, ts)
 	ApiScenario{Method: "PUT", URL: "/api/user/self", As: "user", Body: `{"display_name":"renamed"}`, WantStatus: 200}.Test(t, ts)
 }
+
+// The window's boundaries with S §12's 180 per 180 s: the 181st request is
+// refused, one exactly when the oldest leaves the window is allowed, a clock
+// set back does not shut the address out for the correction, and an idle
+// address is forgotten.
+func TestRateLimitWindowClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	l := api.NewTestLimiter(api.RateLimit{N: 180, Window: 180 * time.Second}, func() time.Time { return now })
+	const ip = "203.0.113.5"
+	for i := 0; i < 180; i++ {
+		if !l.Allow(ip) {
+			t.Fatalf("request %d refused", i+1)
+		}
+		now = now.Add(time.Second)
+	}
+	// 180 s after the first: it leaves the window, the next one stays.
+	now = now.Add(-time.Nanosecond)
+	if l.Allow(ip) {
+		t.Fatal("the 181st request within 180 s allowed")
+	}
+	now = now.Add(time.Nanosecond)
+	if !l.Allow(ip) {
+		t.Fatal("refused when the oldest request left the window")
+	}
+	if l.Allow(ip) {
+		t.Fatal("allowed while the second request is still in the window")
+	}
+	// The clock is corrected an hour back: the requests stamped "later"
+	// no longer count, or the address would wait out that hour.
+	now = now.Add(-time.Hour)
+	if !l.Allow(ip) {
+		t.Fatal("refused after the clock was set back")
+	}
+	if n := l.Prune(); n != 1 {
+		t.Fatalf("%d addresses remembered, want 1", n)
+	}
+	// Idle for the window: forgotten.
+	now = now.Add(180 * time.Second)
+	if n := l.Prune(); n != 0 {
+		t.Fatalf("%d addresses remembered after a window idle, want 0", n)
+	}
+}
