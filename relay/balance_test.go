@@ -358,3 +358,54 @@ func TestChannelBalanceBaseEndingInV1(t *testing.T) {
 		t.Fatal("usage asked without its dates")
 	}
 }
+
+// The periodic balance update runs beside the periodic channel test, not in
+// its way: a provider whose billing endpoint hangs (30 s a channel, one
+// channel after another) does not hold the channel tests back meanwhile,
+// and the job waits for the update it started before it returns.
+func TestPeriodicTestsNotHeldByBalances(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ChannelTestInterval": "1", "ChannelBalanceInterval": "1",
+	}})
+	var mu sync.Mutex
+	tests := 0
+	up := relaytest.New(t, "sk-slow-billing", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			<-r.Context().Done() // hangs until the update is cut short
+		},
+		"POST /v1/chat/completions": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			mu.Lock()
+			tests++
+			mu.Unlock()
+			relaytest.WriteJSON(w, 200, relaytest.Completion(ratioModel, "h", relaytest.NewUsage(8, 1)))
+		},
+	})
+	g.MustCreateChannel(t, up, ratioModel, nil)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.rl.RunPeriodicTests(ctx, 20*time.Millisecond)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := tests
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			<-done
+			t.Fatalf("%d channel tests in 10 s while a balance update hung, want one a tick", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if _, err := g.rl.UpdateAllBalances(ctx); errors.Is(err, relay.ErrBalancesRunning) {
+		t.Fatal("the periodic job returned while its balance update still ran")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -632,10 +633,15 @@ func periodDue(now, last time.Time, every, tick time.Duration) bool {
 // RunPeriodicTests tests every channel each ChannelTestInterval minutes and
 // refreshes the balances each ChannelBalanceInterval minutes (the options are
 // read every tick, so a change applies without a restart) until ctx ends.
-// tick is the check period: a minute in the gateway.
+// tick is the check period: a minute in the gateway. Both jobs run in the
+// background, so a slow one (a balance update waits up to 30 s on each
+// channel's provider) does not hold the other back; it returns once the
+// balance update it started has ended.
 func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var balances sync.WaitGroup
+	defer balances.Wait()
 	var lastTest, lastBalance time.Time
 	due := func(now time.Time, last *time.Time, option string) bool {
 		every := time.Duration(rl.store.Settings().Int(option)) * tick
@@ -656,13 +662,15 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 				}
 			}
 			if due(now, &lastBalance, "ChannelBalanceInterval") {
-				if res, err := rl.UpdateAllBalances(ctx); errors.Is(err, ErrBalancesRunning) {
-					slog.Info("periodic balance update skipped", "err", err)
-				} else if err != nil && ctx.Err() == nil {
-					slog.Error("periodic balance update", "err", err)
-				} else {
-					slog.Info("periodic balance update", "channels", len(res))
-				}
+				balances.Go(func() {
+					if res, err := rl.UpdateAllBalances(ctx); errors.Is(err, ErrBalancesRunning) {
+						slog.Info("periodic balance update skipped", "err", err)
+					} else if err != nil && ctx.Err() == nil {
+						slog.Error("periodic balance update", "err", err)
+					} else {
+						slog.Info("periodic balance update", "channels", len(res))
+					}
+				})
 			}
 		}
 	}
