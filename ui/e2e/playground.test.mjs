@@ -125,6 +125,63 @@ test("choosing another group lists that group's models", async () => {
   await context.close();
 });
 
+test("a group chosen while the playground's first model list is on its way keeps its own models", async () => {
+  const root = await rootApi(suite.gw.baseURL);
+  const r = await root.call("POST", "/api/channel/", {
+    type: 1, name: "vip-late", key: "sk-fake-upstream-key", base_url: upstream.url, models: "gpt-4o", group: "vip", status: 1, priority: 0, weight: 0,
+  });
+  assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  try {
+    await login(page, "root", "123456");
+    await page.goto("/playground");
+    await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
+    await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
+    // Back on the page (its group list kept from the visit before), the default group's models are slow to come.
+    let firstAsked;
+    const firstSent = new Promise((resolve) => (firstAsked = resolve));
+    let firstDone;
+    const firstAnswered = new Promise((resolve) => (firstDone = resolve));
+    await page.route(
+      (url) => url.pathname === "/api/user/models",
+      async (route) => {
+        const res = await route.fetch();
+        firstAsked();
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await route.fulfill({ response: res });
+        firstDone();
+      },
+      { times: 1 },
+    );
+    await page.locator('[data-testid="sidebar"] [data-nav="playground"]').click();
+    await firstSent;
+    await page.locator('[data-testid="pg-group"]').click();
+    await page.getByRole("option", { name: /^vip/ }).click();
+    await page.locator('[data-testid="pg-model"]', { hasText: /^gpt-4o$/ }).waitFor();
+    await firstAnswered;
+    await page.waitForTimeout(300);
+    // The later choice wins: the list, the choice and the hint are vip's.
+    assert.match(await page.locator('[data-testid="pg-group"]').textContent(), /^vip/);
+    assert.equal(await page.locator('[data-testid="pg-model"]').textContent(), "gpt-4o");
+    assert.equal(await page.locator('[data-testid="pg-no-models"]').count(), 0);
+    await page.locator('[data-testid="pg-model"]').click();
+    assert.deepEqual(await page.getByRole("option").allTextContents(), ["gpt-4o"]);
+    await page.keyboard.press("Escape");
+    // A message goes to the model vip serves.
+    const before = upstream.requests.filter((r) => r.url.endsWith("/chat/completions")).length;
+    await page.fill('[data-testid="pg-input"]', "Which model?");
+    await page.keyboard.press("Enter");
+    await page.locator('[data-testid="message-assistant"][data-status="complete"]').waitFor({ timeout: 15000 });
+    const sent = upstream.requests.filter((r) => r.url.endsWith("/chat/completions")).slice(before);
+    assert.deepEqual(sent.map((s) => s.body.model), ["gpt-4o"]);
+  } finally {
+    await context.close();
+    const list = await root.call("GET", "/api/channel/search?keyword=vip-late");
+    const id = list.json.data.find((c) => c.name === "vip-late").id;
+    assert.equal((await root.call("DELETE", `/api/channel/${id}`)).json?.success, true);
+  }
+});
+
 test("an upstream failure marks the reply as an error", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
   await login(page, "root", "123456");

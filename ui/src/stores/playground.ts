@@ -68,14 +68,17 @@ export function updateSettings(patch: Partial<PlaygroundSettings>): void {
 
 /** loadOptions reads the groups the user may pick and the models of the chosen one, keeping choices that are still offered. */
 export async function loadOptions(): Promise<void> {
-  const [listed, gs] = await Promise.all([userModels(settings.value.group).catch(() => null), selfGroups().catch(() => [] as GroupOption[])]);
-  const ms = listed ?? [];
-  models.value = ms;
-  noModels.value = listed !== null && ms.length === 0;
+  const group = settings.value.group;
+  const [listed, gs] = await Promise.all([userModels(group).catch(() => null), selfGroups().catch(() => [] as GroupOption[])]);
   // The user's own group comes first, as the default choice.
   const own = user.value?.group;
   const sorted = own ? [...gs.filter((g) => g.value === own), ...gs.filter((g) => g.value !== own)] : gs;
   groupOptions.value = sorted;
+  // A group chosen meanwhile lists its own models: these are another group's.
+  if (settings.value.group !== group) return;
+  const ms = listed ?? [];
+  models.value = ms;
+  noModels.value = listed !== null && ms.length === 0;
   const s = settings.value;
   const patch: Partial<PlaygroundSettings> = {};
   if (sorted.length > 0 && !sorted.some((g) => g.value === s.group)) {
