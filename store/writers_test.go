@@ -11,7 +11,8 @@ import (
 // Every write transaction goes through Store.update: the check after a
 // failed commit is right only while no other writer can commit between
 // the failure and the check. Open's bucket creation, before anything else
-// can write, is the one exception.
+// can write, and Compact's writes to its new copy, which no store has
+// open, are the exceptions.
 func TestEveryWriteGoesThroughUpdate(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -33,6 +34,9 @@ func TestEveryWriteGoesThroughUpdate(t *testing.T) {
 			}
 			if f == "store.go" && strings.Contains(line, "if err := db.Update(func(tx *bolt.Tx) error {") {
 				continue // Open, before the store is shared
+			}
+			if f == "compact.go" && strings.Contains(line, "ddb.Update(") {
+				continue // the compacted copy, a file no store has open
 			}
 			t.Errorf("%s:%d writes outside Store.update: %s", f, i+1, strings.TrimSpace(line))
 		}
