@@ -303,12 +303,9 @@ func TestPublicOriginOpensTheLiveSocket(t *testing.T) {
 	}
 }
 
-// A shutdown tells every live socket it is going away (1001) before it
-// ends the requests: the sockets were closed beside the rest of the
-// shutdown, and those it overtook ended with 1000 or no close frame.
-func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
-	t.Parallel()
-	m := MustRunMain(t)
+// rootAccessToken gives root an access token, for the live socket.
+func rootAccessToken(t *testing.T, m *Main) string {
+	t.Helper()
 	root, err := m.store.UserByUsername("root")
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +314,16 @@ func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tok
+}
+
+// A shutdown tells every live socket it is going away (1001) before it
+// ends the requests: the sockets were closed beside the rest of the
+// shutdown, and those it overtook ended with 1000 or no close frame.
+func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t)
+	tok := rootAccessToken(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var conns []*websocket.Conn
@@ -361,14 +368,7 @@ func TestShutdownClosesLiveSocketsWithGoingAway(t *testing.T) {
 func TestShutdownStopsAcceptingWhileSocketsClose(t *testing.T) {
 	t.Parallel()
 	m := MustRunMain(t)
-	root, err := m.store.UserByUsername("root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := m.store.ResetAccessToken(root.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := rootAccessToken(t, m)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	// Never read again: its close frame is never answered.
