@@ -422,24 +422,23 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			if usageObject(payload) {
 				var chunk streamChunk
 				choices := 0
+				var u *usage
+				var top bool
 				if json.Unmarshal(payload, &chunk) != nil {
 					// An event whose other members do not decode still
 					// counts its choices (it is no usage-only event and goes
-					// to the client) and keeps its usage.
-					var shape struct {
-						Choices []struct{}  `json:"choices"`
-						Usage   *looseUsage `json:"usage"`
-					}
+					// to the client) and keeps its usage, at the top or in
+					// the finishing choice, read leniently (counts written
+					// as decimals or strings fail the first decode, which
+					// leaves them 0).
+					var shape looseChunk
 					_ = json.Unmarshal(payload, &shape)
 					choices = len(shape.Choices)
-					if shape.Usage != nil {
-						// The usage as read leniently (counts written as
-						// decimals or strings fail the first decode).
-						chunk.Usage = shape.Usage.usage()
-					}
+					u, top = shape.chunkUsage()
+				} else {
+					u, top = chunk.chunkUsage()
 				}
 				choices = max(choices, len(chunk.Choices))
-				u, top := chunk.chunkUsage()
 				var reported usage // as written, which the upstream's own chunk shows
 				if u != nil {
 					// A count below zero is none, and a huge one bounded,

@@ -38,6 +38,29 @@ func (u *looseUsage) usage() *usage {
 	return out
 }
 
+// looseChunk is a stream event's usage read as looseUsage reads it: the
+// top-level one, or one inside a choice (Moonshot's).
+type looseChunk struct {
+	Choices []struct {
+		Usage *looseUsage `json:"usage"`
+	} `json:"choices"`
+	Usage *looseUsage `json:"usage"`
+}
+
+// chunkUsage is the usage the event reports, as streamChunk.chunkUsage
+// reads it.
+func (ch *looseChunk) chunkUsage() (u *usage, top bool) {
+	if ch.Usage != nil {
+		return ch.Usage.usage(), true
+	}
+	for i := len(ch.Choices) - 1; i >= 0; i-- {
+		if ch.Choices[i].Usage != nil {
+			return ch.Choices[i].Usage.usage(), false
+		}
+	}
+	return nil, false
+}
+
 // looseDetails reads token details as looseUsage reads its counts; details
 // that are no object read as none.
 type looseDetails struct {
