@@ -65,7 +65,7 @@ test("filling related models on a type that has none keeps the models chosen and
   await context.close();
 });
 
-test("groups typed with commas in the channel form become one chip each, as the channel will store them", async () => {
+test("groups typed with commas in the channel form become one chip each, as the channel will store them, and the add item names them", async () => {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   await page.goto("/channel");
@@ -73,6 +73,15 @@ test("groups typed with commas in the channel form become one chip each, as the 
   const drawer = page.locator('[data-testid="channel-drawer"]');
   await drawer.waitFor();
   await page.click('[data-testid="channel-groups-open"]');
+  // The add item names the values it adds, not the text as typed.
+  await page.fill('[data-testid="channel-groups-search"]', "vip, east，west,, vip");
+  const add = page.locator(".multi-select-create");
+  assert.equal((await add.textContent()).trim(), "添加 3 项：vip、east、west");
+  await page.fill('[data-testid="channel-groups-search"]', "vip,");
+  assert.equal((await add.textContent()).trim(), "添加“vip”");
+  // Nothing new to add: no add item.
+  await page.fill('[data-testid="channel-groups-search"]', "default，");
+  await add.waitFor({ state: "detached" });
   await page.fill('[data-testid="channel-groups-search"]', "vip, east，west,, vip");
   await page.keyboard.press("Enter");
   const groups = drawer.locator('[data-testid="channel-groups"]');

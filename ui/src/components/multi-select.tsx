@@ -51,13 +51,14 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
     if (on && !chosen.has(v)) onChange([...value, v]);
     if (!on) onChange(value.filter((x) => x !== v));
   };
-  const canCreate = creatable && q !== "" && !all.some((o) => o.value === query.trim());
   // Typed values are stored comma-joined (a channel's groups and models), so
-  // "vip, svip" adds the two values it will be saved as, not one chip.
-  const create = (text: string) => {
-    const typed = text.split(/[,，]/).map((v) => v.trim()).filter((v) => v !== "");
-    const added = typed.filter((v, i) => !chosen.has(v) && typed.indexOf(v) === i);
-    if (added.length > 0) onChange([...value, ...added]);
+  // "vip, svip" adds the two values it will be saved as, not one chip; the
+  // add item names those values, and is not offered when none is new.
+  const typed = query.split(/[,，]/).map((v) => v.trim()).filter((v) => v !== "");
+  const adding = typed.filter((v, i) => !chosen.has(v) && typed.indexOf(v) === i);
+  const canCreate = creatable && adding.length > 0 && !all.some((o) => o.value === query.trim());
+  const create = () => {
+    if (adding.length > 0) onChange([...value, ...adding]);
   };
 
   return (
@@ -86,7 +87,7 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
                     toggle(pick.value, !chosen.has(pick.value));
                     setQuery("");
                   } else if (canCreate) {
-                    create(query);
+                    create();
                     setQuery("");
                   }
                 }
@@ -103,11 +104,11 @@ export function MultiSelect({ id, value, options, onChange, placeholder, label, 
                     variant="ghost"
                     className="multi-select-create"
                     onClick={() => {
-                      create(query);
+                      create();
                       setQuery("");
                     }}
                   >
-                    {t("picker.add", { value: query.trim() })}
+                    {adding.length === 1 ? t("picker.add", { value: adding[0] }) : t("picker.addMany", { count: adding.length, values: adding.join(t("picker.separator")) })}
                   </Button>
                 ) : null}
                 {matches.slice(0, MAX_SHOWN).map((o) => (

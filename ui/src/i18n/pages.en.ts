@@ -24,6 +24,8 @@ const pagesEn: PagesDictionary = {
     choose: "Choose",
     search: "Search…",
     add: "Add “{{value}}”",
+    addMany: "Add {{count}}: {{values}}",
+    separator: ", ",
     remove: "Remove {{value}}",
     more: "{{count}} more: type to narrow the list",
     noMatch: "No matching options",

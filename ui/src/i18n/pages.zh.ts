@@ -22,6 +22,8 @@ const pagesZh = {
     choose: "选择",
     search: "搜索…",
     add: "添加“{{value}}”",
+    addMany: "添加 {{count}} 项：{{values}}",
+    separator: "、",
     remove: "移除 {{value}}",
     more: "还有 {{count}} 项，请输入关键字筛选",
     noMatch: "没有匹配的选项",
