@@ -1082,3 +1082,50 @@ test("a listed token whose expiry passes while the page is open shows as expired
   assert.equal(await row.locator('[data-testid="enable-token"]').count(), 1, "the expired row offers enable, as a listed expired one does");
   await context.close();
 });
+
+test("the token page follows the next expiry with one timer, and leaves none behind when it closes", async () => {
+  const { username, password, api } = await newUser(suite.gw.baseURL, "expt", "token-pass-3");
+  const now = Math.floor(Date.now() / 1000);
+  for (const [name, expired_time] of [
+    ["first-over", now + 3],
+    ["later-over", now + 150],
+  ]) {
+    const created = await api.call("POST", "/api/token/", { name, remain_quota: 500000, expired_time });
+    assert.equal(created.json?.success, true, JSON.stringify(created.json));
+  }
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  // The page's pending timers that wait for the later expiry (no other waits that long).
+  await context.addInitScript(() => {
+    const pending = new Set();
+    const set = window.setTimeout.bind(window);
+    const clear = window.clearTimeout.bind(window);
+    window.__expiryTimers = () => pending.size;
+    window.setTimeout = (fn, ms, ...args) => {
+      const long = typeof ms === "number" && ms > 100_000 && ms < 200_000;
+      const id = set(
+        (...a) => {
+          pending.delete(id);
+          if (typeof fn === "function") fn(...a);
+        },
+        ms,
+        ...args,
+      );
+      if (long) pending.add(id);
+      return id;
+    };
+    window.clearTimeout = (id) => {
+      pending.delete(id);
+      clear(id);
+    };
+  });
+  await login(page, username, password);
+  await page.waitForURL("**/token");
+  await page.locator('[data-testid="token-status"]', { hasText: "已过期" }).waitFor({ timeout: 8000 });
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__expiryTimers()), 1, "one timer waits for the next expiry");
+  await page.locator('[data-testid="sidebar"] [data-nav="log"]').click();
+  await page.waitForURL("**/log");
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__expiryTimers()), 0, "a timer of the token page outlived it");
+  await context.close();
+});

@@ -316,15 +316,17 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** followExpiry marks each listed token expired when its expiry passes while the page is open. */
 function followExpiry(): () => void {
+  // One timer at a time: the list written below schedules a check of its own, which the wait for
+  // the next expiry replaces (two kept, every expiry added one more, and one outlived the page).
   let timer: ReturnType<typeof setTimeout> | null = null;
+  const schedule = (): void => {
+    const wait = markExpired();
+    if (timer) clearTimeout(timer);
+    timer = wait === null ? null : setTimeout(schedule, Math.min(wait, MAX_TIMER_MS));
+  };
   const stop = effect(() => {
     void tokens.value;
     if (timer) clearTimeout(timer);
-    timer = null;
-    const schedule = (): void => {
-      const wait = markExpired();
-      if (wait !== null) timer = setTimeout(schedule, Math.min(wait, MAX_TIMER_MS));
-    };
     // Read after the effect: markExpired may write the list it follows.
     timer = setTimeout(schedule, 0);
   });
