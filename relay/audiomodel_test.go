@@ -342,7 +342,8 @@ func TestChat_CompletionChargedAtMostMaxTokens(t *testing.T) {
 
 // A rerank is billed the tokens its provider counted, wherever the
 // provider puts them: usage, Cohere's and Jina's meta.tokens, or
-// SiliconCloud's tokens at the top of the answer.
+// SiliconCloud's tokens at the top of the answer, however the counts are
+// written.
 func TestRerank_TokensWhereProvidersPutThem(t *testing.T) {
 	t.Parallel()
 	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"test-reranker":1}`}})
@@ -350,6 +351,9 @@ func TestRerank_TokensWhereProvidersPutThem(t *testing.T) {
 		"usage": {"usage": map[string]any{"total_tokens": 40}},
 		"meta":  {"meta": map[string]any{"tokens": map[string]any{"input_tokens": 40}}},
 		"top":   {"tokens": map[string]any{"input_tokens": 40, "output_tokens": 0}},
+		// Counts written as strings or decimals, read as a usage's are.
+		"meta as strings": {"meta": map[string]any{"tokens": map[string]any{"input_tokens": "40"}}},
+		"top as decimals": {"tokens": json.RawMessage(`{"input_tokens":39.5,"output_tokens":"0"}`)},
 	}
 	up := relaytest.New(t, "sk-rerank", relaytest.Routes{"POST /v1/rerank": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 		var body struct {

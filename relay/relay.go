@@ -1410,7 +1410,7 @@ func (rl *Relay) bodyUsage(c *call, data []byte, ctype string) (u usage, ok bool
 	for _, t := range []rerankTokens{v.Meta.Tokens, v.Tokens} {
 		// Made safe before they are added, as usage's counts are: a
 		// negative input beside an output is a missing one, filled in.
-		if u := (usage{PromptTokens: t.InputTokens, CompletionTokens: t.OutputTokens}).sane(); u.PromptTokens+u.CompletionTokens > 0 {
+		if u := (usage{PromptTokens: int(t.InputTokens), CompletionTokens: int(t.OutputTokens)}).sane(); u.PromptTokens+u.CompletionTokens > 0 {
 			return u.promptFilled(c.prompt), true
 		}
 	}
@@ -1444,10 +1444,11 @@ func (v *answer) completionTokens(model string) int {
 }
 
 // rerankTokens is the token count of a rerank answer: Cohere's and Jina's
-// under meta, SiliconCloud's at the top.
+// under meta, SiliconCloud's at the top. Its counts are read as a usage's
+// are when written as decimals or strings.
 type rerankTokens struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens  looseCount `json:"input_tokens"`
+	OutputTokens looseCount `json:"output_tokens"`
 }
 
 // settle charges the call and writes its log; frt is the time to first
