@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -135,6 +137,20 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	trace := httptrace.ContextClientTrace(ctx)
 	key := inlineAddr(req)
+	// As http.Transport does, gzip is asked for unless the caller chose
+	// an encoding, and the answer is decoded: an upstream answers the
+	// same whichever path a request takes, and one that compresses
+	// unasked is read, not passed on as compressed bytes.
+	addedGzip := false
+	if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead {
+		r2 := *req
+		r2.Header = req.Header.Clone()
+		if r2.Header == nil {
+			r2.Header = http.Header{}
+		}
+		r2.Header.Set("Accept-Encoding", "gzip")
+		req, addedGzip = &r2, true
+	}
 	for attempt := 0; ; attempt++ {
 		t.mu.Lock()
 		gen := t.gen
@@ -151,6 +167,13 @@ func (t *inlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err, retry := t.exchange(ctx, pc, req, trace)
 		if err == nil {
+			if addedGzip && resp.Body != http.NoBody && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+				resp.Body = &gzipBody{body: resp.Body}
+				resp.Header.Del("Content-Encoding")
+				resp.Header.Del("Content-Length")
+				resp.ContentLength = -1
+				resp.Uncompressed = true
+			}
 			return resp, nil
 		}
 		if !retry || attempt > 0 {
@@ -381,6 +404,28 @@ func (b *inlineBody) Close() error {
 	b.rc.Close()
 	return nil
 }
+
+// gzipBody decodes a gzip-encoded body. The decoder is made at the first
+// Read, which reads the gzip header: the answer's headers are returned
+// before any of the body has arrived. Close closes the body only, so that
+// it may end a Read blocked on another goroutine.
+type gzipBody struct {
+	body io.ReadCloser
+	zr   *gzip.Reader
+	zerr error
+}
+
+func (g *gzipBody) Read(p []byte) (int, error) {
+	if g.zr == nil && g.zerr == nil {
+		g.zr, g.zerr = gzip.NewReader(g.body)
+	}
+	if g.zerr != nil {
+		return 0, g.zerr
+	}
+	return g.zr.Read(p)
+}
+
+func (g *gzipBody) Close() error { return g.body.Close() }
 
 func (t *inlineTransport) popIdle(key string) *inlineConn {
 	t.mu.Lock()

@@ -5,6 +5,7 @@ package egress
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -730,5 +731,56 @@ func TestInline_EndedContextSendsNothing(t *testing.T) {
 		if n := hits.Load(); n != int64(round+1) {
 			t.Fatalf("round %d: the server received %d requests, want %d", round, n, round+1)
 		}
+	}
+}
+
+// An upstream that compresses its answers, asked or not, is read the same
+// on the inline path as through http.Transport (a request body over
+// inlineMaxBody): gzip is asked for and the answer decoded, and the
+// connection is pooled once the body is read. A caller that names its own
+// encoding gets the bytes as sent.
+func TestInline_GzipAnswersDecoded(t *testing.T) {
+	t.Parallel()
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	io.WriteString(zw, `{"ok":true}`)
+	zw.Close()
+	var asked sync.Map
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		asked.Store(r.ContentLength, r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(zipped.Bytes())
+	})
+	c := New(Config{AllowPrivate: true})
+	for _, size := range []int{2, inlineMaxBody + 1, 2} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(strings.Repeat("x", size)))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != `{"ok":true}` || !resp.Uncompressed || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("body of %d: %q, %v (uncompressed %v, Content-Encoding %q)", size, b, err, resp.Uncompressed, resp.Header.Get("Content-Encoding"))
+		}
+		if ae, _ := asked.Load(int64(size)); ae != "gzip" {
+			t.Fatalf("body of %d: Accept-Encoding %q, want gzip", size, ae)
+		}
+	}
+	// The two inline calls shared a connection; the Transport's is its own.
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2", n)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(b, zipped.Bytes()) || resp.Uncompressed {
+		t.Fatalf("caller's own Accept-Encoding: got %q, want the compressed bytes", b)
 	}
 }

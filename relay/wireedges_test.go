@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -553,5 +554,50 @@ func TestEmbeddings_Base64AsAsked(t *testing.T) {
 	}
 	if got := string(embedding("")); got != "[0.125,-0.5,0.25,1]" {
 		t.Fatalf("no format asked: got %s", got)
+	}
+}
+
+// An upstream that compresses its answers (some proxies do, asked or not)
+// is relayed and billed on the gateway's inline path as through
+// http.Transport: a stream and a whole answer arrive decoded (they were
+// passed on as gzip bytes, found empty and failed with 502).
+func TestRelay_GzipAnswersDecoded(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			t.Parallel()
+			g := MustOpenGateway(t, gatewayConfig{})
+			up := relaytest.NewChat(t, "sk-gzip", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+				w.Header().Set("Content-Encoding", "gzip")
+				zw := gzip.NewWriter(w)
+				defer zw.Close()
+				if !req.Stream() {
+					w.Header().Set("Content-Type", "application/json")
+					json.NewEncoder(zw).Encode(relaytest.Completion(miniModel, "hello there", relaytest.NewUsage(7, 3)))
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, v := range []any{relaytest.Chunk(miniModel, "hello there"), relaytest.UsageChunk(miniModel, 7, 3)} {
+					b, _ := json.Marshal(v)
+					fmt.Fprintf(zw, "data: %s\n\n", b)
+					zw.Flush()
+					w.(http.Flusher).Flush()
+				}
+				io.WriteString(zw, "data: [DONE]\n\n")
+			})
+			g.MustCreateChannel(t, up, miniModel, nil)
+			_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+			body := chat(miniModel, "hi")
+			if stream {
+				body = streamChat(miniModel, "hi", true)
+			}
+			res := g.post(t, key, "/v1/chat/completions", body)
+			if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "hello there") {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			if l := g.oneLog(t); l.PromptTokens != 7 || l.CompletionTokens != 3 {
+				t.Fatalf("billed %d/%d, want 7/3", l.PromptTokens, l.CompletionTokens)
+			}
+		})
 	}
 }
