@@ -298,8 +298,11 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 				s.open = jsonOpen{}
 				// A payload that does not begin an object, array or string
 				// is whole in its line, whatever brackets it holds.
-				if err != nil || len(p) == 0 || (p[0] != '{' && p[0] != '[' && p[0] != '"') || !s.feed(p) {
+				if len(p) == 0 || (p[0] != '{' && p[0] != '[' && p[0] != '"') || !s.feed(p) {
 					return p, trimmed, err
+				}
+				if err != nil {
+					return nil, nil, cutShort(err)
 				}
 				s.ev = append(s.ev[:0], p...)
 				s.wire = append(s.wire[:0], trimmed...)
@@ -316,18 +319,35 @@ func (s *sseEvents) next() (payload, wire []byte, err error) {
 			if len(s.wire) > maxEventBytes {
 				return nil, nil, errEventTooLong
 			}
-			if err != nil || !s.feed(p) {
+			if !s.feed(p) {
 				return s.ev, s.wire, err
+			}
+			if err != nil {
+				return nil, nil, cutShort(err)
 			}
 			continue
 		}
-		if gathering && (len(trimmed) == 0 || err != nil) {
-			return s.ev, s.wire, err
+		if gathering && err != nil {
+			return nil, nil, cutShort(err)
+		}
+		if gathering && len(trimmed) == 0 {
+			return s.ev, s.wire, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 	}
+}
+
+// cutShort is the read error of a stream that ended inside an event, its
+// JSON still open: the event is not passed on, and an end of the body
+// there (an answer delimited by the connection's close) is a stream cut
+// short, not one that ended.
+func cutShort(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // relayStream passes SSE events to the client as they come, holding back

@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -569,4 +570,68 @@ func TestStream_NoBlankLinesArrivingApart(t *testing.T) {
 	if l := g.oneLog(t); l.PromptTokens != 100 || l.CompletionTokens != 40 {
 		t.Errorf("billed %d/%d, want 100/40", l.PromptTokens, l.CompletionTokens)
 	}
+}
+
+// closeDelimited answers a stream as an HTTP/1.0 server may: no length, no
+// chunks, the body ended by closing the connection after body.
+func closeDelimited(body string) relaytest.Handler {
+	return func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"+body)
+	}
+}
+
+// A stream whose body ends inside an event, its JSON still open, was cut,
+// even when the body is delimited by the connection's close and so ends
+// without an error of its framing: the client gets the events before it
+// and a cut connection, not the broken part followed by [DONE] as if the
+// stream had ended; a cut inside the first event is the upstream's
+// failure. A last line whose JSON closed is whole without its newline.
+func TestStream_EndInsideAnEventIsACut(t *testing.T) {
+	t.Parallel()
+	chunk, _ := json.Marshal(relaytest.Chunk(miniModel, "hello there"))
+	one := "data: " + string(chunk) + "\n\n"
+	part := "data: " + string(chunk)[:40]
+	t.Run("after an event", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-cut", closeDelimited(one+part)), miniModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+		res, err := g.do(t.Context(), key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+		if !errors.Is(err, io.ErrUnexpectedEOF) || res.Status != http.StatusOK {
+			t.Fatalf("status %d, err %v; want 200 and a cut connection: %s", res.Status, err, res.Body)
+		}
+		if events := relaytest.Events(res.Body); len(events) != 1 || contentOf(t, events) != "hello there" {
+			t.Fatalf("events = %q, want the whole chunk alone", events)
+		}
+		if l := g.oneLog(t); l.CompletionTokens != 2 {
+			t.Fatalf("billed %d completion tokens, want the 2 that came", l.CompletionTokens)
+		}
+	})
+	t.Run("inside the first event", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-cut", closeDelimited(part)), miniModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+		res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+		res.wantError(t, http.StatusBadGateway, "read_response_failed")
+		if logs := g.consumeLogs(t, "alice"); len(logs) != 0 {
+			t.Fatalf("%d consume logs, want none", len(logs))
+		}
+	})
+	t.Run("last line without its newline", func(t *testing.T) {
+		t.Parallel()
+		g := MustOpenGateway(t, gatewayConfig{})
+		g.MustCreateChannel(t, relaytest.NewChat(t, "sk-cut", closeDelimited(one+"data: "+string(chunk))), miniModel, nil)
+		_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+		res := g.post(t, key, "/v1/chat/completions", streamChat(miniModel, "hi", false))
+		events := relaytest.Events(res.Body)
+		if res.Status != http.StatusOK || len(events) != 3 || events[2] != "[DONE]" {
+			t.Fatalf("status %d, events %q; want both chunks and [DONE]", res.Status, events)
+		}
+	})
 }
