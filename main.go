@@ -576,9 +576,6 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
-// Addr returns the address the server listens on.
-func (m *Main) Addr() string { return m.listener.Addr().String() }
-
 // Close stops accepting requests, lets in-flight ones finish within the
 // shutdown timeout, and closes the store cleanly.
 func (m *Main) Close() error {

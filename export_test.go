@@ -1,0 +1,4 @@
+package main
+
+// Addr returns the address the server listens on.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
