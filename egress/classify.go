@@ -140,23 +140,6 @@ func normalizeName(name string) string {
 	return strings.TrimSuffix(name, "]")
 }
 
-// IsBlockedAddr reports whether addr is refused under the default rules
-// (no AllowPrivate, no AllowedHosts): loopback, unspecified, link-local,
-// private, CGNAT, multicast, broadcast, reserved, cloud metadata, or an
-// IPv6 form that carries one of these (mapped, NAT64, translated, 6to4,
-// Teredo). An invalid address is blocked.
-func IsBlockedAddr(addr netip.Addr) bool {
-	return classifyAddr(addr) != classPublic
-}
-
-// IsBlockedName reports whether the host name itself is refused under the
-// default rules, before any resolution: localhost, *.localhost and the
-// documented metadata names such as metadata.google.internal. A name that
-// is not blocked here may still resolve to a blocked address.
-func IsBlockedName(host string) bool {
-	return classifyName(host) != classPublic
-}
-
 // allowList is one parsed snapshot of Config.AllowedHosts. Each entry
 // allows one port, or every port when its port is 0.
 type allowList struct {

@@ -37,7 +37,7 @@
 //	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 //	defer cancel()
 //	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-//	resp, err := client.Do(req)
+//	resp, err := client.HTTP().Do(req)
 //
 // # Connections
 //
@@ -50,6 +50,5 @@
 // # Response size
 //
 // [Config.MaxResponseBytes] caps every response body read through the
-// client; [ReadAll] and [LimitedBody] apply a cap to a single response.
-// Both fail with an error wrapping [ErrResponseTooLarge].
+// client; [LimitedBody] applies a cap to a single response. Both fail with an error wrapping [ErrResponseTooLarge].
 package egress

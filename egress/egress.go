@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -107,14 +106,6 @@ func (c *Client) HTTP() *http.Client {
 	return &cp
 }
 
-// Do sends req through the guarded transport, following at most
-// MaxRedirects redirects. A refused destination yields an error for which
-// errors.As finds a *BlockedError; a non-http(s) scheme yields one wrapping
-// ErrScheme.
-func (c *Client) Do(req *http.Request) (*http.Response, error) {
-	return c.client.Do(req)
-}
-
 // CloseIdleConnections closes pooled connections, so that a change to
 // AllowedHosts or AllowPrivate also applies to hosts already connected.
 func (c *Client) CloseIdleConnections() {
@@ -128,49 +119,13 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 	return c.transport.guard.dialContext(ctx, network, addr)
 }
 
-// Check validates rawURL without sending a request: the scheme must be
-// http or https and the host and port must pass the rules after
-// resolution. Requests are checked again when they dial.
-func (c *Client) Check(ctx context.Context, rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return fmt.Errorf("egress: invalid URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w: %q", ErrScheme, u.Scheme)
-	}
-	host := u.Hostname()
-	if host == "" {
-		return fmt.Errorf("egress: URL has no host")
-	}
-	port := uint16(80)
-	if u.Scheme == "https" {
-		port = 443
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil {
-			return fmt.Errorf("egress: invalid port %q", p)
-		}
-		port = uint16(n)
-	}
-	_, err = c.transport.guard.resolve(ctx, "tcp", host, port)
-	return err
-}
-
-// NewTransport returns the guarded *http.Transport behind New, for callers
-// that build their own http.Client. Set a per-request limit through the
-// request context. The transport alone does not refuse non-http(s) schemes
-// on redirect nor cap response bodies: the Client adds both.
+// newTransport returns the guarded *http.Transport behind a Client. The
+// transport alone does not refuse non-http(s) schemes on redirect nor cap
+// response bodies: the Client adds both.
 //
 // Pooling suits a high-throughput relay: up to 256 idle connections per
 // host, kept 90 s, HTTP/2 when the server offers it, TLS 1.2 or later with
 // certificates verified. Environment proxies are ignored.
-func NewTransport(cfg Config) *http.Transport {
-	g := &guard{cfg: cfg, lookup: net.DefaultResolver.LookupNetIP}
-	return newTransport(g)
-}
-
 func newTransport(g *guard) *http.Transport {
 	tlsTimeout := g.cfg.Timeout
 	if tlsTimeout <= 0 {

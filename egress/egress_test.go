@@ -44,7 +44,8 @@ func get(tb testing.TB, c *Client, rawURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := ReadAll(resp, 0)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
 
@@ -483,8 +484,6 @@ func TestResponseLimit(t *testing.T) {
 		}
 		return resp
 	}
-	open := New(Config{AllowPrivate: true})
-
 	scenarios := []struct {
 		name    string
 		path    string
@@ -499,8 +498,10 @@ func TestResponseLimit(t *testing.T) {
 		{"NoLimit", "/", 0, false},
 	}
 	for _, s := range scenarios {
-		t.Run("ReadAll/"+s.name, func(t *testing.T) {
-			b, err := ReadAll(fetch(t, open, s.path), s.limit)
+		t.Run(s.name, func(t *testing.T) {
+			resp := fetch(t, New(Config{AllowPrivate: true, MaxResponseBytes: s.limit}), s.path)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
 			if s.wantErr {
 				if !errors.Is(err, ErrResponseTooLarge) {
 					t.Fatalf("err = %v, want ErrResponseTooLarge", err)
@@ -543,7 +544,7 @@ func TestResponseLimit(t *testing.T) {
 
 func TestTransport(t *testing.T) {
 	t.Parallel()
-	tr := NewTransport(Config{Timeout: 3 * time.Second})
+	tr := newTransport(&guard{cfg: Config{Timeout: 3 * time.Second}, lookup: net.DefaultResolver.LookupNetIP})
 	if tr.Proxy != nil {
 		t.Error("Proxy is set")
 	}

@@ -1,11 +1,9 @@
 package egress
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 )
 
 // ErrResponseTooLarge is wrapped by the error returned when a response body
@@ -52,26 +50,3 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (l *limitedBody) Close() error { return l.rc.Close() }
-
-// ReadAll reads and closes resp.Body, failing with an error wrapping
-// ErrResponseTooLarge if the body is longer than limit bytes. A declared
-// Content-Length over the limit fails before reading. A limit <= 0 means
-// no limit.
-func ReadAll(resp *http.Response, limit int64) ([]byte, error) {
-	defer resp.Body.Close()
-	if limit <= 0 {
-		return io.ReadAll(resp.Body)
-	}
-	if resp.ContentLength > limit {
-		return nil, tooLarge(limit)
-	}
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength))
-	}
-	_, err := buf.ReadFrom(LimitedBody(resp.Body, limit))
-	if err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
