@@ -185,7 +185,7 @@ func TestChat_Stream(t *testing.T) {
 	upstreamUsage := func([]tokenizer.Message) (int, int) { return upPrompt, upCompletion }
 	localCount := func(model string) func(msgs []tokenizer.Message) (int, int) {
 		return func(msgs []tokenizer.Message) (int, int) {
-			return tokenizer.CountChat(model, msgs, nil), tokenizer.CountText(model, strings.Join(words, ""))
+			return countChat(model, msgs), tokenizer.CountText(model, strings.Join(words, ""))
 		}
 	}
 	const toolArgs1, toolArgs2 = `{"city":`, `"Paris"}`
@@ -294,7 +294,7 @@ func TestChat_Stream(t *testing.T) {
 		},
 		wantTokens: func(msgs []tokenizer.Message) (int, int) {
 			// Name and arguments, plus 7 for the one call per chunk.
-			return tokenizer.CountChat(ratioModel, msgs, nil),
+			return countChat(ratioModel, msgs),
 				tokenizer.CountText(ratioModel, "get_weather"+toolArgs1+toolArgs2) + tokenizer.StreamToolCallTokens
 		},
 	}}
@@ -620,4 +620,10 @@ func TestStream_UsageBesideChoicesThatIsNotBilledIsFollowedByTheBilledOne(t *tes
 	if last := u[len(u)-1].Usage; int64(last.PromptTokens) != l.PromptTokens || int64(last.CompletionTokens) != l.CompletionTokens {
 		t.Fatalf("the last usage the client read is %d/%d, billed %d/%d", last.PromptTokens, last.CompletionTokens, l.PromptTokens, l.CompletionTokens)
 	}
+}
+
+// countChat is the prompt of msgs counted by the zero Counter.
+func countChat(model string, msgs []tokenizer.Message) int {
+	n, _ := tokenizer.Counter{}.CountChat(model, msgs, nil)
+	return n
 }

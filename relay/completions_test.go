@@ -191,7 +191,7 @@ func TestModerations(t *testing.T) {
 			t.Fatalf("%s: status %d: %s", tc.name, res.Status, res.Body)
 		}
 		l := g.consumeLogs(t, "alice")[0]
-		prompt := tokenizer.CountInput(tc.model, tc.body["input"])
+		prompt := tokenizer.Counter{}.CountInput(tc.model, tc.body["input"])
 		if l.ModelName != tc.model || l.PromptTokens != int64(prompt) || l.CompletionTokens != 0 {
 			t.Errorf("%s: log model %q, tokens %d/%d; want %q, %d/0", tc.name, l.ModelName, l.PromptTokens, l.CompletionTokens, tc.model, prompt)
 		}

@@ -107,7 +107,7 @@ func TestStream_ClientDisconnect(t *testing.T) {
 	if l.CompletionTokens < seen || l.CompletionTokens > produced {
 		t.Errorf("completion_tokens = %d, want between %d (seen by the client) and %d (sent upstream)", l.CompletionTokens, seen, produced)
 	}
-	wantPrompt := tokenizer.CountChat(miniModel, []tokenizer.Message{{Role: "user", Content: "count forever"}}, nil)
+	wantPrompt := countChat(miniModel, []tokenizer.Message{{Role: "user", Content: "count forever"}})
 	if l.PromptTokens != int64(wantPrompt) {
 		t.Errorf("prompt_tokens = %d, want the local count %d", l.PromptTokens, wantPrompt)
 	}

@@ -707,9 +707,9 @@ func runEndpointProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 func epLocalPrompt(p *epCall) int {
 	switch p.kind {
 	case epEmbedding, epEngines, epModeration:
-		return tokenizer.CountInput(p.model, p.input)
+		return tokenizer.Counter{}.CountInput(p.model, p.input)
 	case epRerank:
-		return tokenizer.CountText(p.model, p.input) + tokenizer.CountInput(p.model, []any{"the first document of the call, about foxes and dogs", "the second one, about cats", "a third, short"})
+		return tokenizer.CountText(p.model, p.input) + tokenizer.Counter{}.CountInput(p.model, []any{"the first document of the call, about foxes and dogs", "the second one, about cats", "a third, short"})
 	case epSpeech:
 		if p.model == ttsModel {
 			return len([]rune(p.input))

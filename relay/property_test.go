@@ -522,7 +522,7 @@ func runMoneyProperty(t *testing.T, seed uint64, calls int, mode propMode) {
 					if last.behaviour == upStall {
 						words = 1
 					}
-					prompt := tokenizer.CountChat(p.model, []tokenizer.Message{{Role: "user", Content: "call-" + strconv.Itoa(i)}}, nil)
+					prompt := countChat(p.model, []tokenizer.Message{{Role: "user", Content: "call-" + strconv.Itoa(i)}})
 					if p.completions {
 						prompt = tokenizer.CountText(p.model, "call-"+strconv.Itoa(i))
 					}

@@ -30,8 +30,7 @@ const (
 )
 
 // Message is one chat message in the OpenAI chat-completions shape. It
-// decodes directly from the request JSON; for a request decoded into
-// map[string]any use MessagesFrom.
+// decodes directly from the request JSON.
 type Message struct {
 	// Role is "system", "user", "assistant", "tool" and so on.
 	Role string `json:"role"`
@@ -150,7 +149,7 @@ type Function struct {
 // "low". url is an http(s) URL or a data: URL. A relay implements it by
 // reading the image (ImageTokensFromDataURL for data: URLs, a download
 // through its guarded HTTP client otherwise) and calling
-// ImageTokensFromBytes or ImageTokens. It must be safe for concurrent use if
+// ImageTokensFromReader or ImageTokens. It must be safe for concurrent use if
 // the Counter holding it is shared.
 type ImageCounter func(url, detail string) (int, error)
 
@@ -164,13 +163,6 @@ type Counter struct {
 	// token per four bytes. 0: no bound (each text is still bounded by
 	// maxExactBytes).
 	ExactBytes int
-}
-
-// CountChat returns the prompt tokens of a chat request with the zero
-// Counter, that is without reading images. It never fails.
-func CountChat(model string, messages []Message, tools []Tool) int {
-	n, _ := Counter{}.CountChat(model, messages, tools)
-	return n
 }
 
 // CountChat returns the prompt tokens of a chat request (S §5.8.1):
@@ -364,104 +356,4 @@ func partFromMap(m map[string]any) ContentPart {
 		p.ImageURL = img
 	}
 	return p
-}
-
-// MessagesFrom converts the "messages" value of a request decoded into
-// map[string]any (a []any of map[string]any) into Messages. Elements that
-// are not objects are skipped; a []Message is returned as is.
-func MessagesFrom(v any) []Message {
-	switch v := v.(type) {
-	case []Message:
-		return v
-	case []any:
-		out := make([]Message, 0, len(v))
-		for _, e := range v {
-			if m, ok := e.(map[string]any); ok {
-				out = append(out, messageFromMap(m))
-			}
-		}
-		return out
-	case []map[string]any:
-		out := make([]Message, 0, len(v))
-		for _, m := range v {
-			out = append(out, messageFromMap(m))
-		}
-		return out
-	}
-	return nil
-}
-
-func messageFromMap(m map[string]any) Message {
-	msg := Message{Content: m["content"]}
-	msg.Role, _ = m["role"].(string)
-	msg.Name, _ = m["name"].(string)
-	msg.ToolCalls = ToolCallsFrom(m["tool_calls"])
-	return msg
-}
-
-// ToolCallsFrom converts a generically decoded "tool_calls" array (of a
-// message or of a stream chunk's delta) into ToolCalls. A []ToolCall is
-// returned as is; anything else gives nil.
-func ToolCallsFrom(v any) []ToolCall {
-	switch v := v.(type) {
-	case []ToolCall:
-		return v
-	case []any:
-		out := make([]ToolCall, 0, len(v))
-		for _, e := range v {
-			m, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			var tc ToolCall
-			tc.ID, _ = m["id"].(string)
-			tc.Type, _ = m["type"].(string)
-			if f, ok := m["function"].(map[string]any); ok {
-				tc.Function.Name, _ = f["name"].(string)
-				switch a := f["arguments"].(type) {
-				case string:
-					tc.Function.Arguments = a
-				case nil:
-				default:
-					if b, err := json.Marshal(a); err == nil {
-						tc.Function.Arguments = string(b)
-					}
-				}
-			}
-			out = append(out, tc)
-		}
-		return out
-	}
-	return nil
-}
-
-// ToolsFrom converts a generically decoded "tools" array into Tools. Both
-// the chat-completions shape {"type", "function": {...}} and the flat
-// {"type", "name", "description", "parameters"} shape are understood. A
-// []Tool is returned as is; anything else gives nil.
-func ToolsFrom(v any) []Tool {
-	switch v := v.(type) {
-	case []Tool:
-		return v
-	case []any:
-		out := make([]Tool, 0, len(v))
-		for _, e := range v {
-			m, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			var t Tool
-			t.Type, _ = m["type"].(string)
-			f, ok := m["function"].(map[string]any)
-			if !ok {
-				f = m
-			}
-			t.Function.Name, _ = f["name"].(string)
-			t.Function.Description, _ = f["description"].(string)
-			t.Function.Parameters = f["parameters"]
-			out = append(out, t)
-		}
-		return out
-	}
-	return nil
 }

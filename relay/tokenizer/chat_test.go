@@ -38,8 +38,8 @@ func TestCountChatCookbook(t *testing.T) {
 	}
 }
 
-// TestCountChatShapes decodes one request three ways (typed JSON, generic
-// map, hand-built) and expects one count.
+// TestCountChatShapes decodes one request two ways (typed JSON, hand-built)
+// and expects one count.
 func TestCountChatShapes(t *testing.T) {
 	const body = `{
 		"model": "gpt-4o",
@@ -67,10 +67,6 @@ func TestCountChatShapes(t *testing.T) {
 		Tools    []Tool    `json:"tools"`
 	}
 	if err := json.Unmarshal([]byte(body), &typed); err != nil {
-		t.Fatal(err)
-	}
-	var generic map[string]any
-	if err := json.Unmarshal([]byte(body), &generic); err != nil {
 		t.Fatal(err)
 	}
 	built := []Message{
@@ -101,9 +97,8 @@ func TestCountChatShapes(t *testing.T) {
 		tok(`{"properties":{"q":{"type":"string"}},"type":"object"}`)
 
 	got := map[string]int{
-		"typed":   CountChat(m, typed.Messages, typed.Tools),
-		"generic": CountChat(m, MessagesFrom(generic["messages"]), ToolsFrom(generic["tools"])),
-		"built":   CountChat(m, built, builtTools),
+		"typed": CountChat(m, typed.Messages, typed.Tools),
+		"built": CountChat(m, built, builtTools),
 	}
 	for name, n := range got {
 		if n != want {
@@ -202,27 +197,6 @@ func TestCountChatAllTools(t *testing.T) {
 func TestCountChatEmpty(t *testing.T) {
 	if got := CountChat("gpt-4o", nil, nil); got != ReplyPrimingTokens {
 		t.Errorf("no messages: %d, want %d", got, ReplyPrimingTokens)
-	}
-}
-
-func TestMessagesFromIgnoresJunk(t *testing.T) {
-	got := MessagesFrom([]any{"x", 1, map[string]any{"role": "user", "content": "hi", "name": 3}})
-	if len(got) != 1 || got[0].Role != "user" || got[0].Content != "hi" || got[0].Name != "" {
-		t.Fatalf("MessagesFrom = %#v", got)
-	}
-	if MessagesFrom("nope") != nil || ToolsFrom(nil) != nil || ToolCallsFrom(42) != nil {
-		t.Fatal("non-arrays should give nil")
-	}
-}
-
-func TestToolsFromFlatShape(t *testing.T) {
-	var v any
-	if err := json.Unmarshal([]byte(`[{"type":"function","name":"f","description":"d","parameters":{"type":"object"}}]`), &v); err != nil {
-		t.Fatal(err)
-	}
-	got := ToolsFrom(v)
-	if len(got) != 1 || got[0].Function.Name != "f" || got[0].Function.Description != "d" || got[0].Function.Parameters == nil {
-		t.Fatalf("ToolsFrom = %#v", got)
 	}
 }
 

@@ -4,7 +4,7 @@
 // The relay uses it in two places:
 //
 //   - before an upstream call, to estimate the prompt tokens of a request
-//     (CountChat, CountInput, CountText) so that quota can be reserved;
+//     (Counter.CountChat, Counter.CountInput, CountText) so that quota can be reserved;
 //   - after a call whose response carried no usage, to estimate the
 //     completion tokens (CountText for a whole reply, StreamCounter for a
 //     stream of deltas).
@@ -39,15 +39,13 @@
 // since the upstream bills them as prompt.
 //
 // Message, ContentPart, Tool and ToolCall decode directly from the OpenAI
-// JSON shapes; MessagesFrom, ToolsFrom and ToolCallsFrom convert a request
-// that was decoded into map[string]any instead.
+// JSON shapes.
 //
 // # Images
 //
 // ImageTokens implements OpenAI's tile rule for a known image size, and
-// ImageTokensFromBytes, ImageTokensFromReader and ImageTokensFromDataURL read
-// just the image header (PNG, JPEG, GIF or WebP) to find that size. The
-// package itself never fetches a URL: a relay that wants exact image counts
+// ImageTokensFromReader and ImageTokensFromDataURL read just the image
+// header (PNG, JPEG, GIF or WebP) to find that size. The package itself never fetches a URL: a relay that wants exact image counts
 // plugs an ImageCounter into Counter, typically one that decodes data: URLs
 // locally and downloads other URLs through the relay's guarded HTTP client.
 //

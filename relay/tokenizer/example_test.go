@@ -7,12 +7,13 @@ import (
 	"gateway/relay/tokenizer"
 )
 
-func ExampleCountChat() {
+func ExampleCounter_CountChat() {
 	msgs := []tokenizer.Message{
 		{Role: "system", Content: "You are a helpful assistant."},
 		{Role: "user", Content: "hello world"},
 	}
-	fmt.Println(tokenizer.CountChat("gpt-4o", msgs, nil))
+	n, _ := tokenizer.Counter{}.CountChat("gpt-4o", msgs, nil)
+	fmt.Println(n)
 	// Output: 19
 }
 

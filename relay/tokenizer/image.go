@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -44,12 +43,6 @@ func ImageTokens(width, height int, detail, model string) int {
 	w, h = max(w, 1), max(h, 1)
 	tiles := ((w + 511) / 512) * ((h + 511) / 512)
 	return base + int(tiles)*tile
-}
-
-// ImageTokensFromBytes is ImageTokens for an encoded PNG, JPEG, GIF or WebP
-// image. Only the header is decoded.
-func ImageTokensFromBytes(data []byte, detail, model string) (int, error) {
-	return ImageTokensFromReader(bytes.NewReader(data), detail, model)
 }
 
 // ImageTokensFromReader is ImageTokens for an encoded PNG, JPEG, GIF or
@@ -134,21 +127,6 @@ func webpSize(r io.Reader) (int, int, error) {
 
 // ErrNotDataURL is returned for a URL that is not a well-formed data: URL.
 var ErrNotDataURL = errors.New("tokenizer: not a data: URL")
-
-// DecodeDataURL decodes a data: URL ("data:[<media type>][;base64],<data>")
-// into its media type and payload. Base64 payloads may be padded or not;
-// other payloads are percent-decoded.
-func DecodeDataURL(dataURL string) (mediaType string, data []byte, err error) {
-	mediaType, r, err := openDataURL(dataURL)
-	if err != nil {
-		return "", nil, err
-	}
-	data, err = io.ReadAll(r)
-	if err != nil {
-		return "", nil, fmt.Errorf("tokenizer: data: URL payload: %w", err)
-	}
-	return mediaType, data, nil
-}
 
 // openDataURL parses the header of a data: URL and returns a reader over its
 // decoded payload, so that callers can stop reading early.

@@ -14,12 +14,8 @@ import "encoding/json"
 //     an ImageCounter;
 //   - a json.RawMessage holding any of the above.
 //
-// Anything else counts 0.
-func CountInput(model string, input any) int {
-	return Counter{}.CountInput(model, input)
-}
-
-// CountInput is the package's CountInput within c's ExactBytes.
+// Anything else counts 0. c.ExactBytes bounds the text tokenized, as for
+// CountChat.
 func (c Counter) CountInput(model string, input any) int {
 	return countInput(newMeter(model, c.ExactBytes), model, input)
 }
