@@ -16,6 +16,11 @@ import (
 // from (see checkTx). The file must not be open in another process's
 // writer (a gateway that was killed, or stopped, is fine). It returns an
 // error listing what disagrees, at most a few dozen lines of it.
+//
+// The binary never calls it: the tests of the gateway, the relay and the
+// store do, after crashes and compactions. It reads the store's buckets
+// directly, so it lives here rather than in a _test.go file, which other
+// packages' tests could not see.
 func CheckFile(path string) error {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {

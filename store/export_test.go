@@ -145,3 +145,6 @@ func PutOptionAsStored(tb testing.TB, s *Store, key, value string) {
 		tb.Fatalf("PutOptionAsStored: %v", err)
 	}
 }
+
+// OptionDefFor returns the definition of key, or nil for an unknown key.
+func OptionDefFor(key string) *OptionDef { return optionIndex[key] }

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -177,9 +176,6 @@ var optionIndex = func() map[string]*OptionDef {
 	}
 	return m
 }()
-
-// OptionDefFor returns the definition of key, or nil for an unknown key.
-func OptionDefFor(key string) *OptionDef { return optionIndex[key] }
 
 // Option is one key/value pair as the API lists it.
 type Option struct {
@@ -774,14 +770,4 @@ func (s *Store) UpdateOptions(opts []Option) error {
 		s.hooks.SettingsChanged(set)
 	}
 	return nil
-}
-
-// OptionKeys returns every known key, sorted; used by tests and docs.
-func OptionKeys() []string {
-	keys := make([]string, 0, len(OptionDefs))
-	for _, d := range OptionDefs {
-		keys = append(keys, d.Key)
-	}
-	sort.Strings(keys)
-	return keys
 }
