@@ -71,9 +71,6 @@ func MustPutUser(tb testing.TB, s *Store, u User) *User {
 	return &u
 }
 
-// IndexLogs runs the log indexer's pass at once.
-func IndexLogs(s *Store) error { return s.indexLogs() }
-
 // UnindexedLogs counts the entries waiting for the indexer.
 func UnindexedLogs(s *Store) (n int) {
 	_ = s.db.View(func(tx *bolt.Tx) error {
