@@ -587,3 +587,36 @@ async function redeemAs(prefix, key) {
   const redeemed = await buyer.api.call("POST", "/api/user/topup", { key });
   assert.equal(redeemed.json?.success, true, JSON.stringify(redeemed.json));
 }
+
+test("a search of the users or of the codes tells in its footer how many rows it found, as the token and channel searches do", async () => {
+  const prefix = uniqueName("st").slice(0, 8);
+  for (let i = 0; i < 12; i++) {
+    const r = await root.call("POST", "/api/user/", { username: `${prefix}${String(i).padStart(2, "0")}`, password: "password-11", display_name: "" });
+    assert.equal(r.json?.success, true, JSON.stringify(r.json));
+  }
+  const code = uniqueName("sc");
+  const created = await root.call("POST", "/api/redemption/", { name: code, quota: 1000, count: 13 });
+  assert.equal(created.json?.success, true, JSON.stringify(created.json));
+
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  const footer = page.locator('[data-testid="pagination"]');
+  await page.goto("/user");
+  await page.locator('[data-testid^="user-row-"]').first().waitFor();
+  await page.fill('[data-testid="user-search"]', prefix);
+  await page.click('[data-testid="user-search-submit"]');
+  await footer.getByText("第 1 - 10 条，共 12 条").waitFor({ timeout: 5000 });
+  await footer.locator('[data-testid="page-next"]').click();
+  await footer.getByText("第 11 - 12 条，共 12 条").waitFor({ timeout: 5000 });
+
+  await page.goto("/redemption");
+  await page.locator('[data-testid^="redemption-row-"]').first().waitFor();
+  await page.fill('[data-testid="redemption-search"]', code);
+  await page.keyboard.press("Enter");
+  await footer.getByText("第 1 - 10 条，共 13 条").waitFor({ timeout: 5000 });
+  // Clearing the search lists every code again, whose count the server does not tell.
+  await page.fill('[data-testid="redemption-search"]', "");
+  await page.keyboard.press("Enter");
+  await footer.getByText(/^第 1 - 10 条$/).waitFor({ timeout: 5000 });
+  await context.close();
+});

@@ -12,6 +12,8 @@ export interface AccumulatedPages<T> {
   loading: ReadonlySignal<boolean>;
   /** hasMore tells whether a next client page exists (or may exist on the server). */
   hasMore: ReadonlySignal<boolean>;
+  /** total is the number of rows of a search result, which the server sends whole; undefined while paging the list. */
+  total: ReadonlySignal<number | undefined>;
   /**
    * reload forgets the fetched rows and shows the first page; with keepPage it shows the current
    * page again, reading only the server pages from it on (a change there moves no row before it).
@@ -45,7 +47,7 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
   const exhausted = signal(false);
   let generation = 0;
   /** searched is true while the rows are a search result (showAll), not server pages. */
-  let searched = false;
+  const searched = signal(false);
 
   const ensure = async (count: number, gen: number): Promise<void> => {
     while (gen === generation && !exhausted.value && rows.value.length < count) {
@@ -74,7 +76,7 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
 
   const showAll = (all: T[]): void => {
     generation++;
-    searched = true;
+    searched.value = true;
     rows.value = all;
     exhausted.value = true;
     loading.value = false;
@@ -88,13 +90,14 @@ export function createAccumulatedPages<T>(fetchPage: (p: number) => Promise<T[]>
     pageSize,
     loading,
     hasMore: computed(() => rows.value.length > page.value * pageSize.value || (!exhausted.value && rows.value.length >= page.value * pageSize.value)),
+    total: computed(() => (searched.value ? rows.value.length : undefined)),
     reload: async (keepPage = false) => {
       generation++;
       const target = keepPage ? page.value : 1;
       // The server pages wholly before the page shown are kept: reading them all again made a
       // change on page N cost N sequential reads.
-      const keep = searched ? 0 : Math.floor(((target - 1) * pageSize.value) / serverPageSize) * serverPageSize;
-      searched = false;
+      const keep = searched.value ? 0 : Math.floor(((target - 1) * pageSize.value) / serverPageSize) * serverPageSize;
+      searched.value = false;
       rows.value = rows.value.slice(0, Math.min(keep, Math.floor(rows.value.length / serverPageSize) * serverPageSize));
       exhausted.value = false;
       loading.value = false;

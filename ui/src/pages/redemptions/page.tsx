@@ -27,6 +27,7 @@ export default function RedemptionsPage() {
           page={redemptionsList.page.value}
           pageSize={redemptionsList.pageSize.value}
           itemCount={redemptionsList.visible.value.length}
+          total={redemptionsList.total.value}
           hasMore={redemptionsList.hasMore.value}
           disabled={redemptionsList.loading.value}
           onPageChange={(p) => void redemptionsList.goTo(p).catch(() => {})}

@@ -43,6 +43,7 @@ export default function UsersPage() {
           page={usersList.page.value}
           pageSize={usersList.pageSize.value}
           itemCount={usersList.visible.value.length}
+          total={usersList.total.value}
           hasMore={usersList.hasMore.value}
           disabled={usersList.loading.value}
           onPageChange={(p) => void usersList.goTo(p).catch(() => {})}
