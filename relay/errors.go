@@ -226,38 +226,42 @@ func keyChar(c byte) bool {
 }
 
 func rawUpstreamMessage(body []byte) string {
-	var v struct {
-		Error    json.RawMessage `json:"error"`
-		Message  json.RawMessage `json:"message"`
-		Detail   json.RawMessage `json:"detail"`
-		Msg      string          `json:"msg"`
-		Err      string          `json:"err"`
-		ErrorMsg string          `json:"error_msg"`
-		Header   struct {
-			Message string `json:"message"`
-		} `json:"header"`
-		Response struct {
-			Error struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		} `json:"response"`
-	}
+	// Each member is read on its own: one of another shape than expected
+	// (an "err" object, a "header" string) must not hide the message
+	// beside it, which the disable rules also read.
+	var v map[string]json.RawMessage
 	if json.Unmarshal(body, &v) != nil {
 		return ""
 	}
-	if len(v.Error) > 0 {
+	if raw := v["error"]; len(raw) > 0 {
 		var obj struct {
 			Message string `json:"message"`
 		}
-		if json.Unmarshal(v.Error, &obj) == nil && obj.Message != "" {
+		if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
 			return obj.Message
 		}
 		var s string
-		if json.Unmarshal(v.Error, &s) == nil && s != "" {
+		if json.Unmarshal(raw, &s) == nil && s != "" {
 			return s
 		}
 	}
-	for _, m := range []string{describeDetail(v.Message), v.Msg, v.Err, v.ErrorMsg, v.Header.Message, v.Response.Error.Message, describeDetail(v.Detail)} {
+	text := func(raw json.RawMessage) string {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	nested := func(raw json.RawMessage, path ...string) string {
+		for _, name := range path {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(raw, &obj) != nil {
+				return ""
+			}
+			raw = obj[name]
+		}
+		return text(raw)
+	}
+	for _, m := range []string{describeDetail(v["message"]), text(v["msg"]), text(v["err"]), text(v["error_msg"]),
+		nested(v["header"], "message"), nested(v["response"], "error", "message"), describeDetail(v["detail"])} {
 		if m != "" {
 			return m
 		}

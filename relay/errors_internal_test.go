@@ -4,7 +4,7 @@ import "testing"
 
 // Upstream error bodies are read in the shapes providers send: OpenAI's
 // error object, a bare message, Mistral's message object with FastAPI
-// validation details, and FastAPI's detail.
+// validation details, and FastAPI's detail, whatever other members hold.
 func TestRawUpstreamMessage(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ body, want string }{
@@ -17,6 +17,14 @@ func TestRawUpstreamMessage(t *testing.T) {
 		{`{"detail":[{"loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted"},{"loc":["body","n"],"msg":"Input should be 1"}]}`,
 			"body.max_completion_tokens: Extra inputs are not permitted; body.n: Input should be 1"},
 		{`{"message":{"unexpected":true}}`, ""},
+		// A member of another shape than expected hides nothing beside it.
+		{`{"error":{"message":"You exceeded your current quota"},"header":"h"}`, "You exceeded your current quota"},
+		{`{"error":{"message":"boom"},"msg":{"a":1}}`, "boom"},
+		{`{"message":"Invalid key","err":{"name":"AuthError"}}`, "Invalid key"},
+		{`{"success":false,"msg":"quota used up","err":false}`, "quota used up"},
+		{`{"header":{"code":10013,"message":"illegal access"},"payload":null}`, "illegal access"},
+		{`{"response":{"error":{"message":"denied"}},"msg":7}`, "denied"},
+		{`null`, ""},
 		{`not json`, ""},
 	} {
 		if got := rawUpstreamMessage([]byte(tc.body)); got != tc.want {
