@@ -11,6 +11,7 @@ import (
 
 	"gateway/relay"
 	"gateway/relay/relaytest"
+	"gateway/relay/tokenizer"
 	"gateway/store"
 )
 
@@ -545,4 +546,66 @@ func TestChat_AudioModelDetailsWithinTheirTotals(t *testing.T) {
 		t.Errorf("other = %s, want audio 10/5 and text 0/0", l.Other)
 	}
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), false, ch.ID, want, 1)
+}
+
+// An audio model's answer says what it spoke in its audio's transcript
+// (message.audio.transcript, a stream's delta.audio.transcript), with no
+// text content beside it. When the upstream reports no usage, that
+// transcript is the completion counted locally as text: the spoken answer
+// is not charged as if nothing had been produced.
+func TestChat_AudioTranscriptCountedWithoutUsage(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio": `{"gpt-4o-audio-preview":1.25}`,
+	}})
+	const transcript = "Hello there! The weather in Paris is sunny and twenty-two degrees today."
+	up := relaytest.NewChat(t, "sk-audio", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		model := req.Model()
+		if !req.Stream() {
+			answer := relaytest.Completion(model, "", nil)
+			answer["choices"] = []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": nil, "refusal": nil,
+					"audio": map[string]any{"id": "audio_1", "expires_at": 1729018505, "data": "UklGRiQAAABXQVZF", "transcript": transcript}}}}
+			relaytest.WriteJSON(w, http.StatusOK, answer)
+			return
+		}
+		// An upstream that sends no usage chunk, asked or not.
+		sse := relaytest.NewSSE(w)
+		first := relaytest.Chunk(model, "")
+		first["choices"] = []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": nil,
+			"audio": map[string]any{"id": "audio_1", "transcript": ""}}, "finish_reason": nil}}
+		sse.Send(first)
+		for _, part := range []string{"Hello there! ", "The weather in Paris ", "is sunny and twenty-two degrees today."} {
+			ev := relaytest.Chunk(model, "")
+			ev["choices"] = []any{map[string]any{"index": 0, "delta": map[string]any{
+				"audio": map[string]any{"transcript": part}}, "finish_reason": nil}}
+			sse.Send(ev)
+			ev = relaytest.Chunk(model, "")
+			ev["choices"] = []any{map[string]any{"index": 0, "delta": map[string]any{
+				"audio": map[string]any{"data": "UklGRiQAAABXQVZFZm10IBAAAAABAAEA"}}, "finish_reason": nil}}
+			sse.Send(ev)
+		}
+		sse.Send(relaytest.FinishChunk(model, "stop"))
+		sse.Done()
+	})
+	g.MustCreateChannel(t, up, audioChatModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+
+	want := int64(tokenizer.CountText(audioChatModel, transcript))
+	for _, stream := range []bool{false, true} {
+		body := chat(audioChatModel, "What is the weather in Paris?")
+		body["modalities"] = []string{"text", "audio"}
+		body["audio"] = map[string]any{"voice": "alloy", "format": "pcm16"}
+		if stream {
+			body["stream"] = true
+		}
+		res := g.post(t, key, "/v1/chat/completions", body)
+		if res.Status != http.StatusOK {
+			t.Fatalf("stream %v: status %d: %s", stream, res.Status, res.Body)
+		}
+		l := g.consumeLogs(t, "alice")[0]
+		if l.CompletionTokens != want {
+			t.Errorf("stream %v: completion tokens = %d, want the transcript's %d", stream, l.CompletionTokens, want)
+		}
+	}
 }

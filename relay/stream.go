@@ -55,7 +55,8 @@ func (ch *streamChunk) chunkUsage() (u *usage, top bool) {
 }
 
 // counted adds the event's completion text to counter: content (a string,
-// or an array of text and thinking parts), reasoning and tool calls.
+// or an array of text and thinking parts), reasoning, tool calls and the
+// transcript of spoken audio.
 func (ch *streamChunk) counted(counter *tokenizer.StreamCounter) {
 	for _, choice := range ch.Choices {
 		counter.Add(choice.Text)
@@ -74,6 +75,11 @@ type completion struct {
 	Refusal string `json:"refusal"`
 	// FunctionCall is the call of the legacy functions API.
 	FunctionCall *tokenizer.FunctionCall `json:"function_call"`
+	// Audio is an audio model's spoken answer: its transcript is the text
+	// it said, often with no content beside it.
+	Audio *struct {
+		Transcript string `json:"transcript"`
+	} `json:"audio"`
 }
 
 // addTo adds the text billed as completion to counter.
@@ -85,6 +91,9 @@ func (c *completion) addTo(counter *tokenizer.StreamCounter) {
 	counter.AddToolCalls(c.ToolCalls)
 	if c.FunctionCall != nil {
 		counter.AddToolCalls([]tokenizer.ToolCall{{Function: *c.FunctionCall}})
+	}
+	if c.Audio != nil {
+		counter.Add(c.Audio.Transcript)
 	}
 }
 
