@@ -609,3 +609,48 @@ func TestChat_AudioTranscriptCountedWithoutUsage(t *testing.T) {
 		}
 	}
 }
+
+// OpenAI's later audio chat models (gpt-4o-mini-audio*, gpt-audio*) report
+// their audio tokens as gpt-4o-audio does and are billed by the same
+// variant: billed as text, their audio cost a fortieth of its price.
+func TestChat_LaterAudioModels(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{
+		"ModelRatio":      `{"gpt-4o-mini-audio-preview":0.075,"gpt-audio-mini":0.3}`,
+		"CompletionRatio": `{"gpt-4o-mini-audio-preview":4,"gpt-audio-mini":4}`,
+	}})
+	const textIn, audioIn, textOut, audioOut = 12, 300, 20, 150
+	up := relaytest.NewChat(t, "sk-audio", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		answer := relaytest.Completion(req.Model(), "Hello!", nil)
+		answer["usage"] = audioChatUsage(textIn, audioIn, textOut, audioOut)
+		relaytest.WriteJSON(w, http.StatusOK, answer)
+	})
+	ch := g.MustCreateChannel(t, up, "gpt-4o-mini-audio-preview,gpt-audio-mini", nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 100_000_000, Group: "vip"})
+	for _, tc := range []struct {
+		model string
+		mr    float64
+	}{{"gpt-4o-mini-audio-preview", 0.075}, {"gpt-audio-mini", 0.3}} {
+		t.Run(tc.model, func(t *testing.T) {
+			before := g.balances(t, "alice", tok.ID, ch)
+			res := g.post(t, key, "/v1/chat/completions", chat(tc.model, "Say hello"))
+			if res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			l := g.consumeLogs(t, "alice")[0]
+			want := audioChatQuota(textIn, textOut, audioIn, audioOut, tc.mr, 4, audioChatAR, audioChatACR, vipGroupRatio)
+			if l.Quota != want {
+				t.Errorf("log quota = %d, want the audio variant's %d (as text: %d)", l.Quota, want,
+					ratioQuota(textIn+audioIn, textOut+audioOut, tc.mr, 4, vipGroupRatio))
+			}
+			var o audioChatOther
+			if err := json.Unmarshal([]byte(l.Other), &o); err != nil {
+				t.Fatalf("other %q: %v", l.Other, err)
+			}
+			if o.Audio == nil || !*o.Audio || o.AudioInput != audioIn || o.AudioOutput != audioOut {
+				t.Errorf("other = %s", l.Other)
+			}
+			wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, l.Quota, 1)
+		})
+	}
+}

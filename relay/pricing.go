@@ -15,9 +15,9 @@ type price struct {
 	GroupRatio      float64
 	ModelPrice      float64 // US$ per call; -1 when ratios apply
 	qpu             float64
-	// Audio marks the audio-model variant (gpt-4o-audio*, S §5.8): audio
-	// tokens are priced at AudioRatio, audio output also at
-	// AudioCompletionRatio.
+	// Audio marks the audio-model variant (gpt-4o-audio*, S §5.8, and the
+	// later audio chat models, see audioModel): audio tokens are priced at
+	// AudioRatio, audio output also at AudioCompletionRatio.
 	Audio                bool
 	AudioRatio           float64
 	AudioCompletionRatio float64
@@ -29,7 +29,7 @@ func (p price) fixed() bool { return p.ModelPrice >= 0 }
 // price nor a ratio is refused rather than charged a made-up amount.
 func priceFor(set *store.Settings, model, group string) (price, *Error) {
 	p := price{GroupRatio: set.GroupRatioOf(group), ModelPrice: -1, qpu: set.QuotaPerUnit()}
-	if strings.HasPrefix(model, "gpt-4o-audio") {
+	if audioModel(model) {
 		p.Audio, p.AudioRatio, p.AudioCompletionRatio = true, audioRatio, audioCompletionRatio
 	}
 	name := store.GizmoName(model)
@@ -44,6 +44,19 @@ func priceFor(set *store.Settings, model, group string) (price, *Error) {
 	p.ModelRatio = r
 	p.CompletionRatio = completionRatio(set, name)
 	return p, nil
+}
+
+// audioModel reports whether model is an audio chat model priced by the
+// audio variant: S §5.8 names gpt-4o-audio*; OpenAI's later audio chat
+// models (gpt-4o-mini-audio*, gpt-audio*) report their audio tokens the same
+// way, and billed as text their audio would cost a fortieth of its price.
+func audioModel(model string) bool {
+	for _, p := range []string{"gpt-4o-audio", "gpt-4o-mini-audio", "gpt-audio"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // completionRatio returns the configured CompletionRatio of model when there

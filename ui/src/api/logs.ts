@@ -40,7 +40,7 @@ export interface LogOther {
   upstream_model?: string;
   request_id?: string;
   admin_info?: { use_channel?: number[] | null; operator?: string };
-  /** audio marks a gpt-4o-audio call: its tokens split into text and audio parts, audio priced at audio_ratio. */
+  /** audio marks an audio model's call (gpt-4o-audio and later audio chat models): its tokens split into text and audio parts, audio priced at audio_ratio. */
   audio?: boolean;
   text_input?: number;
   text_output?: number;
