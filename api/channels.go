@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"gateway/relay"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"gateway/store"
@@ -81,7 +82,7 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
 	if size < 0 {
 		size = 10
 	}
-	all, err := s.store.FindChannels(store.ChannelFilter{IDSort: r.URL.Query().Get("id_sort") == "true"})
+	all, err := s.store.FindChannels(store.ChannelFilter{IDSort: idSort(r)})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -90,12 +91,19 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, viewChannels(all[start:min(start+size, len(all))]))
 }
 
+// idSort reads id_sort as the reference does (strconv.ParseBool): 1, t,
+// TRUE, True and true order by id; anything else, or nothing, by priority.
+func idSort(r *http.Request) bool {
+	v, _ := strconv.ParseBool(r.URL.Query().Get("id_sort"))
+	return v
+}
+
 // searchChannels matches id, part of the name or the exact key, plus group
 // and part of the model list; it is not paged.
 func (s *Server) searchChannels(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.ChannelFilter{Keyword: q.Get("keyword"), Group: strings.TrimSpace(q.Get("group")),
-		Model: strings.TrimSpace(q.Get("model")), IDSort: q.Get("id_sort") == "true"}
+		Model: strings.TrimSpace(q.Get("model")), IDSort: idSort(r)}
 	chs, err := s.store.FindChannels(f)
 	if err != nil {
 		writeError(w, r, err)

@@ -217,6 +217,11 @@ func TestChannelReadsHideKey(t *testing.T) {
 	for _, c := range []struct{ url, want string }{
 		{"/api/channel/?p=0&page_size=10", "high,mid,low"},          // priority desc
 		{"/api/channel/?id_sort=true&page_size=10", "mid,high,low"}, // id desc
+		{"/api/channel/?id_sort=1&page_size=10", "mid,high,low"},    // read as a bool, as S's server does
+		{"/api/channel/?id_sort=True&page_size=10", "mid,high,low"},
+		{"/api/channel/?id_sort=0&page_size=10", "high,mid,low"},
+		{"/api/channel/?id_sort=yes&page_size=10", "high,mid,low"},
+		{"/api/channel/search?id_sort=1", "mid,high,low"},
 		{"/api/channel/?p=0&page_size=2", "high,mid"},
 		{"/api/channel/?p=1&page_size=2", "low"},
 		{"/api/channel/?p=5&page_size=2", ""},
