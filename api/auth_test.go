@@ -97,6 +97,8 @@ func TestBadRequests(t *testing.T) {
 			WantStatus: 404, WantContains: []string{"Invalid URL (GET /assetsx/a.js)"}},
 		{Name: "WrongMethod", Method: "DELETE", URL: "/api/status",
 			WantStatus: 404, WantContains: []string{"Invalid URL (DELETE /api/status)"}},
+		// HEAD is no GET: a HEAD of a GET that acts must not act.
+		{Name: "HeadOfAGet", Method: "HEAD", URL: "/api/status", WantStatus: 404},
 		// The OpenAI billing reads outside /v1 are relay routes too: a wrong
 		// method or path there gets OpenAI's error object, as under /v1,
 		// not a plain-text 405 or the console's page.
@@ -340,6 +342,11 @@ func TestAccessToken(t *testing.T) {
 	// The token works without a session or New-Api-User, and is never shown again.
 	ApiScenario{URL: "/api/user/self", Headers: bearer(token), WantStatus: 200,
 		WantContains: []string{`"username":"alice"`, `"has_access_token":true`}, WantNotContains: []string{token}}.Test(t, ts)
+
+	// A HEAD is not the GET that replaces the token (the mux lets HEAD into
+	// GET routes): it is refused and the token stays.
+	ApiScenario{Method: "HEAD", URL: "/api/user/token", Headers: bearer(token), WantStatus: 404}.Test(t, ts)
+	ApiScenario{URL: "/api/user/self", Headers: bearer(token), WantStatus: 200}.Test(t, ts)
 
 	r = ApiScenario{URL: "/api/user/token", Headers: bearer(token), WantStatus: 200}.Test(t, ts)
 	var second string

@@ -147,6 +147,13 @@ func (s *Server) guard(method, path string, critical bool, h http.HandlerFunc) h
 	// call (S §11), bounded by what it costs like /v1.
 	apiLimited := strings.HasPrefix(path, "/api/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The mux lets HEAD into every GET route, and some GETs act (a new
+		// access token, a test of all channels, a mail sent): HEAD is a wrong
+		// method here, as any other.
+		if r.Method != method {
+			writeNotFoundURL(w, r)
+			return
+		}
 		// Answers carry keys, balances and personal data: no cache keeps them.
 		w.Header().Set("Cache-Control", "no-store")
 		ip := s.ips.of(r)
