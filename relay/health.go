@@ -175,7 +175,7 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 		return res
 	}
 	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	out, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	res.Duration = time.Since(start)
 	if resp.StatusCode != http.StatusOK {
 		// Judged by the status the channel's mapping makes of it, as the
@@ -189,6 +189,12 @@ func (rl *Relay) TestChannel(ctx context.Context, ch *store.Channel, model strin
 			msg = resp.Status
 		}
 		res.Err = fmt.Errorf("状态码 %d：%s", resp.StatusCode, msg)
+		return res
+	}
+	if rerr != nil {
+		// An answer cut off is no answer, even when what arrived reads as
+		// a whole one: a call gets read_response_failed from it.
+		res.Err = fmt.Errorf("读取上游返回失败：%s", describeTransport(rerr))
 		return res
 	}
 	if errorIn(out) {

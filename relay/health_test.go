@@ -890,3 +890,37 @@ func TestHealth_CloseEndsTestAll(t *testing.T) {
 		t.Fatalf("the channel whose test Close cut short has status %d, want enabled", ch.Status)
 	}
 }
+
+// An answer cut off before its end is no answer, even when the part that
+// arrived reads as a whole one: a call through the channel fails with it
+// (read_response_failed), so the test fails too and does not enable the
+// channel again.
+func TestHealth_TestOfAnAnswerCutOffFails(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-cut", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		body := `{"id":"c1","object":"chat.completion","created":1,"model":"` + req.Model() + `","choices":[{"index":0,"message":{"role":"assistant","content":"h"},"finish_reason":"stop"}],"usage":{"prompt_tokens":8,"completion_tokens":1,"total_tokens":9}}`
+		w.Header().Set("Content-Type", "application/json")
+		// More is announced than sent: the connection closes short of it.
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+100))
+		io.WriteString(w, body)
+	})
+	ch := g.MustCreateChannel(t, up, ratioModel, nil)
+	if _, _, err := g.st.SetChannelStatusAuto(ch.ID, store.ChannelStatusAutoDisabled, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.st.UpdateOption("AutomaticEnableChannelEnabled", "true"); err != nil {
+		t.Fatal(err)
+	}
+	out := g.rootGet(t, "/api/channel/test/"+strconv.FormatUint(ch.ID, 10))
+	if out["success"] != false {
+		t.Errorf("channel test of a cut answer: %v, want a failure", out)
+	}
+	fresh, err := g.st.Channel(ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Status != store.ChannelStatusAutoDisabled {
+		t.Errorf("status = %d after a test whose answer was cut off, want 3", fresh.Status)
+	}
+}
