@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"math"
 	"net/netip"
 	"net/url"
@@ -318,7 +319,11 @@ func (s *Store) loadSettings() error {
 		// rather than leaving the gateway without prices. Only those: the
 		// others keep their values, even ones a save would refuse today.
 		for _, d := range OptionDefs {
-			if !parses(&d, values[d.Key]) {
+			if perr := parseError(&d, values[d.Key]); perr != nil {
+				// Told: the prices (chats, groups) the operator set are
+				// gone from the gateway, and would otherwise be taken
+				// for the defaults shown.
+				slog.Warn("a stored option cannot be read: its default applies until it is saved again", "key", d.Key, "err", perr)
 				values[d.Key] = d.Default
 			}
 		}
@@ -330,8 +335,8 @@ func (s *Store) loadSettings() error {
 	return nil
 }
 
-// parses reports whether buildSettings can read value for d.
-func parses(d *OptionDef, value string) bool {
+// parseError is why buildSettings cannot read value for d, nil when it can.
+func parseError(d *OptionDef, value string) error {
 	var err error
 	switch d.Kind {
 	case KindRatioMap:
@@ -341,7 +346,7 @@ func parses(d *OptionDef, value string) bool {
 	case KindChats:
 		_, err = parseChats(value)
 	}
-	return err == nil
+	return err
 }
 
 func buildSettings(values map[string]string) (*Settings, error) {

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -73,5 +75,29 @@ func TestOpenResetsOnlyOptionsThatDoNotParse(t *testing.T) {
 	}
 	if set.ModelRatio["my-model"] != 2 || set.Get("EgressAllowedHosts") != ".corp.example" {
 		t.Errorf("ModelRatio %v, EgressAllowedHosts %q: values that parse were reset", set.ModelRatio, set.Get("EgressAllowedHosts"))
+	}
+}
+
+// An option reset at open is told in the log, naming it: the prices (or
+// the chats, the groups) the operator set are gone from the gateway, and
+// without a word the defaults would be taken for what they set.
+func TestOpenTellsTheOptionsItResets(t *testing.T) {
+	var out bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&out, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	s := MustOpenStore(t)
+	store.PutOptionAsStored(t, s, "GroupRatio", `{"vip":-1}`)
+	store.PutOptionAsStored(t, s, "ModelRatio", `{"my-model":2}`)
+	s = MustReopen(t, s)
+	if s.Settings().GroupRatio["vip"] != 1 || s.Settings().ModelRatio["my-model"] != 2 {
+		t.Fatalf("GroupRatio %v, ModelRatio %v", s.Settings().GroupRatio, s.Settings().ModelRatio)
+	}
+	logged := out.String()
+	if !strings.Contains(logged, "level=WARN") || !strings.Contains(logged, "key=GroupRatio") {
+		t.Errorf("the reset of GroupRatio is not logged:\n%s", logged)
+	}
+	if strings.Contains(logged, "key=ModelRatio") {
+		t.Errorf("an option that parses is logged as reset:\n%s", logged)
 	}
 }
