@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -407,5 +409,66 @@ func TestPeriodicTestsNotHeldByBalances(t *testing.T) {
 	<-done
 	if _, err := g.rl.UpdateAllBalances(ctx); errors.Is(err, relay.ErrBalancesRunning) {
 		t.Fatal("the periodic job returned while its balance update still ran")
+	}
+}
+
+// lockedBuffer is a log destination read while the job writing to it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Nobody reads the periodic balance update's answer: a channel whose
+// balance it could not read is logged with the upstream's reason, where
+// the console shows only the last balance read.
+func TestPeriodicBalanceUpdateLogsTheChannelsItCouldNotRead(t *testing.T) {
+	var out lockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&out, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	g := MustOpenGateway(t, gatewayConfig{})
+	refused := relaytest.New(t, "sk-refused", relaytest.Routes{
+		"GET /v1/dashboard/billing/subscription": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+			relaytest.WriteError(w, http.StatusForbidden, "invalid_request_error", "", "billing is not available")
+		},
+	})
+	ch := g.MustCreateChannel(t, refused, "m-refused", nil)
+	if err := g.st.UpdateOptions([]store.Option{{Key: "ChannelBalanceInterval", Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.rl.RunPeriodicTests(ctx, 20*time.Millisecond)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	want := "channel=" + strconv.FormatUint(ch.ID, 10)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, want) && strings.Contains(line, "billing is not available") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning names channel %d whose balance was not read:\n%s", ch.ID, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

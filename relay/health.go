@@ -674,7 +674,17 @@ func (rl *Relay) RunPeriodicTests(ctx context.Context, tick time.Duration) {
 					} else if err != nil && ctx.Err() == nil {
 						slog.Error("periodic balance update", "err", err)
 					} else {
-						slog.Info("periodic balance update", "channels", len(res))
+						// Nobody sees the run's answer: a channel whose
+						// balance was not read is told here, or its stale
+						// balance passes for a fresh one.
+						failed := 0
+						for _, r := range res {
+							if r.Error != "" {
+								failed++
+								slog.Warn("periodic balance update: a channel's balance was not read", "channel", r.ID, "err", r.Error)
+							}
+						}
+						slog.Info("periodic balance update", "channels", len(res), "failed", failed)
 					}
 				})
 			}
