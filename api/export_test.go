@@ -32,3 +32,6 @@ func (t *TestLimiter) Prune() int {
 	defer t.l.mu.Unlock()
 	return len(t.l.ips)
 }
+
+// SetReminderClock makes q read the time from now.
+func SetReminderClock(q *QuotaReminder, now func() time.Time) { q.now = now }

@@ -27,8 +27,13 @@ type QuotaReminder struct {
 	store *store.Store
 	send  MailFunc
 
+	now func() time.Time
+
 	mu       sync.Mutex
 	reminded map[uint64]int // how far down the user was already reminded (or skipped): remindedLow or remindedOut
+	// failed holds when the mail server last refused a user's reminder:
+	// a later charge tries it again, once reminderRetryWait has passed.
+	failed map[uint64]time.Time
 	// queue holds the reminders waiting for the mail server.
 	queue *mailQueue[store.Balance]
 }
@@ -46,9 +51,14 @@ const maxReminderSends = 4
 // it is not recorded as sent: the user's next charge tries again.
 const maxReminderQueue = 1024
 
+// reminderRetryWait is how long a reminder the mail server refused waits
+// before a charge of the user tries it again: a server down for a while is
+// not asked again on every call of every user running low.
+const reminderRetryWait = 10 * time.Minute
+
 // NewQuotaReminder returns a reminder that sends through send.
 func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
-	q := &QuotaReminder{store: st, send: send, reminded: map[uint64]int{}}
+	q := &QuotaReminder{store: st, send: send, now: time.Now, reminded: map[uint64]int{}, failed: map[uint64]time.Time{}}
 	q.queue = &mailQueue[store.Balance]{maxWaiting: maxReminderQueue, maxSenders: maxReminderSends, send: q.remind}
 	return q
 }
@@ -90,7 +100,11 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 		switch had := q.reminded[bal.UserID]; {
 		case level == 0:
 			delete(q.reminded, bal.UserID)
+			delete(q.failed, bal.UserID)
 		case level > had:
+			if at, ok := q.failed[bal.UserID]; ok && q.now().Sub(at) < reminderRetryWait {
+				continue
+			}
 			if q.queue.push(bal) {
 				q.reminded[bal.UserID] = level
 			}
@@ -116,6 +130,7 @@ func (q *QuotaReminder) Seen(userID uint64, quota int64) {
 	switch {
 	case quota >= threshold:
 		delete(q.reminded, userID)
+		delete(q.failed, userID)
 	case q.reminded[userID] == remindedOut:
 		// Above zero again but still low: the next time the balance runs
 		// out is mailed, the low warning is not repeated.
@@ -141,7 +156,28 @@ func (q *QuotaReminder) remind(bal store.Balance) {
 		subject, html.EscapeString(q.store.FormatQuota(bal.Quota)), link, link)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := q.send(ctx, u.Email, set.Get("SystemName")+" "+subject, body); err != nil {
-		slog.Warn("quota reminder not sent", "user", u.ID, "err", err)
+	err = q.send(ctx, u.Email, set.Get("SystemName")+" "+subject, body)
+	if err != nil {
+		slog.Warn("quota reminder not sent: a later charge tries again", "user", u.ID, "err", err)
+	}
+	level := remindedLow
+	if bal.Quota <= 0 {
+		level = remindedOut
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err == nil {
+		delete(q.failed, bal.UserID)
+		return
+	}
+	// Not sent: unless the balance moved on meanwhile, the reminder counts
+	// as not given, as one the queue had no room for.
+	if q.reminded[bal.UserID] == level {
+		if level == remindedLow {
+			delete(q.reminded, bal.UserID)
+		} else {
+			q.reminded[bal.UserID] = remindedLow
+		}
+		q.failed[bal.UserID] = q.now()
 	}
 }

@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,5 +53,55 @@ func TestQuotaReminder_SlowMailHoldsNoGoroutinePerUser(t *testing.T) {
 	q.Wait()
 	if got := len(rec.take()); got != len(ids) {
 		t.Fatalf("%d reminders sent once the server answered, want %d", got, len(ids))
+	}
+}
+
+// A reminder the mail server refused (a 421 "try again later", a server
+// down for a while) is not taken as sent: a later charge while the balance
+// is still low tries it again, once the retry wait is over, and it is
+// sent once.
+func TestQuotaReminder_RefusedMailIsTriedAgain(t *testing.T) {
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t, "SMTPServer", "smtp.example.com", "QuotaRemindThreshold", "1000",
+		"ServerAddress", "https://gw.example.com", "DisplayInCurrencyEnabled", "false")
+	alice := ts.UserID(t, "alice")
+	var mu sync.Mutex
+	refuse, tries, sent := true, 0, 0
+	send := func(ctx context.Context, to, subject, body string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		tries++
+		if refuse {
+			return errors.New("421 try again later")
+		}
+		sent++
+		return nil
+	}
+	now := time.Unix(1_800_000_000, 0)
+	q := api.NewQuotaReminder(ts.Store, send)
+	api.SetReminderClock(q, func() time.Time { return now })
+	observe := func(quota int64) (int, int) {
+		q.Observe(store.ChargeBatch{Balances: []store.Balance{{UserID: alice, Quota: quota}}})
+		q.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return tries, sent
+	}
+	if tries, sent := observe(10); tries != 1 || sent != 0 {
+		t.Fatalf("first charge below the threshold: %d tries, %d sent", tries, sent)
+	}
+	// At once again: the server is not asked on every charge.
+	if tries, _ := observe(9); tries != 1 {
+		t.Fatalf("%d tries right after a refusal, want 1", tries)
+	}
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	now = now.Add(11 * time.Minute)
+	if tries, sent := observe(8); tries != 2 || sent != 1 {
+		t.Fatalf("a later charge, the server answering again: %d tries, %d sent; want 2 and 1", tries, sent)
+	}
+	if tries, sent := observe(7); tries != 2 || sent != 1 {
+		t.Fatalf("after the reminder went out: %d tries, %d sent; want it sent once", tries, sent)
 	}
 }
