@@ -30,8 +30,12 @@ func (s *Server) getAllQuotaData(w http.ResponseWriter, r *http.Request) {
 	}
 	if name := strings.TrimSpace(r.URL.Query().Get("username")); name != "" {
 		u, err := s.store.UserByUsername(name)
-		if err != nil {
+		if store.ErrorCode(err) == store.ENOTFOUND {
 			writeJSON(w, []store.QuotaDatum{})
+			return
+		}
+		if err != nil {
+			writeError(w, r, err)
 			return
 		}
 		rows, err := s.store.QuotaData(start, end, u.ID)

@@ -2,10 +2,13 @@ package api_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"gateway/store"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // quotaRow is one dashboard row as the API answers it.
@@ -135,5 +138,49 @@ func TestDashboard(t *testing.T) {
 		if len(rows) != 1 || rows[0].ModelName != "model-now" {
 			t.Fatalf("rows %+v", rows)
 		}
+	})
+}
+
+// A user record that cannot be read is an internal failure: the dashboard,
+// the log list and sum filtered by that username, and the token log lookup
+// of that user's token answer 500, never an empty list or 用户已被封禁,
+// which are plausible answers about an account that may have been used.
+func TestAnUnreadableUserRecordAnswers500(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "data.db")
+	e := newConsoleEnvAt(t, path)
+	_, admin := e.mustUser("auditor", store.RoleAdmin)
+	u, _ := e.mustUser("mangled", store.RoleCommon)
+	tok, err := e.store.CreateToken(&store.Token{UserID: u.ID, Name: "t", UnlimitedQuota: true, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Close()
+	e.store.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("users")).Put(be64(u.ID), []byte(`{"id":"mangled"`))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = newConsoleEnvAt(t, path)
+	internal := []string{`"success":false`, `"message":"Internal error."`}
+	e.run(t, []consoleScenario{
+		{name: "dashboard", method: "GET", url: "/api/data/?username=mangled", token: admin,
+			wantStatus: 500, wantContains: internal},
+		{name: "log list", method: "GET", url: "/api/log/?username=mangled", token: admin,
+			wantStatus: 500, wantContains: internal},
+		{name: "log sum", method: "GET", url: "/api/log/stat?username=mangled", token: admin,
+			wantStatus: 500, wantContains: internal},
+		{name: "token logs", method: "GET", url: "/api/log/token", token: "sk-" + tok.Key,
+			wantStatus: 500, wantContains: internal},
+		// An unknown username still has no rows.
+		{name: "unknown", method: "GET", url: "/api/data/?username=nobody", token: admin,
+			wantStatus: 200, wantContains: []string{`"data":[]`}},
 	})
 }

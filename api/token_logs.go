@@ -42,6 +42,10 @@ func (s *Server) tokenLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, err := s.store.TokenByKey(key)
+	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+		writeError(w, r, err)
+		return
+	}
 	if err != nil {
 		writeError(w, r, store.Errorf(store.EUNAUTHORIZED, "无效的令牌"))
 		return
@@ -58,7 +62,12 @@ func (s *Server) tokenLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, store.Errorf(store.EFORBIDDEN, "您的 IP 不在令牌允许访问的列表中"))
 		return
 	}
-	if u, err := s.store.User(tok.UserID); err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {
+	u, err := s.store.User(tok.UserID)
+	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+		writeError(w, r, err)
+		return
+	}
+	if err != nil || u.Deleted() || u.Status != store.UserStatusEnabled {
 		writeError(w, r, store.Errorf(store.EFORBIDDEN, "用户已被封禁"))
 		return
 	}

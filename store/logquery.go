@@ -695,23 +695,29 @@ func likeMatch(s, pattern string) bool {
 	return pi == len(pat)
 }
 
-func (s *Store) resolveLogFilter(f *LogFilter) bool {
+// resolveLogFilter turns f's username into its user id. It answers false
+// when no entry can match (an unknown username among them), and an error
+// when the user's record cannot be read: that is no proof of an empty list.
+func (s *Store) resolveLogFilter(f *LogFilter) (bool, error) {
 	// Types are stored as one byte; another number names no type. An end
 	// before 0 is a bound nothing meets (0 is none), as in the dashboard.
 	if f.Type < 0 || f.Type > 255 || f.End < 0 {
-		return false
+		return false, nil
 	}
 	if f.Username != "" {
 		u, err := s.UserByUsername(f.Username)
+		if ErrorCode(err) == ENOTFOUND {
+			return false, nil
+		}
 		if err != nil {
-			return false
+			return false, err
 		}
 		if f.UserID != 0 && f.UserID != u.ID {
-			return false
+			return false, nil
 		}
 		f.UserID = u.ID
 	}
-	return true
+	return true, nil
 }
 
 // Logs returns page (1-based) of the entries matching f, newest first, with
@@ -730,7 +736,10 @@ func (s *Store) LogsContext(ctx context.Context, f LogFilter, page, pageSize int
 		pageSize = 10
 	}
 	out := &LogPage{Items: []*Log{}, Page: page, PageSize: pageSize}
-	if !s.resolveLogFilter(&f) {
+	if ok, err := s.resolveLogFilter(&f); !ok {
+		if err != nil {
+			return nil, err
+		}
 		return out, nil
 	}
 	skip := (page - 1) * pageSize
@@ -800,7 +809,10 @@ func (s *Store) SearchLogs(f LogFilter, limit int) ([]*Log, error) {
 // is done.
 func (s *Store) SearchLogsContext(ctx context.Context, f LogFilter, limit int) ([]*Log, error) {
 	out := []*Log{}
-	if !s.resolveLogFilter(&f) {
+	if ok, err := s.resolveLogFilter(&f); !ok {
+		if err != nil {
+			return nil, err
+		}
 		return out, nil
 	}
 	err := s.scanLogs(ctx, f, nil, func(r *logRow) bool {
@@ -822,8 +834,8 @@ func (s *Store) LogQuotaSum(f LogFilter) (int64, error) {
 func (s *Store) LogQuotaSumContext(ctx context.Context, f LogFilter) (int64, error) {
 	f.Type = LogTypeConsume
 	var sum int64
-	if !s.resolveLogFilter(&f) {
-		return 0, nil
+	if ok, err := s.resolveLogFilter(&f); !ok {
+		return 0, err
 	}
 	err := s.scanLogs(ctx, f, nil, func(r *logRow) bool {
 		if q, err := r.quota(); err == nil {
