@@ -93,10 +93,11 @@ func Compact(src, dst string) (before, after int64, err error) {
 	if err := compactInto(sdb, dst); err != nil {
 		return 0, 0, fmt.Errorf("compact into %s: %w", dst, err)
 	}
-	if d, err := os.Open(filepath.Dir(absDst)); err == nil {
-		// The new name survives a crash too.
-		d.Sync()
-		d.Close()
+	// The new name survives a crash too: a copy whose directory entry is
+	// not on disk may be gone after one, while the operator has been told
+	// it was written and removed the old file.
+	if err := syncDir(filepath.Dir(absDst)); err != nil {
+		return 0, 0, fmt.Errorf("sync the directory of %s: %w", dst, err)
 	}
 	if err := verifyCompacted(dst, want); err != nil {
 		return 0, 0, fmt.Errorf("the copy %s does not match %s: %w", dst, src, err)
@@ -106,6 +107,17 @@ func Compact(src, dst string) (before, after int64, err error) {
 		return 0, 0, err
 	}
 	return before, info.Size(), nil
+}
+
+// syncDir syncs the directory dir, making the names of the files created
+// in it durable.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // compactInto copies src into the empty file at path and syncs it. The

@@ -143,3 +143,27 @@ func TestCompact(t *testing.T) {
 		t.Fatalf("Compact created the missing data file: %v", err)
 	}
 }
+
+// A copy whose directory cannot be synced is not reported as written: its
+// name may not survive a crash, and an operator told it was written swaps
+// it in and removes the old file. The copy is removed, as on any error.
+func TestCompactReportsADirectoryThatWouldNotSync(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "gateway.db")
+	s, err := Open(src, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustPutUser(t, s, User{Username: "alice", Quota: 12345})
+	s.Close()
+	old := syncDir
+	defer func() { syncDir = old }()
+	syncDir = func(string) error { return fmt.Errorf("input/output error") }
+	dst := filepath.Join(dir, "compact.db")
+	if _, _, err := Compact(src, dst); err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("Compact with a directory that would not sync: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatalf("a failed compaction left %s: %v", dst, err)
+	}
+}
