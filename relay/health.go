@@ -416,10 +416,19 @@ func (rl *Relay) TestAll(by *store.User, report func(Progress)) error {
 			// Each channel as it is now: one edited or deleted since the
 			// run began is tested (or skipped) as it is, not as listed.
 			ch, err := rl.store.Channel(listed.ID)
-			if err != nil {
+			if store.ErrorCode(err) == store.ENOTFOUND {
 				rl.setRun(func(r *TestRun) { r.Done = i + 1 })
 				if report != nil {
 					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("渠道已删除")}, Skipped: true})
+				}
+				continue
+			}
+			if err != nil {
+				// A channel that could not be read was not tested: a
+				// failure of the run, not a deletion to pass over.
+				rl.setRun(func(r *TestRun) { r.Done, r.Failed = i+1, r.Failed+1 })
+				if report != nil {
+					report(Progress{Done: i + 1, Total: len(chs), Result: &TestResult{ChannelID: listed.ID, Err: errors.New("读取渠道失败：" + store.ErrorMessage(err))}})
 				}
 				continue
 			}

@@ -242,3 +242,37 @@ func TestHealth_StaleVerdictAfterStatusChange(t *testing.T) {
 		t.Fatalf("channel disabled since the test: status %d (%s)", c.Status, c.OtherInfo)
 	}
 }
+
+// A channel the run cannot read (here the data file closed under it) is
+// reported as a failure with the reason, not as deleted and skipped: the
+// console and the summary mail would count it neither passed nor failed.
+func TestHealth_TestAllReportsAnUnreadableChannel(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	slow, reached, release := heldChat(t)
+	unread := g.MustCreateChannel(t, slow, ratioModel, nil)
+	g.MustCreateChannel(t, slow, ratioModel, nil) // newest: tested first
+	var mu sync.Mutex
+	var got []relay.Progress
+	if err := g.rl.TestAll(nil, func(p relay.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	g.st.Close()
+	close(release)
+	eventually(t, 10*time.Second, "the run to end", func() bool { return !g.rl.Testing() })
+	mu.Lock()
+	defer mu.Unlock()
+	var p *relay.Progress
+	for i := range got {
+		if got[i].Result != nil && got[i].Result.ChannelID == unread.ID {
+			p = &got[i]
+		}
+	}
+	if p == nil || p.Skipped || p.Result.Err == nil || !strings.Contains(p.Result.Err.Error(), "读取渠道失败") {
+		t.Fatalf("the unreadable channel was not reported as failed: %+v", p)
+	}
+	if run := g.rl.TestRunState(); run.Failed < 1 {
+		t.Errorf("the run counts %d failures", run.Failed)
+	}
+}
