@@ -932,3 +932,90 @@ test("a channel's balance is called 余额 in its tooltip, as the button and toa
   assert.doesNotMatch(text, /额度/);
   await context.close();
 });
+
+test("each type's channel reads back as typed in the drawer, and an edit of its name leaves every other field as stored", async () => {
+  const api = await rootApi(suite.gw.baseURL);
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
+  await login(page, "root", "123456");
+  const drawer = page.locator('[data-testid="channel-drawer"]');
+  // One type of each kind of form: OpenAI (organization), Azure and Spark (version), Vertex (JSON region and key), custom, Cloudflare.
+  const types = [
+    { type: 1, option: "OpenAI", key: "sk-roundtrip-1" },
+    { type: 3, option: "Azure OpenAI", key: "azure-roundtrip-3", other: "2024-02-01" },
+    { type: 18, option: "讯飞星火认知", key: "app|secret|apikey", other: "v3.5" },
+    { type: 41, option: "Vertex AI", key: '{"type":"service_account","project_id":"p-41"}', other: '{"default":"us-east1"}' },
+    { type: 8, option: "自定义渠道", key: "sk-roundtrip-8" },
+    { type: 39, option: "Cloudflare", key: "cf-roundtrip-39", other: "cf-account-39" },
+  ];
+  for (const { type, option, key, other } of types) {
+    const name = uniqueName(`rt${type}-`);
+    // Compact JSON as an operator or a script may write it: an edit of another field keeps it byte for byte.
+    const mapping = `{"m-${type}":"up-${type}","gpt-4":"gpt-4-0613"}`;
+    const statusMapping = `{"429":"500","400":"503"}`;
+    await page.goto("/channel/add");
+    await drawer.waitFor();
+    await page.click('[data-testid="channel-type-select"]');
+    await page.getByRole("option", { name: option, exact: true }).click();
+    await page.fill('[data-testid="channel-name-input"]', name);
+    await page.fill('[data-testid="channel-key"]', key);
+    await page.fill("#ch-base", `${upstream.url}/b${type}`);
+    if (other !== undefined) await page.fill("#ch-other", other);
+    if (type === 1) await page.fill("#ch-org", "org-roundtrip");
+    await page.click('[data-testid="clear-models"]');
+    await page.fill('[data-testid="custom-model-input"]', `m-${type}, m2-${type}`);
+    await page.click('[data-testid="custom-model-add"]');
+    await page.click('[data-testid="channel-groups-open"]');
+    await page.fill('[data-testid="channel-groups-search"]', "vip");
+    await page.keyboard.press("Enter");
+    await drawer.locator('[data-testid="channel-groups"] [data-value="vip"]').waitFor();
+    await page.keyboard.press("Escape");
+    await page.locator('[data-testid="channel-groups-search"]').waitFor({ state: "detached" });
+    await page.fill("#ch-mapping", mapping);
+    await page.fill("#ch-status-mapping", statusMapping);
+    await page.fill("#ch-test-model", `m2-${type}`);
+    await page.click('[data-testid="channel-auto-ban"]');
+    await page.fill("#ch-priority", "7");
+    await page.fill("#ch-weight", "3");
+    await page.click('[data-testid="channel-submit"]');
+    await drawer.waitFor({ state: "detached" });
+
+    const { id } = await channelByName(api, name);
+    const stored = (await api.call("GET", `/api/channel/${id}`)).json.data;
+    const typed = {
+      type,
+      name,
+      base_url: `${upstream.url}/b${type}`,
+      other: other ?? "",
+      openai_organization: type === 1 ? "org-roundtrip" : "",
+      models: `m-${type},m2-${type}`,
+      group: "default,vip",
+      model_mapping: mapping,
+      status_code_mapping: statusMapping,
+      test_model: `m2-${type}`,
+      auto_ban: 0,
+      priority: 7,
+      weight: 3,
+    };
+    for (const [field, value] of Object.entries(typed)) assert.equal(stored[field], value, `type ${type}: ${field} as typed`);
+
+    // Reopened, the drawer shows what was saved; only the name changes.
+    await page.goto(`/channel/edit/${id}`);
+    const nameInput = page.locator('[data-testid="channel-name-input"]');
+    await page.waitForFunction(() => document.querySelector('[data-testid="channel-name-input"]')?.value !== "");
+    assert.equal(await page.inputValue("#ch-base"), typed.base_url, `type ${type}: base URL shown`);
+    if (other !== undefined) assert.equal(await page.inputValue("#ch-other"), other, `type ${type}: other shown`);
+    assert.deepEqual(JSON.parse(await page.inputValue("#ch-mapping")), JSON.parse(mapping), `type ${type}: mapping shown`);
+    assert.equal(await page.inputValue("#ch-test-model"), typed.test_model, `type ${type}: test model shown`);
+    assert.equal(await page.inputValue("#ch-priority"), "7", `type ${type}: priority shown`);
+    assert.equal(await page.inputValue("#ch-weight"), "3", `type ${type}: weight shown`);
+    await nameInput.fill(`${name}e`);
+    await page.click('[data-testid="channel-submit"]');
+    await drawer.waitFor({ state: "detached" });
+    const edited = (await api.call("GET", `/api/channel/${id}`)).json.data;
+    for (const field of Object.keys(stored)) {
+      if (field !== "name") assert.deepEqual(edited[field], stored[field], `type ${type}: ${field} kept by an edit of the name`);
+    }
+    assert.equal(edited.name, `${name}e`);
+  }
+  await context.close();
+});

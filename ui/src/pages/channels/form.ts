@@ -19,7 +19,15 @@ export interface ChannelForm {
   auto_ban: boolean;
   priority: string;
   weight: string;
+  /**
+   * loaded_json is the JSON fields as an edit loaded them: stored is the text on the channel,
+   * shown its indented form in the drawer. A field left as shown is sent as stored.
+   */
+  loaded_json?: Record<JSONField, { stored: string; shown: string }>;
 }
+
+/** JSONField names the form's JSON text fields. */
+type JSONField = "model_mapping" | "status_code_mapping";
 
 /** emptyForm is a new channel: OpenAI, group default, auto-ban on. */
 export function emptyForm(): ChannelForm {
@@ -53,6 +61,8 @@ function pretty(text: string): string {
 
 /** formFromChannel fills the form from a stored channel; the key stays empty (it is never sent to the browser). */
 export function formFromChannel(c: Channel): ChannelForm {
+  const loaded = (stored: string) => ({ stored, shown: pretty(stored) });
+  const json = { model_mapping: loaded(c.model_mapping ?? ""), status_code_mapping: loaded(c.status_code_mapping ?? "") };
   return {
     type: c.type,
     name: c.name ?? "",
@@ -63,13 +73,21 @@ export function formFromChannel(c: Channel): ChannelForm {
     other: c.other ?? "",
     models: splitList(c.models),
     groups: splitList(c.group),
-    model_mapping: pretty(c.model_mapping ?? ""),
-    status_code_mapping: pretty(c.status_code_mapping ?? ""),
+    model_mapping: json.model_mapping.shown,
+    status_code_mapping: json.status_code_mapping.shown,
     test_model: c.test_model ?? "",
     auto_ban: c.auto_ban !== 0,
     priority: String(c.priority ?? 0),
     weight: String(c.weight ?? 0),
+    loaded_json: json,
   };
+}
+
+/** jsonText is what a JSON field sends: the stored text while the field shows it unchanged, so an edit of another field keeps it byte for byte. */
+function jsonText(f: ChannelForm, field: JSONField): string {
+  const loaded = f.loaded_json?.[field];
+  if (loaded && f[field] === loaded.shown) return loaded.stored;
+  return f[field].trim();
 }
 
 /** isJSONObject reports whether text is a JSON object. */
@@ -141,7 +159,7 @@ function toInt(text: string, fallback: number): number {
  * toInput builds the request body: trailing slashes are removed from the
  * base URL, Azure and Spark get their default version, priority is raised to
  * -999 and a negative weight becomes 0. On edit an empty key is left out, so
- * the stored key stays.
+ * the stored key stays, and a mapping left as shown is sent as stored.
  */
 export function toInput(f: ChannelForm, isEdit: boolean): ChannelInput {
   let other = f.other.trim();
@@ -155,8 +173,8 @@ export function toInput(f: ChannelForm, isEdit: boolean): ChannelInput {
     other: f.type === TYPE_VERTEX ? f.other : other,
     models: f.models.join(","),
     group: f.groups.join(","),
-    model_mapping: f.model_mapping.trim(),
-    status_code_mapping: f.status_code_mapping.trim(),
+    model_mapping: jsonText(f, "model_mapping"),
+    status_code_mapping: jsonText(f, "status_code_mapping"),
     test_model: f.test_model.trim(),
     auto_ban: f.auto_ban ? 1 : 0,
     priority: Math.max(-999, toInt(f.priority, 0)),
