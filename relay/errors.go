@@ -228,12 +228,14 @@ func keyChar(c byte) bool {
 func rawUpstreamMessage(body []byte) string {
 	// Each member is read on its own: one of another shape than expected
 	// (an "err" object, a "header" string) must not hide the message
-	// beside it, which the disable rules also read.
+	// beside it, which the disable rules also read. Names match in any
+	// case, as a decode into a struct matches them ({"Message": ...}, as
+	// AWS API Gateway answers).
 	var v map[string]json.RawMessage
 	if json.Unmarshal(body, &v) != nil {
 		return ""
 	}
-	if raw := v["error"]; len(raw) > 0 {
+	if raw := member(v, "error"); len(raw) > 0 {
 		var obj struct {
 			Message string `json:"message"`
 		}
@@ -256,17 +258,31 @@ func rawUpstreamMessage(body []byte) string {
 			if json.Unmarshal(raw, &obj) != nil {
 				return ""
 			}
-			raw = obj[name]
+			raw = member(obj, name)
 		}
 		return text(raw)
 	}
-	for _, m := range []string{describeDetail(v["message"]), text(v["msg"]), text(v["err"]), text(v["error_msg"]),
-		nested(v["header"], "message"), nested(v["response"], "error", "message"), describeDetail(v["detail"])} {
+	for _, m := range []string{describeDetail(member(v, "message")), text(member(v, "msg")), text(member(v, "err")), text(member(v, "error_msg")),
+		nested(member(v, "header"), "message"), nested(member(v, "response"), "error", "message"), describeDetail(member(v, "detail"))} {
 		if m != "" {
 			return m
 		}
 	}
 	return ""
+}
+
+// member returns the member of obj named name, matched exactly, else in
+// any case.
+func member(obj map[string]json.RawMessage, name string) json.RawMessage {
+	if raw, ok := obj[name]; ok {
+		return raw
+	}
+	for k, raw := range obj {
+		if strings.EqualFold(k, name) {
+			return raw
+		}
+	}
+	return nil
 }
 
 // describeDetail reads a message that is not always a string: Mistral's

@@ -24,6 +24,10 @@ func TestRawUpstreamMessage(t *testing.T) {
 		{`{"success":false,"msg":"quota used up","err":false}`, "quota used up"},
 		{`{"header":{"code":10013,"message":"illegal access"},"payload":null}`, "illegal access"},
 		{`{"response":{"error":{"message":"denied"}},"msg":7}`, "denied"},
+		// Names in another case are read, as a decode into a struct reads them.
+		{`{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke"}`, "User: anonymous is not authorized to perform: execute-api:Invoke"},
+		{`{"Error":{"Message":"denied"},"Type":"x"}`, "denied"},
+		{`{"Header":{"Message":"illegal access"}}`, "illegal access"},
 		{`null`, ""},
 		{`not json`, ""},
 	} {
