@@ -50,7 +50,12 @@ func priceFor(set *store.Settings, model, group string) (price, *Error) {
 // audio variant: S §5.8 names gpt-4o-audio*; OpenAI's later audio chat
 // models (gpt-4o-mini-audio*, gpt-audio*) report their audio tokens the same
 // way, and billed as text their audio would cost a fortieth of its price.
+// As for the completion ratio, a provider's prefix (openai/gpt-4o-audio…)
+// does not change the model.
 func audioModel(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
 	for _, p := range []string{"gpt-4o-audio", "gpt-4o-mini-audio", "gpt-audio"} {
 		if strings.HasPrefix(model, p) {
 			return true
@@ -81,7 +86,7 @@ func defaultCompletionRatio(m string) float64 {
 		return 3
 	case m == "chatgpt-4o-latest":
 		return 3
-	case has(m, "gpt-4o"), has(m, "o1"), has(m, "o3"), has(m, "o4"), has(m, "gpt-4.1"):
+	case has(m, "gpt-4o"), has(m, "o1"), has(m, "o3"), has(m, "o4"), has(m, "gpt-4.1"), has(m, "gpt-audio"):
 		return 4
 	case has(m, "gpt-5"):
 		return 8

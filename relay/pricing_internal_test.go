@@ -73,27 +73,47 @@ func TestUsageSane(t *testing.T) {
 
 // The built-in completion ratios: S §5.7's table, and the later families
 // at their providers' output-to-input price ratio (docs/billing.md).
+func TestAudioModel(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gpt-4o-audio-preview":              true,
+		"gpt-4o-mini-audio-preview":         true,
+		"gpt-audio":                         true,
+		"gpt-audio-mini":                    true,
+		"openai/gpt-4o-audio-preview":       true,
+		"azure/openai/gpt-audio-2025-08-28": true,
+		"gpt-4o":                            false,
+		"gpt-4o-mini-tts":                   false,
+		"openai/gpt-4o-mini":                false,
+	} {
+		if got := audioModel(model); got != want {
+			t.Errorf("%s: %v, want %v", model, got, want)
+		}
+	}
+}
+
 func TestDefaultCompletionRatio(t *testing.T) {
 	for model, want := range map[string]float64{
-		"gpt-4o":                   4,
-		"gpt-4o-mini":              4,
-		"gpt-4o-2024-05-13":        3,
-		"chatgpt-4o-latest":        3,
-		"gpt-4o-audio-preview":     4,
-		"o1":                       4,
-		"o1-preview":               4,
-		"o1-mini":                  4,
-		"o3-mini":                  4,
-		"gpt-4.1":                  4,
-		"gpt-4.1-nano":             4,
-		"o4-mini":                  4,
-		"gpt-5":                    8,
-		"gpt-5-mini":               8,
-		"gpt-5-chat-latest":        8,
-		"gpt-4.5-preview":          2,
-		"claude-sonnet-4-20250514": 5,
-		"claude-opus-4-1-20250805": 5,
-		"claude-3-7-sonnet-latest": 5,
+		"gpt-4o":                    4,
+		"gpt-4o-mini":               4,
+		"gpt-4o-2024-05-13":         3,
+		"chatgpt-4o-latest":         3,
+		"gpt-4o-audio-preview":      4,
+		"gpt-audio":                 4,
+		"gpt-audio-mini-2025-10-06": 4,
+		"o1":                        4,
+		"o1-preview":                4,
+		"o1-mini":                   4,
+		"o3-mini":                   4,
+		"gpt-4.1":                   4,
+		"gpt-4.1-nano":              4,
+		"o4-mini":                   4,
+		"gpt-5":                     8,
+		"gpt-5-mini":                8,
+		"gpt-5-chat-latest":         8,
+		"gpt-4.5-preview":           2,
+		"claude-sonnet-4-20250514":  5,
+		"claude-opus-4-1-20250805":  5,
+		"claude-3-7-sonnet-latest":  5,
 		"us.anthropic.claude-sonnet-4-20250514-v1:0": 5,
 		"gpt-4-turbo":              3,
 		"gpt-4-0125-preview":       3,
