@@ -35,7 +35,19 @@ type QuotaReminder struct {
 	// a later charge tries it again, once reminderRetryWait has passed.
 	failed map[uint64]time.Time
 	// queue holds the reminders waiting for the mail server.
-	queue *mailQueue[store.Balance]
+	queue *mailQueue[reminder]
+	// latest holds the number of each user's newest reminder queued and
+	// not yet finished, so that a refused mail undoes only its own record,
+	// not one queued after it (the balance recovered and fell again while
+	// it was being sent).
+	latest map[uint64]uint64
+	seq    uint64
+}
+
+// reminder is a queued mail: the balance it tells and its number.
+type reminder struct {
+	bal store.Balance
+	seq uint64
 }
 
 // The reminders a user got while their balance stays down.
@@ -58,8 +70,9 @@ const reminderRetryWait = 10 * time.Minute
 
 // NewQuotaReminder returns a reminder that sends through send.
 func NewQuotaReminder(st *store.Store, send MailFunc) *QuotaReminder {
-	q := &QuotaReminder{store: st, send: send, now: time.Now, reminded: map[uint64]int{}, failed: map[uint64]time.Time{}}
-	q.queue = &mailQueue[store.Balance]{maxWaiting: maxReminderQueue, maxSenders: maxReminderSends, send: q.remind}
+	q := &QuotaReminder{store: st, send: send, now: time.Now, reminded: map[uint64]int{}, failed: map[uint64]time.Time{},
+		latest: map[uint64]uint64{}}
+	q.queue = &mailQueue[reminder]{maxWaiting: maxReminderQueue, maxSenders: maxReminderSends, send: q.remind}
 	return q
 }
 
@@ -105,8 +118,10 @@ func (q *QuotaReminder) Observe(b store.ChargeBatch) {
 			if at, ok := q.failed[bal.UserID]; ok && q.now().Sub(at) < reminderRetryWait {
 				continue
 			}
-			if q.queue.push(bal) {
+			q.seq++
+			if q.queue.push(reminder{bal: bal, seq: q.seq}) {
 				q.reminded[bal.UserID] = level
+				q.latest[bal.UserID] = q.seq
 			}
 		case level < had:
 			// Back above zero, still low: running out is mailed again.
@@ -141,10 +156,43 @@ func (q *QuotaReminder) Seen(userID uint64, quota int64) {
 // Wait blocks until every reminder being sent has finished (tests, shutdown).
 func (q *QuotaReminder) Wait() { q.queue.wait() }
 
-func (q *QuotaReminder) remind(bal store.Balance) {
+// remind sends m and records what came of it.
+func (q *QuotaReminder) remind(m reminder) {
+	bal := m.bal
+	err := q.mail(bal)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.latest[bal.UserID] != m.seq {
+		// A reminder queued after this one decides what is recorded.
+		return
+	}
+	delete(q.latest, bal.UserID)
+	if err == nil {
+		delete(q.failed, bal.UserID)
+		return
+	}
+	level := remindedLow
+	if bal.Quota <= 0 {
+		level = remindedOut
+	}
+	// Not sent: unless the balance moved on meanwhile, the reminder counts
+	// as not given, as one the queue had no room for.
+	if q.reminded[bal.UserID] == level {
+		if level == remindedLow {
+			delete(q.reminded, bal.UserID)
+		} else {
+			q.reminded[bal.UserID] = remindedLow
+		}
+		q.failed[bal.UserID] = q.now()
+	}
+}
+
+// mail sends the reminder of bal; a user without an address, deleted or
+// disabled gets none, which is no failure.
+func (q *QuotaReminder) mail(bal store.Balance) error {
 	u, err := q.store.User(bal.UserID)
 	if err != nil || u.Email == "" || u.Deleted() || u.Status != store.UserStatusEnabled {
-		return
+		return nil
 	}
 	set := q.store.Settings()
 	subject := "您的额度即将用尽"
@@ -160,24 +208,5 @@ func (q *QuotaReminder) remind(bal store.Balance) {
 	if err != nil {
 		slog.Warn("quota reminder not sent: a later charge tries again", "user", u.ID, "err", err)
 	}
-	level := remindedLow
-	if bal.Quota <= 0 {
-		level = remindedOut
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if err == nil {
-		delete(q.failed, bal.UserID)
-		return
-	}
-	// Not sent: unless the balance moved on meanwhile, the reminder counts
-	// as not given, as one the queue had no room for.
-	if q.reminded[bal.UserID] == level {
-		if level == remindedLow {
-			delete(q.reminded, bal.UserID)
-		} else {
-			q.reminded[bal.UserID] = remindedLow
-		}
-		q.failed[bal.UserID] = q.now()
-	}
+	return err
 }

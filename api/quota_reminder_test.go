@@ -105,3 +105,59 @@ func TestQuotaReminder_RefusedMailIsTriedAgain(t *testing.T) {
 		t.Fatalf("after the reminder went out: %d tries, %d sent; want it sent once", tries, sent)
 	}
 }
+
+// A reminder refused after the balance recovered and fell again while it
+// was being sent does not undo the newer crossing's reminder, which was
+// sent: the user is not mailed a third time when the retry wait is over.
+func TestQuotaReminder_RefusalAfterANewerCrossing(t *testing.T) {
+	ts := MustStartServer(t)
+	ts.MustSetOptions(t, "SMTPServer", "smtp.example.com", "QuotaRemindThreshold", "1000",
+		"ServerAddress", "https://gw.example.com", "DisplayInCurrencyEnabled", "false")
+	alice := ts.UserID(t, "alice")
+	hold := make(chan struct{})
+	var mu sync.Mutex
+	tries := 0
+	send := func(ctx context.Context, to, subject, body string) error {
+		mu.Lock()
+		tries++
+		first := tries == 1
+		mu.Unlock()
+		if first {
+			<-hold
+			return errors.New("421 try again later")
+		}
+		return nil
+	}
+	now := time.Unix(1_800_000_000, 0)
+	q := api.NewQuotaReminder(ts.Store, send)
+	api.SetReminderClock(q, func() time.Time { return now })
+	observe := func(quota int64) {
+		q.Observe(store.ChargeBatch{Balances: []store.Balance{{UserID: alice, Quota: quota}}})
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return tries
+	}
+	observe(10) // the first mail hangs
+	for deadline := time.Now().Add(5 * time.Second); count() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first reminder was not sent")
+		}
+	}
+	q.Seen(alice, 5000) // topped up
+	observe(20)         // and low again: a second reminder, sent
+	for deadline := time.Now().Add(5 * time.Second); count() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second crossing's reminder was not sent")
+		}
+	}
+	close(hold) // the first one is refused
+	q.Wait()
+	now = now.Add(11 * time.Minute)
+	observe(15)
+	q.Wait()
+	if n := count(); n != 2 {
+		t.Errorf("%d mails tried, want 2: the second crossing's reminder went out", n)
+	}
+}
