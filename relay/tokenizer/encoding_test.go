@@ -28,6 +28,12 @@ func TestEncoderFor(t *testing.T) {
 		{"gpt-5-mini", O200KBase},
 		{"openai/gpt-4o", O200KBase},
 		{"GPT-4o", O200KBase},
+		{"ft:gpt-4o-mini-2024-07-18:acme::9xYz", O200KBase},
+		{"ft:gpt-4o-2024-08-06:acme:bot:abc123", O200KBase},
+		{"gpt-oss-120b", O200KBase},
+		{"openai/gpt-oss-20b", O200KBase},
+		{"ft:gpt-4-0613:acme::abc", CL100KBase},
+		{"ft:gpt-3.5-turbo-0125:acme::abc", CL100KBase},
 		{"gpt-4", CL100KBase},
 		{"gpt-4-turbo", CL100KBase},
 		{"gpt-3.5-turbo-0613", CL100KBase},
@@ -55,6 +61,10 @@ func TestCountTextKnown(t *testing.T) {
 		{"gpt-4o", "tiktoken is great!", 6},
 		// Special tokens are plain text to the counter.
 		{"gpt-4", "<|endoftext|>", 7},
+		// Fine-tuned gpt-4o and gpt-oss models count in o200k_base.
+		{"ft:gpt-4o-mini-2024-07-18:acme::9xYz", "人工智能是计算机科学的一个分支", 10},
+		{"gpt-oss-120b", "人工智能是计算机科学的一个分支", 10},
+		{"gpt-4", "人工智能是计算机科学的一个分支", 15},
 	}
 	for _, s := range scenarios {
 		if got := CountText(s.model, s.text); got != s.want {
