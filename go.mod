@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/casbin/casbin/v3 v3.10.0
 	github.com/coder/websocket v1.8.15
+	github.com/dlclark/regexp2 v1.10.0
 	github.com/goccy/go-json v0.12.0
 	github.com/openai/openai-go v1.12.0
 	github.com/pkoukk/tiktoken-go v0.1.8
@@ -17,7 +18,6 @@ require (
 require (
 	github.com/bmatcuk/doublestar/v4 v4.6.1 // indirect
 	github.com/casbin/govaluate v1.3.0 // indirect
-	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/tidwall/gjson v1.14.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

@@ -14,18 +14,20 @@
 // Two byte-pair encodings are used, chosen by model name (EncoderFor):
 // o200k_base for the gpt-4o family and its successors, cl100k_base for
 // everything else. Their rank files are compiled into the binary by
-// github.com/pkoukk/tiktoken-go-loader; importing this package switches
-// github.com/pkoukk/tiktoken-go to that offline loader, so nothing is ever
-// downloaded or read from disk. Each encoding is built once, on first use
-// (both together take a few hundred milliseconds and about 35 MB of heap);
-// call Preload at start-up to pay that cost before the first request. All
-// counting functions are safe for concurrent use.
+// github.com/pkoukk/tiktoken-go-loader, so nothing is ever downloaded or
+// read from disk, and text is split with tiktoken's patterns and merged by
+// rank as tiktoken does: the counts are tiktoken's encode_ordinary counts.
+// Each encoding is built once, on first use (both together take a few
+// hundred milliseconds and about 15 MB of heap); call Preload at start-up to
+// pay that cost before the first request. All counting functions are safe
+// for concurrent use.
 //
 // Tokenizing costs roughly 0.3 ms per KB of text, so the counts of recently
 // seen texts are remembered: a conversation's history, resent on every turn,
-// is tokenized once. Runs of one character class longer than 256 bytes
-// (100 KB of "a", of "=" or of spaces) are cut before tokenizing, which keeps
-// the cost linear where tiktoken's byte-pair merge would be quadratic.
+// is tokenized once. tiktoken's merge is quadratic in the length of a
+// pre-token (100 KB of "a", of "=" or of spaces is one); the merge here
+// keeps its candidate pairs in a heap, so such runs cost n log n and keep
+// their exact count.
 //
 // # Chat requests
 //

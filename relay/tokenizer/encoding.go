@@ -5,11 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding names returned by EncoderFor.
@@ -21,21 +17,12 @@ const (
 	CL100KBase = "cl100k_base"
 )
 
-func init() {
-	// tiktoken-go's default loader downloads the rank files over HTTP and
-	// caches them in a temp dir. The gateway must run offline, so switch to
-	// the loader that reads the copies embedded in the binary. Doing it in
-	// init (and not in a sync.Once) guarantees it happens before any
-	// encoding is built and cannot race with one.
-	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
-}
-
 // encoder is one lazily built encoding. Building one parses a rank file of a
-// few MB and sorts its vocabulary, so it happens once per process.
+// few MB, so it happens once per process.
 type encoder struct {
 	name  string
 	once  sync.Once
-	tk    *tiktoken.Tiktoken
+	bpe   *bpe
 	err   error
 	cache countCache
 }
@@ -45,14 +32,14 @@ var (
 	cl100k = &encoder{name: CL100KBase}
 )
 
-func (e *encoder) load() (*tiktoken.Tiktoken, error) {
+func (e *encoder) load() (*bpe, error) {
 	e.once.Do(func() {
-		e.tk, e.err = tiktoken.GetEncoding(e.name)
-		if e.err == nil && e.tk == nil {
+		e.bpe, e.err = newBPE(e.name)
+		if e.err == nil && e.bpe == nil {
 			e.err = errors.New("tokenizer: no encoding " + e.name)
 		}
 	})
-	return e.tk, e.err
+	return e.bpe, e.err
 }
 
 // Preload builds both encodings now instead of on first use, so that the
@@ -164,7 +151,7 @@ func (e *encoder) count(text string) int {
 // encode counts text without the cache. exact is false when the encoding
 // could not be built and n is only an estimate.
 func (e *encoder) encode(text string) (n int, exact bool) {
-	tk, err := e.load()
+	b, err := e.load()
 	if err != nil {
 		return (len(text) + 3) / 4, false
 	}
@@ -175,22 +162,12 @@ func (e *encoder) encode(text string) (n int, exact bool) {
 		n = estimate(text[end:])
 		text = text[:end]
 	}
-	eachSegment(text, func(seg string) { n += len(tk.EncodeOrdinary(seg)) })
-	return n, true
-}
-
-// eachSegment hands text to fn in the pieces the encoder gets: chunks of at
-// most maxChunkBytes, cut inside any single-class run longer than
-// maxRunBytes.
-func eachSegment(text string, fn func(seg string)) {
 	for len(text) > 0 {
-		seg := text[:chunkEnd(text)]
-		if len(seg) > maxRunBytes {
-			seg = seg[:segmentEnd(seg)]
-		}
-		fn(seg)
-		text = text[len(seg):]
+		end := chunkEnd(text)
+		n += b.count(text[:end])
+		text = text[end:]
 	}
+	return n, true
 }
 
 // maxExactBytes is how much of one text is tokenized, at about 0.45 µs a
@@ -198,10 +175,10 @@ func eachSegment(text string, fn func(seg string)) {
 // rest of a longer text counts one token per four bytes.
 var maxExactBytes = 4 << 20 // a variable for the tests only
 
-// maxChunkBytes bounds the text handed to the encoder at once. The encoder
-// holds every pre-token and token of its input in memory at a time, many
-// times the input's size: a prompt of 20 MB took gigabytes. Text is
-// therefore counted in chunks, cut where a pre-token starts anyway.
+// maxChunkBytes bounds the text handed to the encoder at once. The split
+// pattern reads its input as runes, four bytes a character, and a prompt
+// of 20 MB once took gigabytes. Text is therefore counted in chunks, cut
+// where a pre-token starts anyway.
 const maxChunkBytes = 16 << 10
 
 // chunkEnd returns where to end the first chunk of text.
@@ -256,70 +233,6 @@ func (m *meter) count(text string) int {
 	end := cutBefore(text, m.left)
 	m.left = 0
 	return m.enc.count(text[:end]) + estimate(text[end:])
-}
-
-// maxRunBytes bounds the work spent on one pre-token. tiktoken's byte-pair
-// merge is quadratic in the length of a pre-token, and a pre-token is a run
-// of letters, of punctuation or of white space, which a client controls:
-// 100 KB of "a" would take minutes. Text is therefore cut inside any run of
-// one character class longer than this, and the pieces are counted
-// separately. No token in either vocabulary is longer than 128 bytes, so
-// ordinary prose is never cut and keeps its exact count; a pathological run
-// may come out a token or so higher per cut.
-const maxRunBytes = 256
-
-// segmentEnd returns where to end the first segment of text: just before
-// the rune that would make a single-class run exceed maxRunBytes, or
-// len(text) when there is no such run.
-func segmentEnd(text string) int {
-	runStart, class := 0, -1
-	for i := 0; i < len(text); {
-		r, size := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(text[i:])
-		}
-		c := runeClass(r)
-		if c != class {
-			runStart, class = i, c
-		} else if i+size-runStart > maxRunBytes && c != classNumber {
-			return i
-		}
-		i += size
-	}
-	return len(text)
-}
-
-const (
-	classLetter = iota
-	classNumber
-	classSpace
-	classOther
-)
-
-// runeClass mirrors the character classes of the encodings' split patterns:
-// \p{L} and \p{M} (which o200k_base groups with letters), \p{N}, \s, and the
-// rest.
-func runeClass(r rune) int {
-	if r < utf8.RuneSelf {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
-			return classLetter
-		case '0' <= r && r <= '9':
-			return classNumber
-		case r == ' ', '\t' <= r && r <= '\r':
-			return classSpace
-		}
-		return classOther
-	}
-	switch {
-	case unicode.IsLetter(r), unicode.IsMark(r):
-		return classLetter
-	case unicode.IsNumber(r):
-		return classNumber
-	case unicode.IsSpace(r):
-		return classSpace
-	}
-	return classOther
 }
 
 // Tokenizing costs about 0.3 µs per byte, plus about a microsecond per call,

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // httpCalls counts every HTTP request made through the default transport
@@ -33,6 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TIKTOKEN_CACHE_DIR", dir)
 	os.Setenv("DATA_GYM_CACHE_DIR", dir)
+	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -57,4 +62,22 @@ func TestPreloadOffline(t *testing.T) {
 	if len(entries) != 0 {
 		t.Fatalf("cache dir has %d entries, want none", len(entries))
 	}
+}
+
+// references are tiktoken-go's encodings, the tests' yardstick: their
+// counts are tiktoken's (but their merge is quadratic, so only texts without
+// long pre-tokens are given to them).
+var references sync.Map // encoding name -> *tiktoken.Tiktoken
+
+func reference(t testing.TB, name string) *tiktoken.Tiktoken {
+	t.Helper()
+	if tk, ok := references.Load(name); ok {
+		return tk.(*tiktoken.Tiktoken)
+	}
+	tk, err := tiktoken.GetEncoding(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	references.Store(name, tk)
+	return tk
 }
