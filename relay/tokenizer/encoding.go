@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -188,12 +189,17 @@ func chunkEnd(text string) int { return cutBefore(text, maxChunkBytes) }
 // when it is that short, else the last place within limit where a space
 // follows a character that is neither a space nor a line break (where a
 // word with its leading space begins, which no pre-token crosses), looking
-// back at most maxChunkBytes/2, else the last rune boundary within limit.
+// back at most maxChunkBytes/2; else, in the same stretch, the last place
+// where a letter is followed by a character that is neither a letter, a
+// combining mark nor an apostrophe (where a run of letters ends, as in
+// Chinese or Japanese text, which has no spaces: no pre-token crosses that
+// either); else the last rune boundary within limit.
 func cutBefore(text string, limit int) int {
 	if len(text) <= limit {
 		return len(text)
 	}
-	for i := limit; i > 0 && i > limit-maxChunkBytes/2; i-- {
+	stop := max(limit-maxChunkBytes/2, 0)
+	for i := limit; i > stop; i-- {
 		if text[i] == ' ' && text[i-1] != ' ' && text[i-1] != '\n' && text[i-1] != '\r' && text[i-1] != '\t' {
 			return i
 		}
@@ -201,6 +207,14 @@ func cutBefore(text string, limit int) int {
 	i := limit
 	for i > 0 && !utf8.RuneStart(text[i]) {
 		i--
+	}
+	for j := i; j > stop; {
+		before, size := utf8.DecodeLastRuneInString(text[:j])
+		if after, _ := utf8.DecodeRuneInString(text[j:]); unicode.IsLetter(before) &&
+			!unicode.IsLetter(after) && !unicode.IsMark(after) && after != '\'' {
+			return j
+		}
+		j -= size
 	}
 	return i
 }

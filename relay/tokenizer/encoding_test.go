@@ -143,7 +143,26 @@ func TestCountTextChunked(t *testing.T) {
 			t.Errorf("%s: count = %d, want exact %d", enc.name, got, want)
 		}
 	}
-	// Text without a space is cut at a rune boundary, never inside a rune.
+	// Chinese has no spaces: its chunks end where a run of letters does,
+	// before a punctuation mark. The counts are tiktoken's (js-tiktoken
+	// 1.0.21) for 100 KB of Chinese prose.
+	zh := "人工智能是计算机科学的一个分支，它企图了解智能的实质。"
+	zh = strings.Repeat(zh, (100_000+len(zh)-1)/len(zh))
+	if got := CountText("gpt-4o", zh); got != 23_465 {
+		t.Errorf("o200k: Chinese prose: count = %d, want 23465", got)
+	}
+	if got := CountText("gpt-4", zh); got != 37_050 {
+		t.Errorf("cl100k: Chinese prose: count = %d, want 37050", got)
+	}
+	ja := strings.Repeat("日本語の文章は、単語の間に空白を入れずに書きます。「かぎ括弧」も使います！", 800)
+	for _, enc := range []*encoder{cl100k, o200k} {
+		want := len(reference(t, enc.name).EncodeOrdinary(ja))
+		if got, _ := enc.encode(ja); got != want {
+			t.Errorf("%s: Japanese prose: count = %d, want exact %d", enc.name, got, want)
+		}
+	}
+	// Text without a space or a letter followed by another character is
+	// cut at a rune boundary, never inside a rune.
 	cjk := strings.Repeat("汉字", maxChunkBytes)
 	if end := chunkEnd(cjk); end > maxChunkBytes || !utf8.RuneStart(cjk[end]) {
 		t.Errorf("chunkEnd = %d", end)
