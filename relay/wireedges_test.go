@@ -142,6 +142,24 @@ func TestChat_ObjectToolArguments(t *testing.T) {
 	}
 }
 
+// A tool whose schema holds <, > and & is counted as the client wrote it
+// when the upstream reports no usage: 50 prompt tokens, tiktoken's count of
+// the framing, "user", "hi", the tool's name and its schema.
+func TestChat_ToolSchemaCountedAsWritten(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-tools", okChat(t, miniModel, "ok", nil))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"query","parameters":{"type":"object","properties":{"filter":{"type":"string","description":"rows where a < 5 && b > 2, like <tag>"}}}}}]}`
+	if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	if l := g.oneLog(t); l.PromptTokens != 50 {
+		t.Fatalf("prompt billed %d tokens, want 50", l.PromptTokens)
+	}
+}
+
 // mistralFor serves model on route from a Mistral channel whose upstream
 // refuses a body holding a field refused names, as Mistral does (422
 // extra_forbidden), and otherwise answers answer; alice gets an unlimited

@@ -222,7 +222,9 @@ func countTools(enc *meter, tools []Tool) int {
 	return n
 }
 
-// jsonText renders v as compact JSON, or "" for nothing.
+// jsonText renders v as compact JSON, or "" for nothing. Characters are
+// written as themselves: encoding/json's escapes of <, > and & (\u003c) are
+// several tokens each, which the schema the client sent does not hold.
 func jsonText(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -236,11 +238,13 @@ func jsonText(v any) string {
 		}
 		return b.String()
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
 		return ""
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // content counts a message's content in any of the shapes Message.Content

@@ -194,6 +194,25 @@ func TestCountChatAllTools(t *testing.T) {
 	}
 }
 
+// A tool's parameters decoded from a request (a map) count as the JSON
+// text the client sent, its <, > and & as themselves: 50 tokens, the count
+// of tiktoken (js-tiktoken 1.0.21) for the framing, "user", "hi", "query"
+// and the schema.
+func TestCountChatToolSchemaUnescaped(t *testing.T) {
+	var params any
+	schema := `{"type":"object","properties":{"filter":{"type":"string","description":"rows where a < 5 && b > 2, like <tag>"}}}`
+	if err := json.Unmarshal([]byte(schema), &params); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	for _, p := range []any{params, json.RawMessage(schema)} {
+		tools := []Tool{{Type: "function", Function: Function{Name: "query", Parameters: p}}}
+		if got := CountChat("gpt-4o", msgs, tools); got != 50 {
+			t.Errorf("parameters %T: %d tokens, want 50", p, got)
+		}
+	}
+}
+
 func TestCountChatEmpty(t *testing.T) {
 	if got := CountChat("gpt-4o", nil, nil); got != ReplyPrimingTokens {
 		t.Errorf("no messages: %d, want %d", got, ReplyPrimingTokens)
