@@ -367,25 +367,30 @@ func TestGizmo_LoggedUnderItsFamily(t *testing.T) {
 	}
 }
 
-// S §5.8: a tts* model's prompt is its input's characters; another speech
-// model (gpt-4o-mini-tts) is priced by its input's tokens.
+// S §5.8: a tts* model's prompt is its input's characters, behind a
+// provider's prefix too; another speech model (gpt-4o-mini-tts) is priced by
+// its input's tokens.
 func TestSpeech_PromptByModel(t *testing.T) {
 	t.Parallel()
-	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"tts-1":7.5,"gpt-4o-mini-tts":0.3}`}})
+	g := MustOpenGateway(t, gatewayConfig{Options: map[string]string{"ModelRatio": `{"tts-1":7.5,"openai/tts-1":7.5,"gpt-4o-mini-tts":0.3}`}})
 	up := relaytest.New(t, "sk-tts", relaytest.Routes{"POST /v1/audio/speech": func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 		w.Header().Set("Content-Type", "audio/mpeg")
 		w.Write([]byte("ID3 sound"))
 	}})
-	g.MustCreateChannel(t, up, "tts-1,gpt-4o-mini-tts", nil)
+	g.MustCreateChannel(t, up, "tts-1,openai/tts-1,gpt-4o-mini-tts", nil)
 	_, key := g.MustCreateToken(t, "alice", store.Token{})
 	input := strings.Repeat("Hello there, how are you doing today? ", 10)
-	for _, model := range []string{"tts-1", "gpt-4o-mini-tts"} {
+	for _, model := range []string{"tts-1", "openai/tts-1", "gpt-4o-mini-tts"} {
 		if res := g.post(t, key, "/v1/audio/speech", map[string]any{"model": model, "input": input, "voice": "alloy"}); res.Status != http.StatusOK {
 			t.Fatalf("%s: status %d %s", model, res.Status, res.Body)
 		}
 	}
-	want := map[string]int64{"tts-1": int64(len([]rune(input))), "gpt-4o-mini-tts": int64(tokenizer.CountText("gpt-4o-mini-tts", input))}
-	for _, l := range g.consumeLogs(t, "alice") {
+	want := map[string]int64{"tts-1": 380, "openai/tts-1": 380, "gpt-4o-mini-tts": int64(tokenizer.CountText("gpt-4o-mini-tts", input))}
+	logs := g.consumeLogs(t, "alice")
+	if len(logs) != len(want) {
+		t.Fatalf("%d consume logs, want %d", len(logs), len(want))
+	}
+	for _, l := range logs {
 		if l.PromptTokens != want[l.ModelName] {
 			t.Errorf("%s: prompt %d, want %d", l.ModelName, l.PromptTokens, want[l.ModelName])
 		}

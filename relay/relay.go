@@ -721,8 +721,13 @@ func (rl *Relay) promptTokens(c *call) int {
 	case kindSpeech:
 		if s, ok := p.Input.(string); ok {
 			// S §5.8: tts* models by characters; the others (gpt-4o-mini-tts)
-			// by the tokens of their input.
-			if strings.HasPrefix(strings.ToLower(c.model), "tts") {
+			// by the tokens of their input. A provider's prefix
+			// (openai/tts-1) does not change the model.
+			m := strings.ToLower(c.model)
+			if i := strings.LastIndexByte(m, '/'); i >= 0 {
+				m = m[i+1:]
+			}
+			if strings.HasPrefix(m, "tts") {
 				return len([]rune(s))
 			}
 			return tokenizer.CountText(c.model, s)
