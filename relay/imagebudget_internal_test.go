@@ -29,3 +29,24 @@ func TestImageDecodesBounded(t *testing.T) {
 		}
 	}
 }
+
+// A data: URL is read whatever the case of its scheme (RFC 2397), not
+// fetched as an address and counted as the default.
+func TestImageDataURLSchemeCase(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 64, 64))); err != nil {
+		t.Fatal(err)
+	}
+	payload := "image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	rl := &Relay{}
+	want, err := rl.imageTokens(&call{model: "gpt-4o"}, "data:"+payload, "high")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"DATA:", "Data:"} {
+		c := &call{model: "gpt-4o"}
+		if n, err := rl.imageTokens(c, scheme+payload, "high"); err != nil || n != want || c.imageFetches != 0 {
+			t.Errorf("%s: %d, %v, %d fetches; want %d read from the URL", scheme, n, err, c.imageFetches, want)
+		}
+	}
+}

@@ -54,7 +54,9 @@ var errImageBudget = errors.New("image download budget of the request spent")
 // user's URL (public addresses only, whatever the administrator allows for
 // channels), reading only as much as the image header needs.
 func (rl *Relay) imageTokens(c *call, url, detail string) (int, error) {
-	if strings.HasPrefix(url, "data:") {
+	if len(url) >= 5 && strings.EqualFold(url[:5], "data:") {
+		// The scheme is case-insensitive (RFC 2397): DATA: is no address
+		// to fetch.
 		if c.imageDecodes >= maxImageDecodes {
 			return 0, errImageBudget
 		}
