@@ -33,6 +33,10 @@ func TestEncoderFor(t *testing.T) {
 		{"ft:gpt-4o-2024-08-06:acme:bot:abc123", O200KBase},
 		{"gpt-oss-120b", O200KBase},
 		{"openai/gpt-oss-20b", O200KBase},
+		{"gpt-audio", O200KBase},
+		{"gpt-audio-mini-2025-10-06", O200KBase},
+		{"gpt-realtime", O200KBase},
+		{"codex-mini-latest", O200KBase},
 		{"ft:gpt-4-0613:acme::abc", CL100KBase},
 		{"ft:gpt-3.5-turbo-0125:acme::abc", CL100KBase},
 		{"gpt-4", CL100KBase},
@@ -65,6 +69,7 @@ func TestCountTextKnown(t *testing.T) {
 		// Fine-tuned gpt-4o and gpt-oss models count in o200k_base.
 		{"ft:gpt-4o-mini-2024-07-18:acme::9xYz", "人工智能是计算机科学的一个分支", 10},
 		{"gpt-oss-120b", "人工智能是计算机科学的一个分支", 10},
+		{"gpt-audio-mini", "人工智能是计算机科学的一个分支", 10},
 		{"gpt-4", "人工智能是计算机科学的一个分支", 15},
 	}
 	for _, s := range scenarios {
