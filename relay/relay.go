@@ -303,21 +303,22 @@ func (c *call) jsonFields() (map[string][]byte, error) {
 
 // chatRequest holds the fields the relay reads from a JSON body.
 type chatRequest struct {
-	Model               string              `json:"model"`
-	Stream              bool                `json:"stream"`
-	MaxTokens           int                 `json:"max_tokens"`
-	MaxCompletionTokens int                 `json:"max_completion_tokens"`
-	Messages            []tokenizer.Message `json:"messages"`
-	Tools               []tokenizer.Tool    `json:"tools"`
-	Prompt              any                 `json:"prompt"`
-	Input               any                 `json:"input"`
-	Query               string              `json:"query"`
-	Documents           any                 `json:"documents"`
-	N                   int                 `json:"n"`
-	BestOf              int                 `json:"best_of"`
-	Size                string              `json:"size"`
-	Quality             string              `json:"quality"`
-	Group               string              `json:"group"`
+	Model               string               `json:"model"`
+	Stream              bool                 `json:"stream"`
+	MaxTokens           int                  `json:"max_tokens"`
+	MaxCompletionTokens int                  `json:"max_completion_tokens"`
+	Messages            []tokenizer.Message  `json:"messages"`
+	Tools               []tokenizer.Tool     `json:"tools"`
+	Functions           []tokenizer.Function `json:"functions"`
+	Prompt              any                  `json:"prompt"`
+	Input               any                  `json:"input"`
+	Query               string               `json:"query"`
+	Documents           any                  `json:"documents"`
+	N                   int                  `json:"n"`
+	BestOf              int                  `json:"best_of"`
+	Size                string               `json:"size"`
+	Quality             string               `json:"quality"`
+	Group               string               `json:"group"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -709,7 +710,12 @@ func (rl *Relay) promptTokens(c *call) int {
 	switch c.k {
 	case kindChat:
 		counter := tokenizer.Counter{Images: func(url, detail string) (int, error) { return rl.imageTokens(c, url, detail) }, ExactBytes: promptExactBytes}
-		n, err := counter.CountChat(c.model, p.Messages, p.Tools)
+		tools := p.Tools
+		for _, f := range p.Functions {
+			// The deprecated form of a function tool.
+			tools = append(tools[:len(tools):len(tools)], tokenizer.Tool{Type: "function", Function: f})
+		}
+		n, err := counter.CountChat(c.model, p.Messages, tools)
 		if err != nil {
 			slog.Debug("image tokens", "request_id", c.id, "err", err)
 		}

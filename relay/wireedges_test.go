@@ -619,3 +619,37 @@ func TestRelay_GzipAnswersDecoded(t *testing.T) {
 		})
 	}
 }
+
+// The deprecated functions form counts as the tools it stands for: the
+// request's functions as tools, an earlier turn's function_call as a tool
+// call (they were not counted at all when the upstream reported no usage).
+func TestChat_FunctionsCountedAsTools(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	up := relaytest.NewChat(t, "sk-functions", okChat(t, miniModel, "ok", nil))
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	const fn = `{"name":"get_weather","description":"The weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}`
+	const call = `{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}`
+	for _, tc := range []struct{ tools, functions string }{
+		{
+			`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"weather?"}],"tools":[{"type":"function","function":` + fn + `}]}`,
+			`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"weather?"}],"functions":[` + fn + `]}`,
+		},
+		{
+			`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":` + call + `}]},{"role":"tool","content":"sunny"}]}`,
+			`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":` + call + `},{"role":"tool","content":"sunny"}]}`,
+		},
+	} {
+		var counts [2]int64
+		for i, body := range []string{tc.tools, tc.functions} {
+			if res := g.post(t, key, "/v1/chat/completions", body); res.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+			counts[i] = g.consumeLogs(t, "alice")[0].PromptTokens
+		}
+		if counts[0] != counts[1] {
+			t.Errorf("prompt of the functions form %d tokens, of the tools form %d", counts[1], counts[0])
+		}
+	}
+}

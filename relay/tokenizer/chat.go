@@ -42,6 +42,9 @@ type Message struct {
 	Content any `json:"content,omitempty"`
 	// ToolCalls are the tool calls of an earlier assistant turn.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// FunctionCall is the call of an earlier assistant turn in the
+	// deprecated functions form.
+	FunctionCall *FunctionCall `json:"function_call,omitempty"`
 }
 
 // ContentPart is one element of array content.
@@ -168,9 +171,11 @@ type Counter struct {
 // CountChat returns the prompt tokens of a chat request (S §5.8.1):
 //
 //	3 per message + role + content (+ 1 + name when named)
-//	+ the function names and arguments of earlier tool calls
+//	+ the function names and arguments of earlier tool calls (and of
+//	  function_call, their deprecated form)
 //	+ 3 at the end
 //	+ 8 + name, description and JSON parameters of every tool, if any
+//	  (the request's deprecated functions are passed here as tools)
 //
 // Text parts count as text, input_audio parts as InputAudioTokens, and
 // image parts as LowDetailImageTokens for detail "low", GLM4VImageTokens for
@@ -196,6 +201,9 @@ func (c Counter) CountChat(model string, messages []Message, tools []Tool) (int,
 		}
 		for j := range m.ToolCalls {
 			f := &m.ToolCalls[j].Function
+			n += enc.count(f.Name) + enc.count(f.Arguments)
+		}
+		if f := m.FunctionCall; f != nil {
 			n += enc.count(f.Name) + enc.count(f.Arguments)
 		}
 	}
