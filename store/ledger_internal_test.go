@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -416,6 +417,48 @@ func TestSetThenChargeFails(t *testing.T) {
 	}
 }
 
+// When the file cannot give up a failed charge a set took as made either,
+// the file keeps it and memory gets it back: live and stored balances
+// agree, at the set value plus the charge that was not written.
+func TestSetThenChargeAndItsRevertFail(t *testing.T) {
+	s, u, tok, r := openPayerWithHold(t)
+	s.SetSyncInterval(300 * time.Millisecond)
+	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
+		t.Fatal(err)
+	}
+	set, remain := int64(5000), int64(300)
+	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
+		t.Fatal(err)
+	}
+	failCommits(s, 2, false) // the charge's commit and the revert's write nothing
+	time.Sleep(600 * time.Millisecond)
+	var fu *User
+	var ft *Token
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		if fu, err = getUser(tx, u.ID); err != nil {
+			return err
+		}
+		ft, err = getToken(tx, tok.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lu, _ := s.User(u.ID)
+	lt, _ := s.Token(0, tok.ID)
+	if lu.Quota != set+80 || fu.Quota != set+80 || lu.UsedQuota != 0 || fu.UsedQuota != 0 {
+		t.Errorf("user quota live %d file %d (used %d/%d), want %d", lu.Quota, fu.Quota, lu.UsedQuota, fu.UsedQuota, set+80)
+	}
+	if lt.RemainQuota != remain+80 || ft.RemainQuota != remain+80 || lt.UsedQuota != 0 || ft.UsedQuota != 0 {
+		t.Errorf("token remain live %d file %d (used %d/%d), want %d", lt.RemainQuota, ft.RemainQuota, lt.UsedQuota, ft.UsedQuota, remain+80)
+	}
+	if b, err := s.LiveBalance(u.ID); err != nil || b.Quota != set+80 {
+		t.Errorf("spendable user quota %d (%v), want %d", b.Quota, err, set+80)
+	}
+}
+
 // A token's remaining quota set to 0 while a settled charge waits for its
 // commit ends exhausted whether that commit is made or fails: the set with
 // no charge in flight, and the commit that empties it, store it so (a token
@@ -611,4 +654,88 @@ func fileUser(t *testing.T, s *Store, id uint64) *User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// The charges of one transaction add up: several calls of one user, token
+// and channel move each balance, the channel's used quota and the
+// dashboard's hourly row by their sum, each with its own log.
+func TestChargesOfOneCommitAddUp(t *testing.T) {
+	s, u := openPayer(t)
+	other, err := s.CreateUser(NewUser{Username: "other", Password: "password1", Quota: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.CreateToken(&Token{UserID: u.ID, Name: "t", RemainQuota: 500, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlimited, err := s.CreateToken(&Token{UserID: u.ID, Name: "u", RemainQuota: 100, UnlimitedQuota: true, ExpiredTime: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := &Channel{Name: "c", Type: 1, Key: "sk-1", Models: "m"}
+	if err := s.CreateChannels([]*Channel{ch}); err != nil {
+		t.Fatal(err)
+	}
+	const hour = 1_700_000_000 - 1_700_000_000%3600
+	mk := func(userID, tokenID uint64, name string, quota int64) *charge {
+		return &charge{userID: userID, tokenID: tokenID, channelID: ch.ID, quota: quota, fromRemain: tokenID != 0,
+			writeLog: true, dashboard: true, done: make(chan error, 1),
+			log: &Log{UserID: userID, Username: name, TokenID: tokenID, ChannelID: ch.ID, Type: LogTypeConsume, ModelName: "m",
+				Quota: quota, PromptTokens: 2, CompletionTokens: 1, CreatedAt: hour + 10}}
+	}
+	free := mk(u.ID, unlimited.ID, "payer", 4)
+	free.fromRemain = false
+	batch := []*charge{mk(u.ID, tok.ID, "payer", 30), mk(other.ID, 0, "other", 5), mk(u.ID, tok.ID, "payer", 20), mk(u.ID, tok.ID, "payer", 7), free}
+	s.ledger.commit(batch)
+	for _, c := range batch {
+		if err := <-c.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fileUser(t, s, u.ID); got.Quota != 939 || got.UsedQuota != 61 || got.RequestCount != 4 {
+		t.Errorf("user in the file: quota %d, used %d, count %d; want 939, 61, 4", got.Quota, got.UsedQuota, got.RequestCount)
+	}
+	if got := fileUser(t, s, other.ID); got.Quota != 995 || got.UsedQuota != 5 || got.RequestCount != 1 {
+		t.Errorf("other user in the file: quota %d, used %d, count %d; want 995, 5, 1", got.Quota, got.UsedQuota, got.RequestCount)
+	}
+	var storedTok, storedFree *Token
+	var storedCh *Channel
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		if storedTok, err = getToken(tx, tok.ID); err != nil {
+			return err
+		}
+		if storedFree, err = getToken(tx, unlimited.ID); err != nil {
+			return err
+		}
+		storedCh, err = getChannel(tx, ch.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if storedTok.RemainQuota != 443 || storedTok.UsedQuota != 57 {
+		t.Errorf("token in the file: remain %d, used %d; want 443, 57", storedTok.RemainQuota, storedTok.UsedQuota)
+	}
+	if storedFree.RemainQuota != 100 || storedFree.UsedQuota != 4 {
+		t.Errorf("unlimited token in the file: remain %d, used %d; want 100, 4", storedFree.RemainQuota, storedFree.UsedQuota)
+	}
+	if storedCh.UsedQuota != 66 {
+		t.Errorf("channel used quota in the file: %d, want 66", storedCh.UsedQuota)
+	}
+	rows, err := s.QuotaData(hour, hour, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Count != 4 || rows[0].Quota != 61 || rows[0].TokenUsed != 12 {
+		t.Errorf("the user's hourly rows: %+v, want one of 4 calls, 61 quota, 12 tokens", rows)
+	}
+	var quotas []int64
+	for _, l := range UserLogs(t, s, u.ID) {
+		if l.Type == LogTypeConsume {
+			quotas = append(quotas, l.Quota)
+		}
+	}
+	if fmt.Sprint(quotas) != "[30 20 7 4]" {
+		t.Errorf("the user's logs' quotas: %v, want [30 20 7 4]", quotas)
+	}
 }
