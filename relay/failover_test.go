@@ -446,9 +446,27 @@ func TestPanicReturnsReservation(t *testing.T) {
 	if after := g.balances(t, "alice", tok.ID); after.UserQuota != before.UserQuota || after.TokenRemain != before.TokenRemain || after.UserUsed != before.UserUsed {
 		t.Fatalf("balances moved by a call that panicked: %+v -> %+v", before, after)
 	}
+	// The balances shown count held quota as the user's: what a new call
+	// may spend tells whether the hold came back.
+	g.wantNothingHeld(t, "alice", tok.ID, before)
 	if logs := g.consumeLogs(t, "alice"); len(logs) != 0 {
 		t.Fatalf("%d consume logs for a call that panicked", len(logs))
 	}
+}
+
+// wantNothingHeld fails unless a new call may spend all of the user's and
+// the token's balances b: no reservation is left open.
+func (g *gateway) wantNothingHeld(tb testing.TB, user string, tokenID uint64, b balances) {
+	tb.Helper()
+	if live, err := g.st.LiveBalance(fixture.IDs[user]); err != nil || live.Quota != b.UserQuota {
+		tb.Errorf("spendable user quota %d (%v), want %d", live.Quota, err, b.UserQuota)
+	}
+	r, err := g.st.Reserve(fixture.IDs[user], tokenID, b.TokenRemain)
+	if err != nil {
+		tb.Errorf("a reservation of the token's remaining %d: %v", b.TokenRemain, err)
+		return
+	}
+	g.st.Refund(r)
 }
 
 // A provider that echoes the key it refused does not hand it to the

@@ -167,3 +167,63 @@ func TestNonStream_ClientDisconnectBillsPrompt(t *testing.T) {
 	}
 	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, logs[0].Quota, 1)
 }
+
+// A client that leaves while the answer's body is on its way (the headers
+// came) is billed its prompt too, once: the provider processed it. Nothing
+// stays held.
+func TestNonStream_ClientLeavesDuringTheBodyBillsPrompt(t *testing.T) {
+	t.Parallel()
+	g := MustOpenGateway(t, gatewayConfig{})
+	headers := make(chan struct{})
+	cancelled := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[`))
+		w.(http.Flusher).Flush()
+		close(headers)
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+			t.Error("the upstream request was never cancelled")
+		}
+	})
+	ch := g.MustCreateChannel(t, up, miniModel, nil)
+	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
+	before := g.balances(t, "alice", tok.ID, ch)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-headers
+		time.Sleep(50 * time.Millisecond) // the relay is reading the body
+		cancel()
+	}()
+	if _, err := g.do(ctx, key, "/v1/chat/completions", chat(miniModel, "a question whose answer takes long to send")); err == nil {
+		t.Fatal("the call finished although its client left")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request was not cancelled")
+	}
+	var logs []*store.Log
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if logs = g.consumeLogs(t, "alice"); len(logs) > 0 {
+			break
+		}
+	}
+	if len(logs) != 1 || logs[0].PromptTokens == 0 || logs[0].CompletionTokens != 0 {
+		t.Fatalf("consume logs: %+v", logs)
+	}
+	if want := ratioQuota(int(logs[0].PromptTokens), 0, miniModelMR, miniModelCR, 1); logs[0].Quota != want {
+		t.Errorf("the log charged %d, want the prompt's %d", logs[0].Quota, want)
+	}
+	time.Sleep(50 * time.Millisecond) // nothing else may follow
+	if n := len(g.consumeLogs(t, "alice")); n != 1 {
+		t.Fatalf("%d consume logs, want 1", n)
+	}
+	after := g.balances(t, "alice", tok.ID, ch)
+	wantMoved(t, before, after, true, ch.ID, logs[0].Quota, 1)
+	g.wantNothingHeld(t, "alice", tok.ID, after)
+}

@@ -37,6 +37,9 @@ func TestReserveCoversTheCharge(t *testing.T) {
 		{ModelRatio: 0.075, CompletionRatio: 4, GroupRatio: 0.5, ModelPrice: -1, qpu: 500000},
 		{ModelRatio: 3, CompletionRatio: 1.25, GroupRatio: 1.3, ModelPrice: -1, qpu: 500000},
 		{ModelRatio: 1, CompletionRatio: 1.5, GroupRatio: 1, ModelPrice: -1, qpu: 500000, Audio: true, AudioRatio: 0.5, AudioCompletionRatio: 1.5},
+		// Text and audio parts that each round up: one text and one audio
+		// token cost 2 + 2.
+		{ModelRatio: 1, CompletionRatio: 1.5, GroupRatio: 1, ModelPrice: -1, qpu: 500000, Audio: true, AudioRatio: 1, AudioCompletionRatio: 1.5},
 	} {
 		for prompt := 0; prompt <= 12; prompt++ {
 			for maxTokens := 1; maxTokens <= 12; maxTokens++ {
@@ -50,6 +53,49 @@ func TestReserveCoversTheCharge(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// What a call reserves (docs/billing.md): the prompt and PreConsumedQuota
+// tokens without max_tokens, the prompt and max_tokens at the completion
+// ratio with it, the prompt alone for a rerank, the fixed price; rounded up.
+func TestReserveAmounts(t *testing.T) {
+	ratio := price{ModelRatio: 2.5, CompletionRatio: 3, GroupRatio: 0.5, ModelPrice: -1, qpu: 500000}
+	fixed := price{ModelRatio: 2.5, CompletionRatio: 3, GroupRatio: 0.5, ModelPrice: 0.02, qpu: 500000}
+	for _, tc := range []struct {
+		name              string
+		p                 price
+		k                 kind
+		prompt, maxTokens int
+		want              int64
+	}{
+		{"no max_tokens", ratio, kindChat, 11, 0, 639},         // ceil((11 + 500) × 1.25)
+		{"max_tokens", ratio, kindChat, 12, 7, 42},             // ceil((12 + 21) × 1.25)
+		{"completion", ratio, kindCompletion, 12, 7, 42},       // likewise
+		{"rerank", ratio, kindRerank, 11, 7, 14},               // ceil(11 × 1.25)
+		{"fixed price", fixed, kindChat, 11, 7, 5000},          // 0.02 × 500 000 × 0.5
+		{"fixed, no max_tokens", fixed, kindChat, 11, 0, 5000}, // likewise
+	} {
+		if got := tc.p.reserve(tc.k, tc.prompt, tc.maxTokens, 500); got != tc.want {
+			t.Errorf("%s: reserved %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A call that used anything costs at least 1, an audio model's too
+// (gpt-4o-mini-audio's ratio makes a few tokens round to 0); one that used
+// nothing costs nothing.
+func TestChargeAtLeastOne(t *testing.T) {
+	text := price{ModelRatio: 0.075, CompletionRatio: 4, GroupRatio: 1, ModelPrice: -1, qpu: 500000}
+	audio := text
+	audio.Audio, audio.AudioRatio, audio.AudioCompletionRatio = true, 40, 2
+	for _, p := range []price{text, audio} {
+		if got := p.quota(usage{PromptTokens: 1}); got != 1 {
+			t.Errorf("audio %v: one prompt token charged %d, want 1", p.Audio, got)
+		}
+		if got := p.quota(usage{}); got != 0 {
+			t.Errorf("audio %v: nothing used charged %d, want 0", p.Audio, got)
 		}
 	}
 }
