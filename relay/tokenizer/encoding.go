@@ -192,8 +192,8 @@ func chunkEnd(text string) int { return cutBefore(text, maxChunkBytes) }
 
 // cutBefore returns where to cut text at most limit bytes in: len(text)
 // when it is that short, else the last place within limit where a space
-// follows a character that is neither a space nor a line break (where a
-// word with its leading space begins, which no pre-token crosses), looking
+// follows a character that is not white space (where a word with its
+// leading space begins, which no pre-token crosses), looking
 // back at most maxChunkBytes/2; else, in the same stretch, the last place
 // where a letter is followed by a character that is neither a letter, a
 // combining mark nor an apostrophe (where a run of letters ends, as in
@@ -205,7 +205,7 @@ func cutBefore(text string, limit int) int {
 	}
 	stop := max(limit-maxChunkBytes/2, 0)
 	for i := limit; i > stop; i-- {
-		if text[i] == ' ' && text[i-1] != ' ' && text[i-1] != '\n' && text[i-1] != '\r' && text[i-1] != '\t' {
+		if text[i] == ' ' && !endsInSpace(text[:i]) {
 			return i
 		}
 	}
@@ -222,6 +222,18 @@ func cutBefore(text string, limit int) int {
 		j -= size
 	}
 	return i
+}
+
+// endsInSpace reports whether text ends in white space as the split
+// patterns' \s reads it: besides ASCII's, a no-break space, an ideographic
+// space, a vertical tab and the like, which a run of white space (one
+// pre-token) continues through.
+func endsInSpace(text string) bool {
+	if c := text[len(text)-1]; c < utf8.RuneSelf {
+		return c == ' ' || '\t' <= c && c <= '\r'
+	}
+	r, _ := utf8.DecodeLastRuneInString(text)
+	return unicode.IsSpace(r)
 }
 
 // estimate is the count of text not tokenized: a token per four bytes.

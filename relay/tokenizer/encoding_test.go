@@ -166,6 +166,18 @@ func TestCountTextChunked(t *testing.T) {
 			t.Errorf("%s: Japanese prose: count = %d, want exact %d", enc.name, got, want)
 		}
 	}
+	// A space after a no-break or an ideographic space (text pasted from a
+	// web page: "&nbsp; &nbsp;") continues a run of white space, one
+	// pre-token, and no chunk ends there.
+	for _, line := range []string{"Hello,world.\u00a0 \u00a0 \n", "Hello,world.\u3000 \u3000 \n"} {
+		for pad := range len(line) {
+			text := strings.Repeat("a", pad) + strings.Repeat(line, maxChunkBytes/len(line)+1)
+			want := len(reference(t, O200KBase).EncodeOrdinary(text))
+			if got, _ := o200k.encode(text); got != want {
+				t.Errorf("o200k: %q, %d bytes: count = %d, want exact %d", line, len(text), got, want)
+			}
+		}
+	}
 	// Text without a space or a letter followed by another character is
 	// cut at a rune boundary, never inside a rune.
 	cjk := strings.Repeat("汉字", maxChunkBytes)
