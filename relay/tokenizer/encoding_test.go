@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -183,6 +184,66 @@ func TestCountTextChunked(t *testing.T) {
 	cjk := strings.Repeat("汉字", maxChunkBytes)
 	if end := chunkEnd(cjk); end > maxChunkBytes || !utf8.RuneStart(cjk[end]) {
 		t.Errorf("chunkEnd = %d", end)
+	}
+}
+
+// randomText returns about n bytes of text mixing the scripts, symbols,
+// digits and white space of many languages with contractions, emoji
+// sequences, combining marks and invalid UTF-8; with spaces false, it has
+// no ASCII space, so that chunks end elsewhere than before a word.
+func randomText(rng *rand.Rand, n int, spaces bool) string {
+	ranges := [][2]rune{
+		{'a', 'z'}, {'A', 'Z'}, {'0', '9'}, {'!', '/'}, {':', '@'}, {'[', '`'}, {'{', '~'},
+		{0xc0, 0x24f}, {0x300, 0x36f}, {0x370, 0x3ff}, {0x400, 0x4ff}, {0x590, 0x5ff}, {0x600, 0x6ff},
+		{0x900, 0x97f}, {0xe00, 0xe7f}, {0x1100, 0x11ff}, {0x3040, 0x30ff}, {0x4e00, 0x9fff},
+		{0xac00, 0xd7a3}, {0x1f300, 0x1faff}, {0x2000, 0x206f}, {0xff00, 0xffef}, {0x10000, 0x1007f},
+	}
+	blanks := []string{" ", " ", "  ", "\t", "\n", "\r\n", "\n\n", "\u00a0", "\u3000", "\v", "\f", "\u2028", "\u0085"}
+	extras := []string{"'s", "'S", "'ll", "'re", "'", "\u200d", "👍🏽", "👨‍👩‍👧", "e\u0301", "<|endoftext|>"}
+	var b strings.Builder
+	for b.Len() < n {
+		switch rng.IntN(10) {
+		case 0:
+			b.WriteString(blanks[rng.IntN(len(blanks))])
+		case 1:
+			for k := rng.IntN(4); k >= 0; k-- {
+				b.WriteByte(byte(rng.IntN(256)))
+			}
+		case 2:
+			b.WriteString(extras[rng.IntN(len(extras))])
+		default:
+			r := ranges[rng.IntN(len(ranges))]
+			for k := rng.IntN(12); k >= 0; k-- {
+				b.WriteRune(r[0] + rune(rng.IntN(int(r[1]-r[0]+1))))
+			}
+		}
+	}
+	if !spaces {
+		return strings.ReplaceAll(b.String(), " ", "")
+	}
+	return b.String()
+}
+
+// TestCountTextRandom checks counts against tiktoken-go's over random
+// texts of up to 40 KB, counted in chunks.
+func TestCountTextRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 60
+	if testing.Short() {
+		n = 10
+	}
+	for i := range n {
+		size := rng.IntN(40 << 10)
+		if i%3 == 0 {
+			size = rng.IntN(300)
+		}
+		text := randomText(rng, size, i%2 == 0)
+		for _, enc := range []*encoder{cl100k, o200k} {
+			want := len(reference(t, enc.name).EncodeOrdinary(text))
+			if got, _ := enc.encode(text); got != want {
+				t.Errorf("%s: text %d (%d bytes): count = %d, want %d", enc.name, i, len(text), got, want)
+			}
+		}
 	}
 }
 
