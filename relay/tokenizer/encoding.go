@@ -64,15 +64,15 @@ func Preload() error {
 // o200kPrefixes are the model families tokenized with o200k_base. S §5.8.1
 // names only gpt-4o* and chatgpt-4o*; the o-series reasoning models, gpt-4.1,
 // gpt-4.5, gpt-5, the open-weight gpt-oss models (whose o200k_harmony adds
-// only special tokens), fine-tuned gpt-4o models ("ft:gpt-4o-mini-…") and
-// the gpt-4o generation's audio, realtime and codex models (gpt-audio,
-// gpt-realtime, codex-mini) use the same vocabulary, and counting them with cl100k_base would
-// misestimate their prompts, so they are included. Entries ending in "-"
-// also match the bare family name ("o1", "o3").
+// only special tokens) and the gpt-4o generation's audio, realtime and codex
+// models (gpt-audio, gpt-realtime, codex-mini) use the same vocabulary, and
+// counting them with cl100k_base would misestimate their prompts, so they
+// are included. A fine-tuned model ("ft:gpt-4o-mini-…", "ft:gpt-4.1-…",
+// "ft:o4-mini-…") counts as its base model. Entries ending in "-" also match
+// the bare family name ("o1", "o3").
 var o200kPrefixes = []string{
 	"gpt-4o",
 	"chatgpt-4o",
-	"ft:gpt-4o",
 	"gpt-oss-",
 	"gpt-audio",
 	"gpt-realtime",
@@ -86,12 +86,11 @@ var o200kPrefixes = []string{
 }
 
 // EncoderFor returns the name of the encoding used to count tokens for
-// model: O200KBase for names starting with gpt-4o, chatgpt-4o, ft:gpt-4o,
-// gpt-4.1, gpt-4.5, gpt-5, gpt-oss, gpt-audio, gpt-realtime, codex-mini,
-// o1, o3 or o4, and CL100KBase for
-// everything else. The
-// comparison ignores case and any provider prefix up to the last "/" (as in
-// "openai/gpt-4o").
+// model: O200KBase for names starting with gpt-4o, chatgpt-4o, gpt-4.1,
+// gpt-4.5, gpt-5, gpt-oss, gpt-audio, gpt-realtime, codex-mini, o1, o3 or
+// o4, also after "ft:" (a fine-tuned model), and CL100KBase for everything
+// else. The comparison ignores case and any provider prefix up to the last
+// "/" (as in "openai/gpt-4o").
 func EncoderFor(model string) string {
 	if useO200K(normalizeModel(model)) {
 		return O200KBase
@@ -100,6 +99,7 @@ func EncoderFor(model string) string {
 }
 
 func useO200K(m string) bool {
+	m = strings.TrimPrefix(m, "ft:")
 	for _, p := range o200kPrefixes {
 		if strings.HasPrefix(m, p) {
 			return true
