@@ -80,6 +80,11 @@ func defaultCompletionRatio(m string) float64 {
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
 	}
+	// A fine-tuned model (ft:gpt-4o-mini-2024-07-18:org::id) completes at
+	// its base model's ratio.
+	if base, ok := strings.CutPrefix(m, "ft:"); ok {
+		m, _, _ = strings.Cut(base, ":")
+	}
 	has := strings.HasPrefix
 	switch {
 	case m == "gpt-4o-2024-05-13":
