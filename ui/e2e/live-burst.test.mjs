@@ -275,3 +275,34 @@ test("a row opened on page one stays open while new charges arrive, and the page
   assert.deepEqual(await shownPage(page), server);
   await context.close();
 });
+
+// liveMaps counts the Map objects the page holds after a garbage collection.
+async function liveMaps(cdp) {
+  await cdp.send("HeapProfiler.collectGarbage");
+  const proto = await cdp.send("Runtime.evaluate", { expression: "Map.prototype" });
+  const { objects } = await cdp.send("Runtime.queryObjects", { prototypeObjectId: proto.result.objectId });
+  const n = await cdp.send("Runtime.callFunctionOn", { objectId: objects.objectId, functionDeclaration: "function () { return this.length; }", returnByValue: true });
+  return n.result.value;
+}
+
+test("the log page does not keep the rows it drew before: its memory stays flat while entries keep coming", { timeout: 60000 }, async () => {
+  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
+  await login(page, "root", "123456");
+  await page.goto("/log");
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
+  await page.locator('[data-testid="log-row"]').first().waitFor();
+  const cdp = await context.newCDPSession(page);
+  // drawn waits for a burst's entries to be drawn on top of page one.
+  const drawn = async () => {
+    const top = await page.locator('[data-testid="log-row"]').first().getAttribute("data-row-key");
+    await burst(suite.gw.baseURL, 3);
+    await page.waitForFunction((k) => document.querySelector('[data-testid="log-row"]')?.getAttribute("data-row-key") !== k, top);
+  };
+  for (let i = 0; i < 3; i++) await drawn();
+  const before = await liveMaps(cdp);
+  for (let i = 0; i < 15; i++) await drawn();
+  const after = await liveMaps(cdp);
+  // Each draw made a map of its rows; the table kept every one of them (and their rows) for good.
+  assert.ok(after - before < 8, `the page holds ${after - before} more maps after 15 draws (${before} → ${after})`);
+  await context.close();
+});

@@ -92,8 +92,8 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
     change(next);
   };
   // The rows drawn by this render, filled in as they are: the next render keeps those unchanged.
-  const prevDrawn = drawn.current;
-  const nextDrawn = new Map<RowKey, DrawnRow<T>>();
+  let prevDrawn: Map<RowKey, DrawnRow<T>> | null = drawn.current;
+  let nextDrawn: Map<RowKey, DrawnRow<T>> | null = new Map();
   drawn.current = nextDrawn;
   const toggleOpen = (k: RowKey) => {
     setOpen((prev) => {
@@ -104,6 +104,64 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
     });
   };
 
+  const body = rows.map((row) => {
+    const k = rowKey(row);
+    const isOpen = open.has(k);
+    const checked = selectable && selected.has(k);
+    const isMuted = muted?.(row) ?? false;
+    const rowId = rowTestId?.(row);
+    // An open row's detail may show more than the row: it is always drawn again.
+    const was = isOpen ? undefined : prevDrawn?.get(k);
+    if (was && was.row === row && was.columns === columns && was.checked === checked && was.muted === isMuted && was.span === span && was.testId === rowId) {
+      nextDrawn?.set(k, was);
+      return was.el;
+    }
+    const detail = expansion && isOpen ? expansion(row) : null;
+    const el = (
+      <Fragment key={k}>
+        <Table.Row
+          className={isMuted ? "data-table-muted" : undefined}
+          data-testid={rowId}
+          data-row-key={String(k)}
+        >
+          {expansion ? (
+            <Table.Cell className="data-table-narrow">
+              <button
+                type="button"
+                className={`data-table-expander ${isOpen ? "open" : ""}`}
+                onClick={() => toggleOpen(k)}
+                aria-expanded={isOpen}
+                aria-label={t("table.expand")}
+                data-testid="expand-row"
+              >
+                <Icon name="chevronRight" size={14} />
+              </button>
+            </Table.Cell>
+          ) : null}
+          {selectable ? (
+            <Table.Cell className="data-table-narrow">
+              <Checkbox checked={checked} onCheckedChange={(v) => toggleOne(k, v === true)} aria-label={t("table.selectRow")} data-testid="select-row" />
+            </Table.Cell>
+          ) : null}
+          {visible.map((c) => (
+            <Table.Cell key={c.key} data-col={c.key}>
+              {c.cell(row)}
+            </Table.Cell>
+          ))}
+        </Table.Row>
+        {detail ? (
+          <Table.Row className="data-table-detail">
+            <Table.Cell colSpan={span}>{detail}</Table.Cell>
+          </Table.Row>
+        ) : null}
+      </Fragment>
+    );
+    if (!isOpen) nextDrawn?.set(k, { row, columns, checked, muted: isMuted, span, testId: rowId, el });
+    return el;
+  });
+  // A kept row's element outlives this render, and its handlers hold this render's scope: were the
+  // maps left in it, each render would hold the rows drawn before it, and so on back to the first.
+  prevDrawn = nextDrawn = null;
   return (
     <div
       className={["data-table", expansion ? "data-table-expandable" : "", compact ? "data-table-compact" : ""].filter(Boolean).join(" ")}
@@ -144,61 +202,7 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
               </Table.Cell>
             </Table.Row>
           ) : (
-            rows.map((row) => {
-              const k = rowKey(row);
-              const isOpen = open.has(k);
-              const checked = selectable && selected.has(k);
-              const isMuted = muted?.(row) ?? false;
-              const rowId = rowTestId?.(row);
-              // An open row's detail may show more than the row: it is always drawn again.
-              const was = isOpen ? undefined : prevDrawn.get(k);
-              if (was && was.row === row && was.columns === columns && was.checked === checked && was.muted === isMuted && was.span === span && was.testId === rowId) {
-                nextDrawn.set(k, was);
-                return was.el;
-              }
-              const detail = expansion && isOpen ? expansion(row) : null;
-              const el = (
-                <Fragment key={k}>
-                  <Table.Row
-                    className={isMuted ? "data-table-muted" : undefined}
-                    data-testid={rowId}
-                    data-row-key={String(k)}
-                  >
-                    {expansion ? (
-                      <Table.Cell className="data-table-narrow">
-                        <button
-                          type="button"
-                          className={`data-table-expander ${isOpen ? "open" : ""}`}
-                          onClick={() => toggleOpen(k)}
-                          aria-expanded={isOpen}
-                          aria-label={t("table.expand")}
-                          data-testid="expand-row"
-                        >
-                          <Icon name="chevronRight" size={14} />
-                        </button>
-                      </Table.Cell>
-                    ) : null}
-                    {selectable ? (
-                      <Table.Cell className="data-table-narrow">
-                        <Checkbox checked={checked} onCheckedChange={(v) => toggleOne(k, v === true)} aria-label={t("table.selectRow")} data-testid="select-row" />
-                      </Table.Cell>
-                    ) : null}
-                    {visible.map((c) => (
-                      <Table.Cell key={c.key} data-col={c.key}>
-                        {c.cell(row)}
-                      </Table.Cell>
-                    ))}
-                  </Table.Row>
-                  {detail ? (
-                    <Table.Row className="data-table-detail">
-                      <Table.Cell colSpan={span}>{detail}</Table.Cell>
-                    </Table.Row>
-                  ) : null}
-                </Fragment>
-              );
-              if (!isOpen) nextDrawn.set(k, { row, columns, checked, muted: isMuted, span, testId: rowId, el });
-              return el;
-            })
+            body
           )}
         </Table.Body>
       </Table.Root>
