@@ -396,17 +396,7 @@ func TestSetThenChargeFails(t *testing.T) {
 	}
 	failCommits(s, 1, false) // the charge's commit writes nothing
 	time.Sleep(600 * time.Millisecond)
-	var fu *User
-	var ft *Token
-	if err := s.db.View(func(tx *bolt.Tx) (err error) {
-		if fu, err = getUser(tx, u.ID); err != nil {
-			return err
-		}
-		ft, err = getToken(tx, tok.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	fu, ft := storedUserToken(t, s, u.ID, tok.ID)
 	lu, _ := s.User(u.ID)
 	lt, _ := s.Token(0, tok.ID)
 	if lu.Quota != set || fu.Quota != set || lu.UsedQuota != 0 || fu.UsedQuota != 0 {
@@ -415,6 +405,21 @@ func TestSetThenChargeFails(t *testing.T) {
 	if lt.RemainQuota != remain || ft.RemainQuota != remain {
 		t.Errorf("token remain live %d file %d, want the set %d", lt.RemainQuota, ft.RemainQuota, remain)
 	}
+}
+
+// storedUserToken reads a user and a token as the file holds them.
+func storedUserToken(t *testing.T, s *Store, userID, tokenID uint64) (fu *User, ft *Token) {
+	t.Helper()
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		if fu, err = getUser(tx, userID); err != nil {
+			return err
+		}
+		ft, err = getToken(tx, tokenID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return fu, ft
 }
 
 // When the file cannot give up a failed charge a set took as made either,
@@ -435,17 +440,7 @@ func TestSetThenChargeAndItsRevertFail(t *testing.T) {
 	}
 	failCommits(s, 2, false) // the charge's commit and the revert's write nothing
 	time.Sleep(600 * time.Millisecond)
-	var fu *User
-	var ft *Token
-	if err := s.db.View(func(tx *bolt.Tx) (err error) {
-		if fu, err = getUser(tx, u.ID); err != nil {
-			return err
-		}
-		ft, err = getToken(tx, tok.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	fu, ft := storedUserToken(t, s, u.ID, tok.ID)
 	lu, _ := s.User(u.ID)
 	lt, _ := s.Token(0, tok.ID)
 	if lu.Quota != set+80 || fu.Quota != set+80 || lu.UsedQuota != 0 || fu.UsedQuota != 0 {
