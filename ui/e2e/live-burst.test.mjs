@@ -246,36 +246,6 @@ test("a page turn on its way when the socket is closed for falling behind still 
   await context.close();
 });
 
-test("a row opened on page one stays open while new charges arrive, and the page catches up when it is closed", { timeout: 60000 }, async () => {
-  const { context, page } = await newPage(suite.browser, suite.gw.baseURL);
-  await login(page, "root", "123456");
-  await burst(suite.gw.baseURL, 11);
-  await page.goto("/log");
-  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
-  const footer = page.locator('[data-testid="pagination"]');
-  await footer.getByText(/第 1 - 10 条/).waitFor();
-  const api = await rootApi(suite.gw.baseURL);
-  const before = (await shownPage(page)).total;
-  assert.equal(before, (await serverPage(api)).total);
-  // The reader opens the newest row; more calls than a page holds are charged meanwhile.
-  const row = page.locator('[data-testid="log-row"]').first();
-  const opened = await row.getAttribute("data-row-key");
-  await row.locator(".data-table-expander").click();
-  await page.locator('[data-testid="log-detail"]').waitFor();
-  await burst(suite.gw.baseURL, 12);
-  await footer.getByText(`共 ${before + 12} 条`).waitFor();
-  await new Promise((r) => setTimeout(r, 1200));
-  const held = await shownPage(page);
-  assert.ok(held.keys.includes(opened), `the opened row ${opened} left the page: ${held.keys}`);
-  assert.equal(await page.locator('[data-testid="log-detail"]').count(), 1, "its details stay open");
-  // Closed, page one shows the server's first page.
-  await page.locator(`[data-row-key="${opened}"] .data-table-expander`).click();
-  const server = await serverPage(api);
-  await page.locator(`[data-testid="log-row"][data-row-key="${server.keys[0]}"]`).first().waitFor({ timeout: 5000 });
-  assert.deepEqual(await shownPage(page), server);
-  await context.close();
-});
-
 // liveMaps counts the Map objects the page holds after a garbage collection.
 async function liveMaps(cdp) {
   await cdp.send("HeapProfiler.collectGarbage");

@@ -1,5 +1,5 @@
 import { Flex, Spinner, Table, Text } from "@radix-ui/themes";
-import { Fragment, useEffect, useRef, useState, type ReactElement, type ReactNode } from "react";
+import { Fragment, useRef, useState, type ReactElement, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import "./data-table.css";
 import { Icon } from "./icons";
@@ -37,8 +37,6 @@ export interface DataTableProps<T> {
   rowTestId?: (row: T) => string;
   /** compact narrows the cell padding and the headers, for tables of many columns. */
   compact?: boolean;
-  /** onOpenShown is told whether one of the rows shown is expanded, each time that changes. */
-  onOpenShown?: (open: boolean) => void;
 }
 
 /** DrawnRow is a row as last drawn, with what its drawing depended on. */
@@ -58,7 +56,7 @@ interface DrawnRow<T> {
  * again only the rows that changed (another object, selection or muting): a list taking live
  * updates of a few of its rows does not draw all of them each time.
  */
-export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId, compact, onOpenShown }: DataTableProps<T>) {
+export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, onSelectedChange, expansion, muted, testId, rowTestId, compact }: DataTableProps<T>) {
   const { t } = useTranslation();
   const [open, setOpen] = useState<Set<RowKey>>(() => new Set());
   const drawn = useRef(new Map<RowKey, DrawnRow<T>>());
@@ -71,8 +69,6 @@ export function DataTable<T>({ rows, columns, rowKey, loading, empty, selected, 
   const keys = rows.map(rowKey);
   const allChecked = selectable && keys.length > 0 && keys.every((k) => selected.has(k));
   const someChecked = selectable && keys.some((k) => selected.has(k));
-  const openShown = expansion !== undefined && keys.some((k) => open.has(k));
-  useEffect(() => onOpenShown?.(openShown), [onOpenShown, openShown]);
 
   const toggleAll = (on: boolean) => {
     if (!selectable) return;

@@ -173,7 +173,7 @@ export async function loadLogs(page = logPage.value, recount = false): Promise<v
     }
     // Entries pushed before this answer and not drawn yet are in it (or counted in its total).
     undrawn = [];
-    if (recount && (at !== 1 || logPage.value !== 1 || held)) {
+    if (recount && (at !== 1 || logPage.value !== 1)) {
       if (at === logPage.value) logTotal.value = total;
       return;
     }
@@ -294,23 +294,6 @@ function scheduleStat(): void {
   }, wait);
 }
 
-/**
- * held is true while one of the rows shown is expanded: page one then keeps its rows, as a later
- * page does, and counts the new entries in its total. On a busy gateway the entries pushed every
- * second moved an opened row off the page before its details could be read.
- */
-let held = false;
-
-/**
- * holdLogPage tells whether one of the rows shown is expanded (see held). When the last one is
- * closed, page one reads itself again, quietly, for the entries it counted without showing.
- */
-export function holdLogPage(open: boolean): void {
-  if (held === open) return;
-  held = open;
-  if (!open && tailing && logPage.value === 1 && !logsLoading.value) void loadLogs(1, true);
-}
-
 /** tailing is true while an open log page follows the pushes (subscribeLogTail). */
 let tailing = false;
 
@@ -398,7 +381,7 @@ function drawTail(): void {
   lastDraw = Date.now();
   if (entries.length === 0) return;
   const q = query();
-  if (logPage.value !== 1 || held) {
+  if (logPage.value !== 1) {
     const matching = entries.filter((l) => matchesQuery(l, q, isAdmin.value)).length;
     if (matching > 0) logTotal.value = logTotal.value + matching;
     return;
@@ -422,7 +405,6 @@ export function subscribeLogTail(): () => void {
   });
   return () => {
     tailing = false;
-    held = false;
     off();
     offReconnect();
     if (statTimer) clearTimeout(statTimer);
@@ -444,7 +426,6 @@ onUserChange(() => {
   statRead++;
   undrawn = [];
   askedPage = 1;
-  held = false;
   batch(() => {
     logsLoading.value = false;
     statLoading.value = false;

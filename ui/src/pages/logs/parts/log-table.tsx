@@ -5,7 +5,7 @@ import { useTranslation } from "react-i18next";
 import { DataTable, type Column } from "../../../components/data-table";
 import { formatTimestamp } from "../../../components/format";
 import { serverText } from "../../../i18n/server";
-import { holdLogPage, logs, logsLoading, type Row } from "../../../stores/logs";
+import { logs, logsLoading, type Row } from "../../../stores/logs";
 import { displayInCurrency, quotaPerUnit, renderQuota } from "../../../stores/status";
 import { isAdmin } from "../../../stores/user";
 import { isConsume } from "../billing";
@@ -98,7 +98,6 @@ export function LogTable() {
       testId="log-table"
       compact
       rowTestId={() => "log-row"}
-      onOpenShown={holdLogPage}
     />
   );
 }
