@@ -123,49 +123,7 @@ func TestFailover_OKButFailed(t *testing.T) {
 // event is: the provider processed it.
 func TestNonStream_ClientDisconnectBillsPrompt(t *testing.T) {
 	t.Parallel()
-	g := MustOpenGateway(t, gatewayConfig{})
-	received := make(chan struct{})
-	cancelled := make(chan struct{})
-	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
-		close(received)
-		select {
-		case <-r.Context().Done():
-			close(cancelled)
-		case <-time.After(10 * time.Second):
-			t.Error("the upstream request was never cancelled")
-		}
-	})
-	ch := g.MustCreateChannel(t, up, miniModel, nil)
-	tok, key := g.MustCreateToken(t, "alice", store.Token{RemainQuota: 10_000_000})
-	before := g.balances(t, "alice", tok.ID, ch)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-received
-		cancel()
-	}()
-	if _, err := g.do(ctx, key, "/v1/chat/completions", chat(miniModel, "a question that takes long to answer")); err == nil {
-		t.Fatal("the call finished although its client left")
-	}
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream request was not cancelled")
-	}
-	var logs []*store.Log
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if logs = g.consumeLogs(t, "alice"); len(logs) > 0 {
-			break
-		}
-	}
-	if len(logs) != 1 || logs[0].PromptTokens == 0 || logs[0].CompletionTokens != 0 || logs[0].Quota <= 0 {
-		t.Fatalf("consume logs: %+v", logs)
-	}
-	time.Sleep(50 * time.Millisecond) // nothing else may follow
-	if n := len(g.consumeLogs(t, "alice")); n != 1 {
-		t.Fatalf("%d consume logs, want 1", n)
-	}
-	wantMoved(t, before, g.balances(t, "alice", tok.ID, ch), true, ch.ID, logs[0].Quota, 1)
+	clientLeavesBillsPrompt(t, func(w http.ResponseWriter) {}, 0)
 }
 
 // A client that leaves while the answer's body is on its way (the headers
@@ -173,15 +131,25 @@ func TestNonStream_ClientDisconnectBillsPrompt(t *testing.T) {
 // stays held.
 func TestNonStream_ClientLeavesDuringTheBodyBillsPrompt(t *testing.T) {
 	t.Parallel()
-	g := MustOpenGateway(t, gatewayConfig{})
-	headers := make(chan struct{})
-	cancelled := make(chan struct{})
-	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+	clientLeavesBillsPrompt(t, func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[`))
 		w.(http.Flusher).Flush()
-		close(headers)
+	}, 50*time.Millisecond) // the relay is reading the body
+}
+
+// clientLeavesBillsPrompt has an upstream start its answer with begin and
+// then wait, the client leave after wait, and checks that the upstream call
+// is cancelled and the call billed its prompt alone, once, with nothing
+// left held.
+func clientLeavesBillsPrompt(t *testing.T, begin func(w http.ResponseWriter), wait time.Duration) {
+	g := MustOpenGateway(t, gatewayConfig{})
+	begun := make(chan struct{})
+	cancelled := make(chan struct{})
+	up := relaytest.NewChat(t, "sk-slow", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		begin(w)
+		close(begun)
 		select {
 		case <-r.Context().Done():
 			close(cancelled)
@@ -195,11 +163,11 @@ func TestNonStream_ClientLeavesDuringTheBodyBillsPrompt(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-headers
-		time.Sleep(50 * time.Millisecond) // the relay is reading the body
+		<-begun
+		time.Sleep(wait)
 		cancel()
 	}()
-	if _, err := g.do(ctx, key, "/v1/chat/completions", chat(miniModel, "a question whose answer takes long to send")); err == nil {
+	if _, err := g.do(ctx, key, "/v1/chat/completions", chat(miniModel, "a question that takes long to answer")); err == nil {
 		t.Fatal("the call finished although its client left")
 	}
 	select {
