@@ -382,18 +382,8 @@ func TestBalanceSeqGrowsAcrossRestarts(t *testing.T) {
 // billing_failed and is charged nothing), the set value stays, in memory
 // and in the file, without the charge coming back on top of it.
 func TestSetThenChargeFails(t *testing.T) {
-	s, u, tok, r := openPayerWithHold(t)
-	s.SetSyncInterval(300 * time.Millisecond)
-	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
-		t.Fatal(err)
-	}
 	set, remain := int64(5000), int64(300)
-	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
-		t.Fatal(err)
-	}
+	s, u, tok := settleThenSet(t, set, remain)
 	failCommits(s, 1, false) // the charge's commit writes nothing
 	time.Sleep(600 * time.Millisecond)
 	fu, ft := storedUserToken(t, s, u.ID, tok.ID)
@@ -405,6 +395,25 @@ func TestSetThenChargeFails(t *testing.T) {
 	if lt.RemainQuota != remain || ft.RemainQuota != remain {
 		t.Errorf("token remain live %d file %d, want the set %d", lt.RemainQuota, ft.RemainQuota, remain)
 	}
+}
+
+// settleThenSet settles a charge of 80 whose commit waits (commits every
+// 300 ms), then has an administrator set the user's quota to set and the
+// token's remaining quota to remain meanwhile.
+func settleThenSet(t *testing.T, set, remain int64) (*Store, *User, *Token) {
+	t.Helper()
+	s, u, tok, r := openPayerWithHold(t)
+	s.SetSyncInterval(300 * time.Millisecond)
+	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
+		t.Fatal(err)
+	}
+	return s, u, tok
 }
 
 // storedUserToken reads a user and a token as the file holds them.
@@ -426,18 +435,8 @@ func storedUserToken(t *testing.T, s *Store, userID, tokenID uint64) (fu *User, 
 // the file keeps it and memory gets it back: live and stored balances
 // agree, at the set value plus the charge that was not written.
 func TestSetThenChargeAndItsRevertFail(t *testing.T) {
-	s, u, tok, r := openPayerWithHold(t)
-	s.SetSyncInterval(300 * time.Millisecond)
-	if err := s.Settle(r, 0, 80, &Log{UserID: u.ID, Username: "payer", Type: LogTypeConsume, TokenID: tok.ID, ModelName: "m", Quota: 80}); err != nil {
-		t.Fatal(err)
-	}
 	set, remain := int64(5000), int64(300)
-	if _, err := s.UpdateUserAsAdmin("boss", u.ID, UserUpdate{}, &set); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.UpdateToken(u.ID, tok.ID, TokenUpdate{RemainQuota: &remain}); err != nil {
-		t.Fatal(err)
-	}
+	s, u, tok := settleThenSet(t, set, remain)
 	failCommits(s, 2, false) // the charge's commit and the revert's write nothing
 	time.Sleep(600 * time.Millisecond)
 	fu, ft := storedUserToken(t, s, u.ID, tok.ID)
