@@ -461,11 +461,19 @@ test("a console whose gateway restarts says the connection is down, then reconne
   await banner.waitFor({ timeout: 8000 });
   assert.match(await banner.textContent(), /连接已断开/);
 
-  // Back on the same port and data file: a token made before the console reconnects shows, the
-  // session held, and the notice goes.
+  // Back on the same port and data file: a token made while the console was out of date shows, the
+  // session held, and the notice goes. The console may reconnect before the token is made; its
+  // reads of the list wait for the token, so only a read after the reconnect can show it.
+  let tokenMade;
+  const gate = new Promise((resolve) => (tokenMade = resolve));
+  await page.route((url) => url.pathname === "/api/token/", async (route) => {
+    await gate;
+    await route.continue();
+  });
   await suite.gw.restart();
   const made = await api.call("POST", "/api/token/", { name: "after-restart", unlimited_quota: true, expired_time: -1 });
   assert.equal(made.json?.success, true, JSON.stringify(made.json));
+  tokenMade();
   await page.locator('html[data-live="open"]').waitFor({ state: "attached", timeout: 20000 });
   await banner.waitFor({ state: "detached" });
   await page.locator('[data-testid="token-name"]', { hasText: "after-restart" }).waitFor({ timeout: 10000 });
