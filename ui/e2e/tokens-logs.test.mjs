@@ -182,6 +182,9 @@ test("a token list read answered after a charge's push keeps the pushed quota", 
     held = true;
     const answer = await route.fetch();
     const body = await answer.text();
+    // The page's live socket, opened at the login as this read went out, is open before the
+    // charge: the charge's push is what the read is answered after.
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     const call = await chat("sk-" + tok.key);
     assert.equal(call.status, 200, await call.clone().text());
     await call.text();
