@@ -686,7 +686,9 @@ test("a token saved while the list is read again, then emptied by a call before 
   await page.click('[data-testid="token-submit"]');
   await page.locator('[data-testid="token-drawer"]').waitFor({ state: "detached" });
   await row.locator('[data-testid="token-name"]', { hasText: "emptied" }).waitFor();
-  // A call costs more than the 5 000 the token holds: its commit stores the token exhausted.
+  // A call costs more than the 5 000 the token holds: its commit stores the token exhausted. It is
+  // made once the page's live socket is open, or nothing would push the charge.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const call = await chat("sk-" + tok.key);
   assert.equal(call.status, 200, await call.clone().text());
   await call.text();
@@ -715,6 +717,8 @@ test("a token enabled while the list is read again, then emptied by a call befor
   const release = await refreshHeld(page, false);
   await row.locator('[data-testid="enable-token"]').click();
   await row.locator('[data-testid="token-status"]', { hasText: "已启用" }).waitFor();
+  // The call that empties the token is pushed to the page only once its live socket is open.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const call = await chat("sk-" + tok.key);
   assert.equal(call.status, 200, await call.clone().text());
   await call.text();
