@@ -704,7 +704,6 @@ test("a channel list read answered after a channel.health push keeps the pushed 
   const ch = await channelByName(root, name);
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
-  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   // The list is answered by the server before another administrator disables the channel, and
   // reaches the page only after the push that tells of it.
   let pushed;
@@ -722,6 +721,9 @@ test("a channel list read answered after a channel.health push keeps the pushed 
     held = true;
     const answer = await route.fetch();
     const body = await answer.text();
+    // The page opened by the goto below has a live socket of its own, opened as this read went
+    // out: the channel is disabled once it is open, or nothing would push the change.
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     const off = await root.call("PUT", "/api/channel/", { id: ch.id, status: 2 });
     assert.equal(off.json?.success, true, JSON.stringify(off.json));
     await healthPushed;
