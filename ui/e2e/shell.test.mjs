@@ -163,6 +163,8 @@ test("an open console shows quota the new way as soon as the display options cha
   await page.click('[data-testid="add-token"]');
   const drawer = page.locator('[data-testid="token-drawer"]');
   await drawer.getByText(/等价金额：\$/).waitFor();
+  // The page the goto opened follows the options once its own live socket is open.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await putOption(root, "DisplayInCurrencyEnabled", "false");
   await drawer.getByText("等价金额").waitFor({ state: "detached", timeout: 10000 });
   await putOption(root, "DisplayInCurrencyEnabled", "true");
