@@ -74,7 +74,7 @@ async function callsAsNewUser() {
   return { username, password, byModel };
 }
 
-/** openLogPage logs in and opens the log page once its table has loaded. */
+/** openLogPage logs in and opens the log page once its table and its summary have loaded. */
 async function openLogPage(username, password, { english = false, route } = {}) {
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   if (english) await context.addInitScript(() => localStorage.setItem("i18nextLng", "en"));
@@ -86,6 +86,8 @@ async function openLogPage(username, password, { english = false, route } = {}) 
     const table = document.querySelector('[data-testid="log-table"]');
     return table && !table.hasAttribute("aria-busy") && table.querySelectorAll('[data-testid="log-row"]').length >= 3;
   });
+  // The summary is read beside the table and may answer after it.
+  await page.locator('[data-testid="log-stats"]:not([aria-busy])').waitFor();
   return { context, page };
 }
 

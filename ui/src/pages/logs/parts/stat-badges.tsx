@@ -10,7 +10,7 @@ export function StatBadges() {
   const { t } = useTranslation();
   const s = logStat.value;
   return (
-    <Flex gap="2" align="center" wrap="wrap" data-testid="log-stats">
+    <Flex gap="2" align="center" wrap="wrap" data-testid="log-stats" aria-busy={statLoading.value || undefined}>
       <Badge size="3" color="green" data-testid="stat-quota">
         {t("logs.totalQuota")}: {renderSpent(s.quota)}
       </Badge>
