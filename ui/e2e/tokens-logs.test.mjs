@@ -166,16 +166,25 @@ test("a token list read answered after a charge's push keeps the pushed quota", 
   const tok = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.name === "read-tok");
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   // The token page's first read is answered by the server before the charge, and reaches the page
-  // only after the charge's token.usage push did.
-  let pushed;
-  const usagePushed = new Promise((resolve) => {
-    pushed = resolve;
+  // only after the page took the charge's token.usage push (a push that had only reached the
+  // browser could still be handled after the read's answer, which then tested nothing).
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    window.__usagePushes = 0;
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("message", (ev) => {
+          if (typeof ev.data === "string" && ev.data.includes('"token.usage"')) window.__usagePushes++;
+        });
+      }
+    };
   });
-  page.on("websocket", (ws) => {
-    ws.on("framereceived", (f) => {
-      if (typeof f.payload === "string" && f.payload.includes('"token.usage"')) pushed();
-    });
-  });
+  // Frames that follow one another closely are handled together a moment (100 ms) after they came.
+  const usageTaken = async () => {
+    await page.waitForFunction(() => window.__usagePushes > 0);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  };
   let held = false;
   await page.route(/\/api\/token\/\?p=0/, async (route) => {
     if (held) return route.continue();
@@ -188,14 +197,13 @@ test("a token list read answered after a charge's push keeps the pushed quota", 
     const call = await chat("sk-" + tok.key);
     assert.equal(call.status, 200, await call.clone().text());
     await call.text();
-    await usagePushed;
+    await usageTaken();
     await route.fulfill({ response: answer, body });
   });
   await login(page, username, password);
   await page.waitForURL("**/token");
   const row = page.locator(`[data-testid="token-row-${tok.id}"]`);
   await row.waitFor();
-  await usagePushed;
   await page.waitForTimeout(500);
   const fresh = (await api.call("GET", "/api/token/?p=0&size=10")).json.data.find((x) => x.id === tok.id);
   assert.equal(fresh.used_quota, 22500, "the call was charged");
