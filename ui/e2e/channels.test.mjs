@@ -705,16 +705,25 @@ test("a channel list read answered after a channel.health push keeps the pushed 
   const { context, page } = await newPage(suite.browser, suite.gw.baseURL, { viewport: { width: 1400, height: 900 } });
   await login(page, "root", "123456");
   // The list is answered by the server before another administrator disables the channel, and
-  // reaches the page only after the push that tells of it.
-  let pushed;
-  const healthPushed = new Promise((resolve) => {
-    pushed = resolve;
-  });
-  page.on("websocket", (ws) => {
-    ws.on("framereceived", (f) => {
-      if (typeof f.payload === "string" && f.payload.includes('"channel.health"') && f.payload.includes(`"id":${ch.id},`)) pushed();
-    });
-  });
+  // reaches the page only after the page took the push that tells of it (a push that had only
+  // reached the browser could still be handled after the answer, which then tested nothing).
+  await page.addInitScript((id) => {
+    const Native = window.WebSocket;
+    window.__healthPushes = 0;
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("message", (ev) => {
+          if (typeof ev.data === "string" && ev.data.includes('"channel.health"') && ev.data.includes(`"id":${id},`)) window.__healthPushes++;
+        });
+      }
+    };
+  }, ch.id);
+  // Frames that follow one another closely are handled together a moment (100 ms) after they came.
+  const healthTaken = async () => {
+    await page.waitForFunction(() => window.__healthPushes > 0);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  };
   let held = false;
   await page.route(/\/api\/channel\/\?/, async (route) => {
     if (held) return route.continue();
@@ -726,13 +735,12 @@ test("a channel list read answered after a channel.health push keeps the pushed 
     await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     const off = await root.call("PUT", "/api/channel/", { id: ch.id, status: 2 });
     assert.equal(off.json?.success, true, JSON.stringify(off.json));
-    await healthPushed;
+    await healthTaken();
     await route.fulfill({ response: answer, body });
   });
   await page.goto("/channel");
   const row = page.locator(`[data-testid="channel-row-${ch.id}"]`);
   await row.waitFor();
-  await healthPushed;
   await page.waitForTimeout(500);
   // As a reload shows it: disabled.
   assert.equal(await row.locator('[data-testid="channel-status"]').getAttribute("data-status"), "2");
