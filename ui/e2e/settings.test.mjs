@@ -442,9 +442,9 @@ test("a stored secret is cleared with its own confirmed button, and not while an
 
 test("an open system tab shows the options another administrator saves, without a reload", async () => {
   const { context, page } = await rootPage("system");
-  // The page has read the options: its socket is open before the other administrator saves.
+  // The page has read the options, and its live socket is open, before the other administrator saves.
   await page.waitForFunction(() => document.querySelector("#opt-LinuxDOOAuthEnabled")?.getAttribute("aria-checked") === "false");
-  await page.waitForTimeout(500);
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const other = await rootApi(suite.gw.baseURL);
   await putOption(other, "LinuxDOClientId", "e2e-other-linuxdo");
   await putOption(other, "LinuxDOOAuthEnabled", "true");
@@ -460,7 +460,9 @@ test("saving the e-mail whitelist keeps a domain another administrator added mea
   await page.fill("#whitelist-input", "e2e-gone.example");
   await page.click('[data-testid="whitelist-add"]');
   await clickAndExpect(page, '[data-testid="save-whitelist"]', "保存成功");
-  // This page takes a domain off; before it saves, another administrator adds one.
+  // This page takes a domain off; before it saves, another administrator adds one, which the page
+  // learns of through its live socket.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   await page.click('[aria-label*="e2e-gone.example"]');
   const other = await rootApi(suite.gw.baseURL);
   const list = (await getOptions(other)).EmailDomainWhitelist;
