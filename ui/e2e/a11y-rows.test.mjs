@@ -285,9 +285,13 @@ test("Enter pressed again while a drawer's save is on its way does not save agai
   const name = uniqueName("kq");
   await page.click('[data-testid="redemption-add"]');
   await page.locator("#redemption-name").fill(name);
+  // The first save is answered (600 ms and a round trip, longer on a busy machine) before the codes
+  // are counted; a second one would have been sent 100 ms after it.
+  const saved = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/api/redemption/");
   await page.locator("#redemption-name").press("Enter");
   await page.waitForTimeout(100);
   await page.locator("#redemption-name").press("Enter").catch(() => {});
+  await saved;
   await page.waitForTimeout(1500);
   const codes = (await api.call("GET", `/api/redemption/search?keyword=${name}`)).json.data.filter((r) => r.name === name);
   assert.equal(codes.length, 1, "one code made");
