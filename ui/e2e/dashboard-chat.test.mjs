@@ -424,9 +424,10 @@ test("a dashboard opened after the default granularity changed takes the new def
     await page.waitForURL("**/detail");
     await page.locator('[data-testid="detail-granularity"]').waitFor();
   };
-  // The default changes while the console is open (the change reaches it live); the dashboard is
-  // left and opened again.
+  // The default changes while the console is open (the change reaches it live, once its socket is
+  // open); the dashboard is left and opened again.
   const reopenWithDefault = async (g) => {
+    await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
     await putOption(root, "DataExportDefaultTime", g);
     await page.waitForFunction((want) => JSON.parse(localStorage.getItem("status") ?? "{}").data_export_default_time === want, g);
     await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
