@@ -114,6 +114,8 @@ test("a channel another console adds or deletes appears in and leaves an open ch
   await login(page, "root", "123456");
   await page.goto("/channel");
   await page.locator('[data-testid="add-channel"]').waitFor();
+  // The other console's changes reach this one through its live socket, once it is open.
+  await page.locator('html[data-live="open"]').waitFor({ state: "attached" });
   const name = uniqueName("pushed");
   const [made] = await createChannel(api, upstream.url, ["gpt-4o-mini"], name);
   const row = page.locator(`[data-testid="channel-row-${made.id}"]`);
