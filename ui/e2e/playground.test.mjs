@@ -137,7 +137,9 @@ test("a group chosen while the playground's first model list is on its way keeps
     await page.goto("/playground");
     await page.locator('[data-testid="pg-model"]', { hasText: "gpt-4o-mini" }).waitFor();
     await page.locator('[data-testid="sidebar"] [data-nav="token"]').click();
-    // Back on the page (its group list kept from the visit before), the default group's models are slow to come.
+    // Back on the page (its group list kept from the visit before), the default group's models are slow to come:
+    // they reach the page only once vip's are shown (a fixed delay could end before the choice was made, on a
+    // busy machine, and the test then checked nothing).
     let firstAsked;
     const firstSent = new Promise((resolve) => (firstAsked = resolve));
     let firstDone;
@@ -147,7 +149,7 @@ test("a group chosen while the playground's first model list is on its way keeps
       async (route) => {
         const res = await route.fetch();
         firstAsked();
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await page.locator('[data-testid="pg-model"]', { hasText: /^gpt-4o$/ }).waitFor().catch(() => {});
         await route.fulfill({ response: res });
         firstDone();
       },
