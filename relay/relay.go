@@ -1244,7 +1244,7 @@ type tokenDetails struct {
 // relayBody handles a non-stream answer: read it, find the usage, charge,
 // and only then send it.
 func (rl *Relay) relayBody(c *call, ch *store.Channel, resp *http.Response, set *store.Settings) *Error {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, rl.cfg.MaxAnswerBytes+1))
+	data, err := readAll(io.LimitReader(resp.Body, rl.cfg.MaxAnswerBytes+1), resp.ContentLength)
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return rl.clientGone(c, ch, set)
