@@ -25,6 +25,14 @@ var (
 	errDrain   = errors.New("stream drain timeout")
 )
 
+// The bytes a stream writes around events, made once: a []byte conversion
+// handed to the ResponseWriter is a new allocation at every write.
+var (
+	dataField = []byte("data: ")
+	eventEnd  = []byte("\n\n")
+	doneEvent = []byte("data: [DONE]\n\n")
+)
+
 // drainWait bounds the read of what follows [DONE].
 const drainWait = 100 * time.Millisecond
 
@@ -286,7 +294,7 @@ func (j *jsonOpen) feed(p []byte) bool {
 func (s *sseEvents) next() (payload, wire []byte, err error) {
 	if s.done {
 		s.done = false
-		return doneMarker, []byte("data: [DONE]"), nil
+		return doneMarker, doneEvent[: len(doneEvent)-2 : len(doneEvent)-2], nil
 	}
 	gathering := false
 	for {
@@ -538,7 +546,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 				// is no idle time of the upstream's.
 				watch.write(true)
 				if _, werr := c.w.Write(wire); werr == nil {
-					_, werr = c.w.Write([]byte("\n\n"))
+					_, werr = c.w.Write(eventEnd)
 					pending = werr == nil
 					if werr != nil {
 						clientGone = true
@@ -635,7 +643,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	if c.wantUsage && held != nil && !u.counted && heldUsage.PromptTokens == prompt && heldUsage.CompletionTokens == completion {
 		// The upstream's own usage chunk, when it holds the figures billed.
 		c.w.Write(held)
-		c.w.Write([]byte("\n\n"))
+		c.w.Write(eventEnd)
 	} else if c.wantUsage && (held != nil || !usageSent || sentUsage.PromptTokens != prompt || sentUsage.CompletionTokens != completion) {
 		// A usage that went out beside choices but does not hold the
 		// figures billed (a prompt alone, the completion counted here) is
@@ -662,12 +670,12 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 			synthetic["system_fingerprint"] = head.SystemFingerprint
 		}
 		data, _ := json.Marshal(synthetic)
-		c.w.Write([]byte("data: "))
+		c.w.Write(dataField)
 		c.w.Write(data)
-		c.w.Write([]byte("\n\n"))
+		c.w.Write(eventEnd)
 	}
 	if sawDone || readErr == io.EOF {
-		c.w.Write([]byte("data: [DONE]\n\n"))
+		c.w.Write(doneEvent)
 	} else if c.caller != nil && c.caller.Token != nil {
 		// The upstream cut the stream (it stalled or broke off): an API
 		// client gets what came, then a cut connection, as it would from

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -634,4 +635,72 @@ func TestStream_EndInsideAnEventIsACut(t *testing.T) {
 			t.Fatalf("status %d, events %q; want both chunks and [DONE]", res.Status, events)
 		}
 	})
+}
+
+// streamAllocs returns the allocations, in the whole process (the fake
+// upstream and the client included), of a stream call of short events and
+// one of long events, each event a chunk of content and the usage last, as
+// OpenAI sends it. The upstream writes each answer in one piece and the
+// client reads into a buffer of its own, so that only the gateway's work
+// grows with the events.
+func streamAllocs(t *testing.T, short, long int) (shortAllocs, longAllocs float64) {
+	t.Helper()
+	if raceOn {
+		t.Skip("allocations are not counted under the race detector: sync.Pool drops what it is given at random")
+	}
+	g := MustOpenGateway(t, gatewayConfig{})
+	answer := func(n int) []byte {
+		var b strings.Builder
+		for range n {
+			data, _ := json.Marshal(relaytest.Chunk(miniModel, " hello"))
+			fmt.Fprintf(&b, "data: %s\n\n", data)
+		}
+		data, _ := json.Marshal(relaytest.UsageChunk(miniModel, 5, n))
+		fmt.Fprintf(&b, "data: %s\n\ndata: [DONE]\n\n", data)
+		return []byte(b.String())
+	}
+	answers := map[string][]byte{"short": answer(short), "long": answer(long)}
+	up := relaytest.NewChat(t, "sk-events", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if bytes.Contains(req.Body, []byte(`"long"`)) {
+			w.Write(answers["long"])
+		} else {
+			w.Write(answers["short"])
+		}
+	})
+	g.MustCreateChannel(t, up, miniModel, nil)
+	_, key := g.MustCreateToken(t, "alice", store.Token{UnlimitedQuota: true})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	buf := make([]byte, 32<<10)
+	bodies := map[string][]byte{}
+	for content := range answers {
+		bodies[content], _ = json.Marshal(streamChat(miniModel, content, false))
+	}
+	call := func(content string) {
+		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions", bytes.NewReader(bodies[content]))
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.CopyBuffer(io.Discard, struct{ io.Reader }{res.Body}, buf)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	}
+	call("short")
+	call("long")
+	shortAllocs = testing.AllocsPerRun(20, func() { call("short") })
+	longAllocs = testing.AllocsPerRun(20, func() { call("long") })
+	return shortAllocs, longAllocs
+}
+
+// Events pass to the client without an allocation of their own: the bytes
+// written around them are made once, not converted at every write.
+func TestStream_EventsPassWithoutAllocating(t *testing.T) {
+	shortAllocs, longAllocs := streamAllocs(t, 40, 300)
+	if perEvent := (longAllocs - shortAllocs) / 260; perEvent > 0.5 {
+		t.Errorf("%.2f allocations an event (a stream of 300 events %v, one of 40 %v)", perEvent, longAllocs, shortAllocs)
+	}
 }
