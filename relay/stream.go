@@ -175,6 +175,16 @@ func usageObject(p []byte) bool {
 // it counts them.
 const maxKeptBytes = 1 << 20
 
+// keptBuffers holds the buffers in which streams keep their events until
+// usage names the completion. A provider that reports usage in its last
+// event (as OpenAI does) has every event of its stream kept, and a new
+// buffer would grow event by event in every stream.
+var keptBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledKept is the largest buffer given back to keptBuffers: a long
+// stream's is left to the collector.
+const maxPooledKept = 64 << 10
+
 // addKept adds the completion of the events kept while no usage had arrived
 // (payloads separated by newlines) to counter.
 func addKept(counter *tokenizer.StreamCounter, kept []byte) {
@@ -385,7 +395,16 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 	}()
 	flusher, _ := c.w.(http.Flusher)
 	wd := writeDeadline{w: c.w, timeout: rl.cfg.ClientWriteTimeout}
-	var kept []byte                      // payloads before usage arrived, one per line
+	keptBuf := keptBuffers.Get().(*[]byte)
+	kept := (*keptBuf)[:0] // payloads before usage arrived, one per line
+	defer func() {
+		// Nothing holds kept past the stream: what addKept decodes is
+		// copied out of it.
+		if cap(kept) <= maxPooledKept {
+			*keptBuf = kept[:0]
+			keptBuffers.Put(keptBuf)
+		}
+	}()
 	var counted *tokenizer.StreamCounter // what kept held, once it grew past maxKeptBytes
 	var got *usage
 	started := false
@@ -496,7 +515,7 @@ func (rl *Relay) relayStream(c *call, ch *store.Channel, resp *http.Response, ct
 					}
 					got = &v
 					if v.CompletionTokens > 0 {
-						kept, counted = nil, nil
+						kept, counted = kept[:0], nil
 					}
 				}
 				if top && choices == 0 {

@@ -637,35 +637,43 @@ func TestStream_EndInsideAnEventIsACut(t *testing.T) {
 	})
 }
 
+// eventStream is a stream of n events of content and a usage event, last
+// as OpenAI sends it or first, then [DONE].
+func eventStream(n int, usageFirst bool) []byte {
+	var b strings.Builder
+	usage, _ := json.Marshal(relaytest.UsageChunk(miniModel, 5, n))
+	if usageFirst {
+		fmt.Fprintf(&b, "data: %s\n\n", usage)
+	}
+	for range n {
+		data, _ := json.Marshal(relaytest.Chunk(miniModel, " hello"))
+		fmt.Fprintf(&b, "data: %s\n\n", data)
+	}
+	if !usageFirst {
+		fmt.Fprintf(&b, "data: %s\n\n", usage)
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return []byte(b.String())
+}
+
 // streamAllocs returns the allocations, in the whole process (the fake
-// upstream and the client included), of a stream call of short events and
-// one of long events, each event a chunk of content and the usage last, as
-// OpenAI sends it. The upstream writes each answer in one piece and the
-// client reads into a buffer of its own, so that only the gateway's work
-// grows with the events.
-func streamAllocs(t *testing.T, short, long int) (shortAllocs, longAllocs float64) {
+// upstream and the client included), of a stream call answered with a and
+// of one answered with b. The upstream writes each answer in one piece and
+// the client reads into a buffer of its own, so that only the gateway's
+// work differs between the two.
+func streamAllocs(t *testing.T, a, b []byte) (aAllocs, bAllocs float64) {
 	t.Helper()
 	if raceOn {
 		t.Skip("allocations are not counted under the race detector: sync.Pool drops what it is given at random")
 	}
 	g := MustOpenGateway(t, gatewayConfig{})
-	answer := func(n int) []byte {
-		var b strings.Builder
-		for range n {
-			data, _ := json.Marshal(relaytest.Chunk(miniModel, " hello"))
-			fmt.Fprintf(&b, "data: %s\n\n", data)
-		}
-		data, _ := json.Marshal(relaytest.UsageChunk(miniModel, 5, n))
-		fmt.Fprintf(&b, "data: %s\n\ndata: [DONE]\n\n", data)
-		return []byte(b.String())
-	}
-	answers := map[string][]byte{"short": answer(short), "long": answer(long)}
+	answers := map[string][]byte{"a": a, "b": b}
 	up := relaytest.NewChat(t, "sk-events", func(w http.ResponseWriter, r *http.Request, req *relaytest.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		if bytes.Contains(req.Body, []byte(`"long"`)) {
-			w.Write(answers["long"])
+		if bytes.Contains(req.Body, []byte(`"b"`)) {
+			w.Write(answers["b"])
 		} else {
-			w.Write(answers["short"])
+			w.Write(answers["a"])
 		}
 	})
 	g.MustCreateChannel(t, up, miniModel, nil)
@@ -689,18 +697,30 @@ func streamAllocs(t *testing.T, short, long int) (shortAllocs, longAllocs float6
 			t.Fatalf("status %d", res.StatusCode)
 		}
 	}
-	call("short")
-	call("long")
-	shortAllocs = testing.AllocsPerRun(20, func() { call("short") })
-	longAllocs = testing.AllocsPerRun(20, func() { call("long") })
-	return shortAllocs, longAllocs
+	call("a")
+	call("b")
+	aAllocs = testing.AllocsPerRun(20, func() { call("a") })
+	bAllocs = testing.AllocsPerRun(20, func() { call("b") })
+	return aAllocs, bAllocs
 }
 
 // Events pass to the client without an allocation of their own: the bytes
 // written around them are made once, not converted at every write.
 func TestStream_EventsPassWithoutAllocating(t *testing.T) {
-	shortAllocs, longAllocs := streamAllocs(t, 40, 300)
+	shortAllocs, longAllocs := streamAllocs(t, eventStream(40, false), eventStream(300, false))
 	if perEvent := (longAllocs - shortAllocs) / 260; perEvent > 0.5 {
 		t.Errorf("%.2f allocations an event (a stream of 300 events %v, one of 40 %v)", perEvent, longAllocs, shortAllocs)
+	}
+}
+
+// A stream whose usage comes in its last event keeps every event before it
+// for a local count. The buffer that holds them is reused from one stream
+// to the next, not grown anew event by event: such a stream costs about as
+// many allocations as the same events after their usage, which are not
+// kept.
+func TestStream_KeptEventsReuseABuffer(t *testing.T) {
+	notKept, kept := streamAllocs(t, eventStream(200, true), eventStream(200, false))
+	if kept-notKept > 3 {
+		t.Errorf("200 events kept took %v allocations, the same events not kept %v: the buffer of kept events grows in every stream", kept, notKept)
 	}
 }
