@@ -151,7 +151,10 @@ func (r logRef) indexValue() []byte {
 	if !r.hasQuota {
 		return nil
 	}
-	return binary.AppendVarint([]byte{byte(r.typ)}, r.quota)
+	// Made with room for the user nameIndexValue adds: one allocation.
+	v := make([]byte, 1, 1+2*binary.MaxVarintLen64)
+	v[0] = byte(r.typ)
+	return binary.AppendVarint(v, r.quota)
 }
 
 // nameIndexValue is the value of the entry's token-name index key: its
@@ -214,21 +217,25 @@ func indexLog(tx *bolt.Tx, key []byte, r logRef, d int64, c logCounter) error {
 		bucket, key []byte
 		appendOnly  bool
 	}
-	var es []entry
+	var buf [5]entry
+	es := buf[:0]
 	if r.user != 0 {
-		es = append(es, entry{bucketIdxLogsByUser, append(itob(r.user), key...), false})
+		es = append(es, entry{bucketIdxLogsByUser, idIndexKey(r.user, key), false})
 	}
 	if r.token != 0 {
-		es = append(es, entry{bucketIdxLogsByToken, append(itob(r.token), key...), false})
+		es = append(es, entry{bucketIdxLogsByToken, idIndexKey(r.token, key), false})
 	}
 	if r.channel != 0 {
-		es = append(es, entry{bucketIdxLogsByChannel, append(itob(r.channel), key...), false})
+		es = append(es, entry{bucketIdxLogsByChannel, idIndexKey(r.channel, key), false})
 	}
 	if modelIndexable(r.model) {
 		es = append(es, entry{bucketIdxLogsByModel, modelIndexKey(r.model, key), false})
 	}
 	if r.typ != 0 {
-		es = append(es, entry{bucketIdxLogsByType, append([]byte{byte(r.typ)}, key...), true})
+		k := make([]byte, 1+len(key))
+		k[0] = byte(r.typ)
+		copy(k[1:], key)
+		es = append(es, entry{bucketIdxLogsByType, k, true})
 	}
 	value := r.indexValue()
 	if err := indexTokenName(tx, key, r, r.nameIndexValue(), d, c); err != nil {
@@ -337,6 +344,16 @@ func nameCounter(name string) string { return "n" + name }
 // could not be written failed every later pass of the indexer.
 func modelIndexable(model string) bool {
 	return model != "" && len(model)+1+16 <= bolt.MaxKeySize
+}
+
+// idIndexKey is the key of an entry in an index by id: the id, then the
+// entry's key, made in one allocation (bbolt holds a key it is given until
+// the transaction ends, so each is a slice of its own).
+func idIndexKey(id uint64, key []byte) []byte {
+	k := make([]byte, 8+len(key))
+	binary.BigEndian.PutUint64(k, id)
+	copy(k[8:], key)
+	return k
 }
 
 func modelIndexKey(model string, key []byte) []byte {
