@@ -212,20 +212,30 @@ func (rl *Relay) Register(mux Mux, allowBilling func(*http.Request) bool) {
 	mux.Handle("OPTIONS /dashboard/billing/", preflight)
 }
 
+// The values of the CORS headers, made once: Header.Set makes a new
+// one-element slice at every call. Their capacity is their length, so an
+// Add to one of these headers copies instead of writing into them.
+var (
+	corsAllowOrigin  = []string{"*"}
+	corsAllowMethods = []string{"GET, POST, DELETE, OPTIONS"}
+	// The wildcard covers every header but Authorization, which the Fetch
+	// standard requires to be named.
+	corsAllowHeaders = []string{"Authorization, *"}
+	// A page reads only the headers named here: the waits a 429 or 503
+	// passes on are named, so an SDK in a browser waits as the provider
+	// asked instead of retrying at its own pace.
+	corsExposeHeaders = []string{"X-Oneapi-Request-Id, X-Request-Id, Retry-After, Retry-After-Ms"}
+)
+
 // CORS lets browser clients call the relay from any origin; the relay is
 // authenticated by bearer tokens, never by cookies.
 func (rl *Relay) CORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-		// The wildcard covers every header but Authorization, which
-		// the Fetch standard requires to be named.
-		h.Set("Access-Control-Allow-Headers", "Authorization, *")
-		// A page reads only the headers named here: the waits a 429 or
-		// 503 passes on are named, so an SDK in a browser waits as the
-		// provider asked instead of retrying at its own pace.
-		h.Set("Access-Control-Expose-Headers", "X-Oneapi-Request-Id, X-Request-Id, Retry-After, Retry-After-Ms")
+		h["Access-Control-Allow-Origin"] = corsAllowOrigin
+		h["Access-Control-Allow-Methods"] = corsAllowMethods
+		h["Access-Control-Allow-Headers"] = corsAllowHeaders
+		h["Access-Control-Expose-Headers"] = corsExposeHeaders
 		// OpenAI's SDKs read the request id from x-request-id (an error's
 		// request_id, an answer's _request_id): the same id goes there.
 		h.Set("X-Request-Id", requestID(w))
