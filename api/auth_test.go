@@ -49,6 +49,29 @@ func TestEnvelope(t *testing.T) {
 	}
 }
 
+// A request id is the time to the second and 8 random characters of
+// [0-9A-Za-z], made in one allocation: every call through the gateway
+// gets one.
+func TestNewRequestID(t *testing.T) {
+	before := time.Now().Truncate(time.Second)
+	id := api.NewRequestID()
+	at, err := time.ParseInLocation("20060102150405", id[:min(len(id), 14)], time.Local)
+	if len(id) != 22 || err != nil || at.Before(before) || at.After(time.Now()) {
+		t.Errorf("request id %q: want the time now and 8 characters (%v)", id, err)
+	}
+	for _, c := range id[14:] {
+		if !strings.ContainsRune("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", c) {
+			t.Errorf("request id %q: %q is not a letter or digit", id, c)
+		}
+	}
+	if raceOn {
+		return
+	}
+	if allocs := testing.AllocsPerRun(100, func() { api.NewRequestID() }); allocs > 1 {
+		t.Errorf("%v allocations a request id, want 1", allocs)
+	}
+}
+
 func keys(m map[string]json.RawMessage) []string {
 	var out []string
 	for k := range m {

@@ -555,8 +555,19 @@ const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // RandomString returns n characters from [0-9A-Za-z] drawn from crypto/rand
 // without modulo bias.
 func RandomString(n int) string {
-	out := make([]byte, n)
-	buf := make([]byte, n+n/2+8)
+	return string(AppendRandom(make([]byte, 0, n), n))
+}
+
+// AppendRandom appends n characters from [0-9A-Za-z] drawn from crypto/rand
+// without modulo bias to dst.
+func AppendRandom(dst []byte, n int) []byte {
+	var stack [64]byte
+	buf := stack[:0]
+	if m := n + n/2 + 8; m <= len(stack) {
+		buf = stack[:m]
+	} else {
+		buf = make([]byte, m)
+	}
 	i := 0
 	for i < n {
 		if _, err := rand.Read(buf); err != nil {
@@ -566,14 +577,14 @@ func RandomString(n int) string {
 			if c >= 248 { // 248 = 4*62: reject to keep the distribution uniform
 				continue
 			}
-			out[i] = alnum[int(c)%62]
+			dst = append(dst, alnum[int(c)%62])
 			i++
 			if i == n {
 				break
 			}
 		}
 	}
-	return string(out)
+	return dst
 }
 
 // RandomHex returns n hexadecimal characters from crypto/rand.

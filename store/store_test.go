@@ -704,3 +704,23 @@ func TestOpenTakesAFileOfAnInterruptedFirstStart(t *testing.T) {
 		t.Fatalf("root on the reopened file: created %v, %v", created, err)
 	}
 }
+
+// AppendRandom appends n characters of [0-9A-Za-z] after what dst holds,
+// for a short n (drawn on the stack) and a long one alike, and RandomString
+// returns as many.
+func TestAppendRandom(t *testing.T) {
+	const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for _, n := range []int{0, 1, 8, 37, 48, 200} {
+		got := store.AppendRandom([]byte("prefix-"), n)
+		rest, ok := strings.CutPrefix(string(got), "prefix-")
+		if !ok || len(rest) != n || strings.Trim(rest, alnum) != "" {
+			t.Errorf("n %d: %q", n, got)
+		}
+		if s := store.RandomString(n); len(s) != n || strings.Trim(s, alnum) != "" {
+			t.Errorf("RandomString(%d) = %q", n, s)
+		}
+	}
+	if store.RandomString(32) == store.RandomString(32) {
+		t.Error("two random strings are equal")
+	}
+}
