@@ -3,6 +3,9 @@ package relay
 import (
 	"math"
 	"testing"
+	"time"
+
+	"gateway/store"
 )
 
 // An absurd ratio or price saturates instead of wrapping around to a
@@ -184,6 +187,36 @@ func TestDefaultCompletionRatio(t *testing.T) {
 	} {
 		if got := defaultCompletionRatio(model); got != want {
 			t.Errorf("%s: %v, want %v", model, got, want)
+		}
+	}
+}
+
+// A consume log's content names the price it was charged at, with the
+// upstream-timeout note of an empty ratio call and a gizmo's own name; the
+// console translates it by these shapes (ui/src/i18n/server.en.json).
+func TestConsumeLogContent(t *testing.T) {
+	caller := &Caller{User: &store.User{ID: 1, Username: "alice"}, Token: &store.Token{ID: 2, Name: "t"}, Group: "default"}
+	ch := &store.Channel{ID: 3}
+	ratios := price{ModelRatio: 2.5, CompletionRatio: 4, GroupRatio: 0.8, ModelPrice: -1}
+	audio := ratios
+	audio.Audio, audio.AudioRatio, audio.AudioCompletionRatio = true, 16, 2
+	fixed := price{GroupRatio: 1.5, ModelPrice: 0.04}
+	used := usage{PromptTokens: 10, CompletionTokens: 3}
+	for _, tc := range []struct {
+		model string
+		p     price
+		u     usage
+		want  string
+	}{
+		{"gpt-4o-mini", ratios, used, "模型倍率 2.5，补全倍率 4，分组倍率 0.8"},
+		{"gpt-4o-audio-preview", audio, used, "模型倍率 2.5，补全倍率 4，音频倍率 16，音频补全倍率 2，分组倍率 0.8"},
+		{"gpt-4o-mini", ratios, usage{}, "模型倍率 2.5，补全倍率 4，分组倍率 0.8（可能是上游超时）"},
+		{"dall-e-3", fixed, usage{}, "模型价格 $0.04，分组倍率 1.5"},
+		{"gpt-4-gizmo-g-abc", ratios, used, "模型倍率 2.5，补全倍率 4，分组倍率 0.8，模型 gpt-4-gizmo-g-abc"},
+	} {
+		c := &call{k: kindChat, id: "req", start: time.Now(), caller: caller, model: tc.model, price: tc.p}
+		if got := (&Relay{}).consumeLog(c, ch, tc.u, 100, -1).Content; got != tc.want {
+			t.Errorf("%s: content %q, want %q", tc.model, got, tc.want)
 		}
 	}
 }
