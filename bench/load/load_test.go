@@ -189,10 +189,18 @@ func TestRunTransportError(t *testing.T) {
 func TestRunStopsAfterDuration(t *testing.T) {
 	t.Parallel()
 	ts := MustStartFake(t, &fakeUpstream{t: t})
-	start := time.Now()
-	res := MustRun(t, Config{URL: ts.URL, Model: "m", Concurrency: 4, Duration: 200 * time.Millisecond})
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("run took %v", d)
+	// A worker first run after the duration has passed (a busy machine)
+	// rightly sends nothing: a run that sent nothing is made again.
+	var res Result
+	for range 5 {
+		start := time.Now()
+		res = MustRun(t, Config{URL: ts.URL, Model: "m", Concurrency: 4, Duration: 200 * time.Millisecond})
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("run took %v", d)
+		}
+		if res.Sent > 0 {
+			break
+		}
 	}
 	if res.Sent == 0 || res.Sent != res.OK {
 		t.Errorf("sent %d ok %d errors %v", res.Sent, res.OK, res.Errors)
