@@ -540,14 +540,16 @@ func TestSlowPlaygroundUploadIsCheckedAgain(t *testing.T) {
 
 // slowUpload posts body to path with the headers given as name, value
 // pairs, sending half of it, then running during once the gateway has let
-// the call in, and the rest after relay.RecheckAfter: an upload that took
-// longer than that.
+// the call in (it reads the body), and the rest after relay.RecheckAfter
+// from then: an upload that took longer than that. The calls of one
+// gateway's slowUploads do not overlap.
 func (g *gateway) slowUpload(t *testing.T, path string, body any, during func(), header ...string) result {
 	t.Helper()
 	data, _ := json.Marshal(body)
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+path, pr)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(slowUploadHeader, "1")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -566,7 +568,13 @@ func (g *gateway) slowUpload(t *testing.T, path string, body any, during func(),
 	if _, err := pw.Write(data[:half]); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the gateway has let the call in and reads the body
+	select {
+	case <-g.bodyRead:
+	case res := <-done:
+		pw.Close()
+		t.Errorf("answered before the body was read: %d %s", res.Status, res.Body)
+		return res
+	}
 	during()
 	time.Sleep(relay.RecheckAfter + 100*time.Millisecond)
 	if _, err := pw.Write(data[half:]); err != nil {

@@ -142,6 +142,25 @@ type gateway struct {
 	client *http.Client
 	rl     *relay.Relay
 	mail   *api.ChannelMailer // mails root about channel health
+	// bodyRead is sent on when the gateway first reads the body of a
+	// request marked with slowUploadHeader: it has let the call in.
+	bodyRead chan struct{}
+}
+
+// slowUploadHeader marks the requests whose first body read is reported
+// on gateway.bodyRead.
+const slowUploadHeader = "X-Test-Slow-Upload"
+
+// bodyReadReporter reports the first read of its body on read.
+type bodyReadReporter struct {
+	io.ReadCloser
+	once sync.Once
+	read chan<- struct{}
+}
+
+func (b *bodyReadReporter) Read(p []byte) (int, error) {
+	b.once.Do(func() { b.read <- struct{}{} })
+	return b.ReadCloser.Read(p)
 }
 
 // MustOpenGateway starts a gateway for one test.
@@ -194,9 +213,15 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 		Store: st, Policy: pol, Hub: hub, HTTPClient: http.DefaultClient,
 		Relay: rl, TrustedProxies: trusted, ChannelMail: mailer,
 	})
-	var h http.Handler = srv
+	bodyRead := make(chan struct{}, 1)
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(slowUploadHeader) != "" {
+			r.Body = &bodyReadReporter{ReadCloser: r.Body, read: bodyRead}
+		}
+		srv.ServeHTTP(w, r)
+	})
 	if cfg.Wrap != nil {
-		h = cfg.Wrap(srv)
+		h = cfg.Wrap(h)
 	}
 	ts := httptest.NewServer(h)
 	// Close the server before the store: in-flight charges finish first.
@@ -204,7 +229,7 @@ func MustOpenGateway(tb testing.TB, cfg gatewayConfig) *gateway {
 		ts.Close()
 		srv.Close()
 	})
-	return &gateway{st: st, srv: ts, client: &http.Client{Timeout: 30 * time.Second}, rl: rl, mail: srv.ChannelMailer()}
+	return &gateway{st: st, srv: ts, client: &http.Client{Timeout: 30 * time.Second}, rl: rl, mail: srv.ChannelMailer(), bodyRead: bodyRead}
 }
 
 // MustCreateChannel creates an enabled OpenAI channel on up for models.
