@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { expectToast, gatewaySuite, login, navEntries, newPage, registerUser, rootApi, statusAsStoredUser, uniqueName } from "./harness.mjs";
+import { expectToast, followPushes, gatewaySuite, login, navEntries, newPage, registerUser, rootApi, statusAsStoredUser, uniqueName } from "./harness.mjs";
 
 // The fake upstream lists these models and answers "Hello from the fake".
 const FAKE_MODELS = ["gpt-4o-mini", "gpt-3.5-turbo", "fake-upstream-only"];
@@ -709,23 +709,7 @@ test("a channel list read answered after a channel.health push keeps the pushed 
   // The list is answered by the server before another administrator disables the channel, and
   // reaches the page only after the page took the push that tells of it (a push that had only
   // reached the browser could still be handled after the answer, which then tested nothing).
-  await page.addInitScript((id) => {
-    const Native = window.WebSocket;
-    window.__healthPushes = 0;
-    window.WebSocket = class extends Native {
-      constructor(...args) {
-        super(...args);
-        this.addEventListener("message", (ev) => {
-          if (typeof ev.data === "string" && ev.data.includes('"channel.health"') && ev.data.includes(`"id":${id},`)) window.__healthPushes++;
-        });
-      }
-    };
-  }, ch.id);
-  // Frames that follow one another closely are handled together a moment (100 ms) after they came.
-  const healthTaken = async () => {
-    await page.waitForFunction(() => window.__healthPushes > 0);
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
-  };
+  const healthTaken = await followPushes(page, "channel.health", [`"id":${ch.id},`]);
   let held = false;
   await page.route(/\/api\/channel\/\?/, async (route) => {
     if (held) return route.continue();

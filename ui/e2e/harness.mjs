@@ -229,6 +229,31 @@ export class ApiSession {
 }
 
 /** expectToast waits for a toast containing text and returns its locator. */
+/**
+ * followPushes counts the frames of topic (holding every string of also) that the page's live
+ * sockets receive, and returns a function that resolves once the page has taken one: a push that
+ * has only reached the browser could still be handled after an answer the test holds.
+ */
+export async function followPushes(page, topic, also = []) {
+  await page.addInitScript(({ topic, also }) => {
+    const Native = window.WebSocket;
+    window.__pushes = 0;
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("message", (ev) => {
+          if (typeof ev.data === "string" && ev.data.includes(`"${topic}"`) && also.every((x) => ev.data.includes(x))) window.__pushes++;
+        });
+      }
+    };
+  }, { topic, also });
+  // Frames that follow one another closely are handled together a moment (100 ms) after they came.
+  return async () => {
+    await page.waitForFunction(() => window.__pushes > 0);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  };
+}
+
 /** openLogPageTwo opens the log list, reads its total from page one's footer and turns to page two. */
 export async function openLogPageTwo(page) {
   await page.goto("/log");

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createChannel, startFakeUpstream } from "./fake-upstream.mjs";
-import { expectToast, gatewaySuite, login, newPage, newUser, openLogPageTwo, putOption, rootApi } from "./harness.mjs";
+import { expectToast, followPushes, gatewaySuite, login, newPage, newUser, openLogPageTwo, putOption, rootApi } from "./harness.mjs";
 
 let upstream;
 
@@ -168,23 +168,7 @@ test("a token list read answered after a charge's push keeps the pushed quota", 
   // The token page's first read is answered by the server before the charge, and reaches the page
   // only after the page took the charge's token.usage push (a push that had only reached the
   // browser could still be handled after the read's answer, which then tested nothing).
-  await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    window.__usagePushes = 0;
-    window.WebSocket = class extends Native {
-      constructor(...args) {
-        super(...args);
-        this.addEventListener("message", (ev) => {
-          if (typeof ev.data === "string" && ev.data.includes('"token.usage"')) window.__usagePushes++;
-        });
-      }
-    };
-  });
-  // Frames that follow one another closely are handled together a moment (100 ms) after they came.
-  const usageTaken = async () => {
-    await page.waitForFunction(() => window.__usagePushes > 0);
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
-  };
+  const usageTaken = await followPushes(page, "token.usage");
   let held = false;
   await page.route(/\/api\/token\/\?p=0/, async (route) => {
     if (held) return route.continue();
